@@ -1,0 +1,73 @@
+//! The `Game` contract: everything a searcher may know about a game. Searchers (MCTS, NMCS,
+//! random play) are written against this trait only and never see WGDL.
+//!
+//! The WGDL implementation, [`WgdlGame`], wraps a compiled [`Program`]; hand-written native games
+//! under `tests/` and `benches/` implement the same trait so that trajectories and speed can be
+//! compared move for move.
+
+use crate::wgdl::program::{Action, Program, RuntimeError, State, Status};
+use std::sync::Arc;
+
+/// A game as searchers see it. States are values (`Clone` is cheap); moves are `Copy`.
+pub trait Game {
+    type State: Clone;
+    type Move: Copy + Eq + std::fmt::Debug;
+    type Error: std::error::Error;
+
+    fn initial(&self) -> Result<Self::State, Self::Error>;
+    /// Fills `out` (cleared first) with the legal moves.
+    fn legal(&self, state: &Self::State, out: &mut Vec<Self::Move>) -> Result<(), Self::Error>;
+    fn apply(&self, state: &mut Self::State, mv: Self::Move) -> Result<(), Self::Error>;
+    /// Whether the game is over, given the legal moves just generated.
+    fn status(&self, state: &Self::State, legal: &[Self::Move]) -> Status;
+    /// Side to move (0 in single-player games).
+    fn to_move(&self, state: &Self::State) -> usize;
+    /// A hash of the state for duplicate detection.
+    fn hash(&self, state: &Self::State) -> u64;
+    /// Action group of a move (for group-weighted playouts) and the groups' weights.
+    fn group(&self, mv: Self::Move) -> usize;
+    fn group_weights(&self) -> Vec<f64>;
+}
+
+/// A WGDL program as a [`Game`].
+#[derive(Clone)]
+pub struct WgdlGame {
+    pub program: Arc<Program>,
+}
+
+impl WgdlGame {
+    pub fn new(program: Arc<Program>) -> WgdlGame {
+        WgdlGame { program }
+    }
+}
+
+impl Game for WgdlGame {
+    type State = State;
+    type Move = Action;
+    type Error = RuntimeError;
+
+    fn initial(&self) -> Result<State, RuntimeError> {
+        self.program.initial_state()
+    }
+    fn legal(&self, state: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
+        self.program.legal_actions(state, out)
+    }
+    fn apply(&self, state: &mut State, mv: Action) -> Result<(), RuntimeError> {
+        self.program.apply(state, mv)
+    }
+    fn status(&self, state: &State, legal: &[Action]) -> Status {
+        self.program.status(state, legal)
+    }
+    fn to_move(&self, state: &State) -> usize {
+        state.to_move as usize
+    }
+    fn hash(&self, state: &State) -> u64 {
+        state.fingerprint()
+    }
+    fn group(&self, mv: Action) -> usize {
+        self.program.actions[mv.def as usize].group as usize
+    }
+    fn group_weights(&self) -> Vec<f64> {
+        self.program.groups.iter().map(|g| g.weight).collect()
+    }
+}

@@ -1,0 +1,8 @@
+//! playforge: machine playtesting and balancing of games written in WGDL.
+//!
+//! Games are text ([`wgdl`]); they compile to a [`wgdl::Program`] whose states every searcher
+//! plays through the [`game::Game`] contract. See ARCHITECTURE.md for the map.
+
+pub mod game;
+pub mod rng;
+pub mod wgdl;

@@ -1,0 +1,197 @@
+//! The syntax tree of a WGDL file, exactly as written: one [`Decl`] per line, every node with its
+//! [`Span`]. Names are still strings here; [`super::resolve`] turns them into indices once.
+//!
+//! The tree keeps the thesis's shape (a flat list of keyword-first declarations) rather than
+//! grouping lines by class, because order is free in WGDL and the checker must be able to point at
+//! each line on its own. [`Expr`]'s `Display` prints a fully bracketed form that parses back to the
+//! same tree (tested in the parser).
+
+use super::diag::Span;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct File {
+    pub decls: Vec<Decl>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decl {
+    pub kind: DeclKind,
+    /// The whole line.
+    pub span: Span,
+}
+
+/// A declared type: `long | double | boolean | string | object:<Class>`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExpr {
+    Long,
+    Double,
+    Boolean,
+    String,
+    Object(Ident),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    ForEveryInstance,
+    ForEveryGod,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ActionKind {
+    /// `action name`: a rule, fired automatically after every move.
+    Rule,
+    /// `action Class name [forEvery… Class]`: a player action.
+    Player { class: Ident, binding: Option<(Binding, Ident)> },
+    /// `action create:Class name`: runs when an object of Class is created.
+    OnCreate { class: Ident },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConsBody {
+    Direct(Expr),
+    Create(Expr),
+    /// `createAndAssign <GOD-or-class> <attribute path>`.
+    CreateAndAssign(Expr, Expr),
+    Conditional(Expr, Ident),
+    Timed(Expr, Ident),
+    /// `game increase seg, seg, … [by expr]`.
+    GameIncrease { path: Vec<Expr>, by: Option<Expr> },
+    /// `delete <object expression>` (extension).
+    Delete(Expr),
+    /// `endSession` (extension): the current session ends now.
+    EndSession,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeclKind {
+    Class { name: Ident, parent: Option<Ident> },
+    Object { name: Ident, class: Ident },
+    /// The three attribute forms. `constant` is the `attribute class C …` form; `ty` is absent in
+    /// the per-object form `attribute obj name value`.
+    Attribute { constant: bool, target: Ident, name: Ident, ty: Option<(TypeExpr, Span)>, value: Expr },
+    Action { name: Ident, kind: ActionKind },
+    Condition { action: Ident, expr: Expr },
+    Consequence { name: Ident, body: ConsBody },
+    HasConsequence { action: Ident, consequence: Ident },
+    Initial { object: Ident },
+    Goal { k: u32, k_span: Span, expr: Expr },
+    /// `game name seg . seg …`: a name for a game value store path.
+    GameValue { name: Ident, path: Vec<Ident> },
+    ActionGroup { name: Ident, weight: f64 },
+    IsInGroup { group: Ident, action: Ident },
+    /// `duration [action] expr` (extension): seconds a player action takes.
+    Duration { action: Option<Ident>, expr: Expr },
+    /// `session length|pause expr` (extension): the player profile.
+    Session { key: Ident, expr: Expr },
+    /// `limit ruleFirings|objects|timers|steps n` (extension).
+    Limit { key: Ident, value: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    Long(i64),
+    Double(f64),
+    Bool(bool),
+    Str(String),
+    Null,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Lit(Lit),
+    /// `object:name`.
+    ObjRef(Ident),
+    /// `a.b.c` — the root is `this`, an object name or a class name.
+    Path(Vec<Ident>),
+    /// `game.a[.b…]`.
+    GameValue(Vec<Ident>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Assign,
+    Eq,
+    Ne,
+    And,
+    Or,
+    Xor,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl BinOp {
+    /// The thesis's precedence, lowest first (section 4.3): `= == != && || xor > >= < <= + - * /`.
+    /// Every operator has a level of its own.
+    pub fn level(self) -> u8 {
+        self as u8
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Assign => "=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::Xor => "xor",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ExprKind::Lit(Lit::Long(v)) => write!(f, "long {v}"),
+            ExprKind::Lit(Lit::Double(v)) => write!(f, "double {v:?}"),
+            ExprKind::Lit(Lit::Bool(v)) => write!(f, "boolean {v}"),
+            ExprKind::Lit(Lit::Str(s)) => write!(f, "string \"{s}\""),
+            ExprKind::Lit(Lit::Null) => write!(f, "null"),
+            ExprKind::ObjRef(i) => write!(f, "object:{}", i.name),
+            ExprKind::Path(p) => {
+                let names: Vec<&str> = p.iter().map(|i| i.name.as_str()).collect();
+                write!(f, "{}", names.join("."))
+            }
+            ExprKind::GameValue(p) => {
+                let names: Vec<&str> = p.iter().map(|i| i.name.as_str()).collect();
+                write!(f, "game.{}", names.join("."))
+            }
+            ExprKind::Unary(UnOp::Neg, e) => write!(f, "-({e})"),
+            ExprKind::Unary(UnOp::Not, e) => write!(f, "!({e})"),
+            ExprKind::Binary(op, l, r) => write!(f, "({l} {} {r})", op.symbol()),
+        }
+    }
+}

@@ -1,0 +1,1583 @@
+//! Compiler: checked AST → [`Program`]. Third stage (text → tokens → AST → **checked model →
+//! program**). Names are resolved here, once; types are checked here; expressions are lowered
+//! to bytecode here.
+//!
+//! The work goes in the thesis's own order (Alg. 4.6): classes, attributes, objects and their
+//! values, groups, actions, game values, conditions, consequences, attachments, initials, goals.
+//! A consequence is compiled once per *context* it is attached in (owner class and binding),
+//! which is the thesis's "from description to instance" step done at compile time: `this.x`
+//! becomes a slot offset, `global.coins` an absolute slot, `seed.coinCost` a blueprint constant.
+//! Game value store paths are collected while compiling and laid out at the end, when every
+//! string symbol is known; the ops that name them are patched then.
+
+use super::ast::{self, ActionKind as AstActionKind, BinOp, Binding, ConsBody, DeclKind, ExprKind, Lit, TypeExpr, UnOp};
+use super::diag::{DiagKind, Diagnostic, SourceFile, Span};
+use super::program::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+const BUILTINS: [&str; 4] = ["time", "sessionTime", "sessionsFinished", "moves"];
+const MAX_STORE_NODES: usize = 1_000_000;
+
+pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Option<Program> {
+    let mut c = Compiler::new(file, source, diags);
+    c.run();
+    let ok = !c.diags.iter().any(|d| d.severity == super::diag::Severity::Error);
+    if ok { Some(c.finish()) } else { None }
+}
+
+/// A store path requested while compiling; resolved to a node in `finish`.
+#[derive(Clone, Debug)]
+struct StoreReq {
+    segs: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CtxKey {
+    this: Option<ClassId>,
+    bind: BindKind,
+}
+
+const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None };
+
+/// The root of an attribute path.
+#[derive(Clone, Copy, Debug)]
+enum Base {
+    This(ClassId),
+    BoundObj(ClassId),
+    BoundGod(ClassId),
+    /// An initial object named by its description: object index and class.
+    Named(u32, ClassId),
+}
+
+struct ClassDecl {
+    name: String,
+    parent: Option<ClassId>,
+    span: Span,
+    own_attrs: Vec<(AttrInfo, Option<ast::Expr>)>,
+    own_consts: Vec<(AttrInfo, Option<ast::Expr>)>,
+}
+
+struct Compiler<'a> {
+    file: &'a ast::File,
+    source: Arc<SourceFile>,
+    diags: &'a mut Vec<Diagnostic>,
+    class_ix: HashMap<String, ClassId>,
+    classes: Vec<ClassDecl>,
+    class_order: Vec<ClassId>,
+    god_ix: HashMap<String, GodId>,
+    god_decl: Vec<(String, ClassId, Span)>,
+    action_ix: HashMap<String, ActionId>,
+    cons_ix: HashMap<String, usize>,
+    syms: Vec<String>,
+    sym_ix: HashMap<String, i64>,
+    out_classes: Vec<ClassInfo>,
+    gods: Vec<GodInfo>,
+    actions: Vec<ActionInfo>,
+    conses: Vec<ConsInfo>,
+    cons_memo: HashMap<(usize, CtxKey), ConsId>,
+    cons_stack: Vec<(usize, bool)>,
+    code: Vec<Op>,
+    spans: Vec<Span>,
+    depth: usize,
+    max_depth: usize,
+    store_reqs: Vec<StoreReq>,
+    /// Increments whose path has computed parts: (cons id, fixed prefix, rest).
+    dyn_incs: Vec<(ConsId, usize, Vec<Option<String>>)>,
+    game_defs: HashMap<String, (Vec<String>, Span)>,
+    initial: Vec<GodId>,
+    /// First object index of each description in the initial state.
+    named: HashMap<GodId, u32>,
+    /// Absolute slot base of each initial object, counted from the end of the store.
+    initial_base: Vec<u32>,
+    /// Absolute `Slot` ops that need the store size added in `finish`.
+    slot_fixups: Vec<usize>,
+    is_sub: Vec<bool>,
+    groups: Vec<Group>,
+    goals: Vec<GoalInfo>,
+    limits: Limits,
+    default_duration: Option<(ExprId, bool)>,
+    session_length: i64,
+    session_pause: i64,
+    /// Attribute names assigned anywhere, for the "never holds" lint.
+    pub assigned: std::collections::HashSet<String>,
+}
+
+fn line_of(src: &SourceFile, span: Span) -> usize {
+    src.line_col(span.lo).0
+}
+
+impl<'a> Compiler<'a> {
+    fn new(file: &'a ast::File, source: Arc<SourceFile>, diags: &'a mut Vec<Diagnostic>) -> Compiler<'a> {
+        Compiler {
+            file,
+            source,
+            diags,
+            class_ix: HashMap::new(),
+            classes: Vec::new(),
+            class_order: Vec::new(),
+            god_ix: HashMap::new(),
+            god_decl: Vec::new(),
+            action_ix: HashMap::new(),
+            cons_ix: HashMap::new(),
+            syms: Vec::new(),
+            sym_ix: HashMap::new(),
+            out_classes: Vec::new(),
+            gods: Vec::new(),
+            actions: Vec::new(),
+            conses: Vec::new(),
+            cons_memo: HashMap::new(),
+            cons_stack: Vec::new(),
+            code: Vec::new(),
+            spans: Vec::new(),
+            depth: 0,
+            max_depth: 0,
+            store_reqs: Vec::new(),
+            dyn_incs: Vec::new(),
+            game_defs: HashMap::new(),
+            initial: Vec::new(),
+            named: HashMap::new(),
+            initial_base: Vec::new(),
+            slot_fixups: Vec::new(),
+            is_sub: Vec::new(),
+            groups: Vec::new(),
+            goals: Vec::new(),
+            limits: Limits::default(),
+            default_duration: None,
+            session_length: 0,
+            session_pause: 0,
+            assigned: Default::default(),
+        }
+    }
+
+    fn error(&mut self, span: Span, kind: DiagKind) {
+        let d = Diagnostic::error(span, kind);
+        // A consequence compiled in several contexts may report the same problem twice.
+        if !self.diags.contains(&d) {
+            self.diags.push(d);
+        }
+    }
+
+    fn warn(&mut self, span: Span, kind: DiagKind) {
+        let d = Diagnostic::warning(span, kind);
+        if !self.diags.contains(&d) {
+            self.diags.push(d);
+        }
+    }
+
+    fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.sym_ix.get(s) {
+            return i;
+        }
+        let i = self.syms.len() as i64;
+        self.syms.push(s.to_string());
+        self.sym_ix.insert(s.to_string(), i);
+        i
+    }
+
+    fn decls(&self) -> impl Iterator<Item = &'a ast::Decl> + 'a {
+        self.file.decls.iter()
+    }
+
+    fn known(map: &HashMap<String, impl Copy>) -> String {
+        let mut v: Vec<&str> = map.keys().map(|s| s.as_str()).collect();
+        v.sort();
+        if v.len() > 12 {
+            v.truncate(12);
+            v.push("…");
+        }
+        if v.is_empty() { "none declared".into() } else { v.join(", ") }
+    }
+
+    fn run(&mut self) {
+        self.collect_classes();
+        self.collect_attributes();
+        self.collect_objects();
+        self.collect_game_defs();
+        self.collect_misc();
+        self.collect_groups();
+        self.collect_actions();
+        self.compile_actions();
+        self.compile_goals();
+        self.lint_unused_consequences();
+    }
+
+    // ---------------------------------------------------------------- classes
+
+    fn collect_classes(&mut self) {
+        let mut parents: Vec<Option<ast::Ident>> = Vec::new();
+        for d in self.decls() {
+            if let DeclKind::Class { name, parent } = &d.kind {
+                if let Some(&prev) = self.class_ix.get(&name.name) {
+                    let first_line = line_of(&self.source, self.classes[prev as usize].span);
+                    self.error(name.span, DiagKind::Duplicate { what: "class", name: name.name.clone(), first_line });
+                    continue;
+                }
+                self.class_ix.insert(name.name.clone(), self.classes.len() as ClassId);
+                self.classes.push(ClassDecl { name: name.name.clone(), parent: None, span: name.span, own_attrs: vec![], own_consts: vec![] });
+                parents.push(parent.clone());
+            }
+        }
+        for (i, p) in parents.iter().enumerate() {
+            if let Some(p) = p {
+                match self.class_ix.get(&p.name) {
+                    Some(&pc) => self.classes[i].parent = Some(pc),
+                    None => {
+                        let known = Self::known(&self.class_ix);
+                        self.error(p.span, DiagKind::UnknownName { what: "parent class", name: p.name.clone(), expected: format!("a declared class ({known})") });
+                    }
+                }
+            }
+        }
+        // Cycles: walk up from each class; more steps than classes means a loop.
+        let n = self.classes.len();
+        let mut in_cycle = vec![false; n];
+        for i in 0..n {
+            let mut c = i;
+            let mut chain = vec![c];
+            let mut steps = 0;
+            while let Some(p) = self.classes[c].parent {
+                c = p as usize;
+                steps += 1;
+                if c == i || steps > n {
+                    break;
+                }
+                chain.push(c);
+            }
+            if c == i && self.classes[i].parent.is_some() && !in_cycle[i] {
+                for &k in &chain {
+                    in_cycle[k] = true;
+                }
+                let mut names: Vec<String> = chain.iter().map(|&k| self.classes[k].name.clone()).collect();
+                names.push(self.classes[i].name.clone());
+                let span = self.classes[i].span;
+                self.error(span, DiagKind::CyclicInheritance { cycle: names.join(" : ") });
+            }
+        }
+        for (i, &bad) in in_cycle.iter().enumerate() {
+            if bad {
+                self.classes[i].parent = None;
+            }
+        }
+        // Parents before children.
+        let mut depth = vec![0usize; n];
+        for (i, d) in depth.iter_mut().enumerate() {
+            let mut c = i;
+            while let Some(p) = self.classes[c].parent {
+                *d += 1;
+                c = p as usize;
+            }
+        }
+        let mut order: Vec<ClassId> = (0..n as ClassId).collect();
+        order.sort_by_key(|&c| (depth[c as usize], c));
+        self.class_order = order;
+        self.is_sub = vec![false; n * n];
+        for a in 0..n {
+            let mut c = Some(a as ClassId);
+            while let Some(x) = c {
+                self.is_sub[a * n + x as usize] = true;
+                c = self.classes[x as usize].parent;
+            }
+        }
+    }
+
+    fn class_is_sub(&self, a: ClassId, b: ClassId) -> bool {
+        self.is_sub[a as usize * self.classes.len() + b as usize]
+    }
+
+    fn resolve_class(&mut self, id: &ast::Ident, what: &'static str) -> Option<ClassId> {
+        match self.class_ix.get(&id.name) {
+            Some(&c) => Some(c),
+            None => {
+                let known = Self::known(&self.class_ix);
+                let hint = if self.god_ix.contains_key(&id.name) { format!("a class, but `{}` is an object description", id.name) } else { format!("a declared class ({known})") };
+                self.error(id.span, DiagKind::UnknownName { what, name: id.name.clone(), expected: hint });
+                None
+            }
+        }
+    }
+
+    fn type_of(&mut self, t: &TypeExpr) -> Option<Ty> {
+        Some(match t {
+            TypeExpr::Long => Ty::Long,
+            TypeExpr::Double => Ty::Double,
+            TypeExpr::Boolean => Ty::Bool,
+            TypeExpr::String => Ty::Str,
+            TypeExpr::Object(c) => Ty::Obj(self.resolve_class(c, "class")?),
+        })
+    }
+
+    /// Finds an attribute (instance or constant) by name in a class or its ancestors.
+    fn find_attr(&self, class: ClassId, name: &str) -> Option<(bool, usize, Ty)> {
+        let ci = &self.out_classes[class as usize];
+        if let Some(i) = ci.attrs.iter().position(|a| a.name == name) {
+            return Some((false, i, ci.attrs[i].ty));
+        }
+        if let Some(i) = ci.consts.iter().position(|a| a.name == name) {
+            return Some((true, i, ci.consts[i].ty));
+        }
+        None
+    }
+
+    fn collect_attributes(&mut self) {
+        // Object names are needed to tell the per-object form apart; collect them first.
+        for d in self.decls() {
+            if let DeclKind::Object { name, class } = &d.kind {
+                if self.god_ix.contains_key(&name.name) {
+                    let first = self.god_decl[self.god_ix[&name.name] as usize].2;
+                    let first_line = line_of(&self.source, first);
+                    self.error(name.span, DiagKind::Duplicate { what: "object description", name: name.name.clone(), first_line });
+                    continue;
+                }
+                if self.class_ix.contains_key(&name.name) {
+                    let first_line = line_of(&self.source, self.classes[self.class_ix[&name.name] as usize].span);
+                    self.error(name.span, DiagKind::Duplicate { what: "name (a class and an object description)", name: name.name.clone(), first_line });
+                    continue;
+                }
+                let Some(c) = self.resolve_class(class, "class") else { continue };
+                self.god_ix.insert(name.name.clone(), self.god_decl.len() as GodId);
+                self.god_decl.push((name.name.clone(), c, name.span));
+            }
+        }
+        for d in self.decls() {
+            let DeclKind::Attribute { constant, target, name, ty, value } = &d.kind else { continue };
+            if let Some(&c) = self.class_ix.get(&target.name) {
+                let Some((te, tspan)) = ty else {
+                    self.error(name.span.to(value.span), DiagKind::Unexpected {
+                        found: "a value without a type".into(),
+                        expected: format!("a type before the value: `attribute {} {} long 0` (`{}` is a class)", target.name, name.name, target.name),
+                    });
+                    continue;
+                };
+                let Some(t) = self.type_of(te) else { continue };
+                // Duplicates in this class or an ancestor.
+                let mut k = Some(c);
+                let mut dup = None;
+                while let Some(x) = k {
+                    let cd = &self.classes[x as usize];
+                    if let Some((a, _)) = cd.own_attrs.iter().chain(cd.own_consts.iter()).find(|(a, _)| a.name == name.name) {
+                        dup = Some(a.span);
+                    }
+                    k = cd.parent;
+                }
+                if let Some(first) = dup {
+                    let first_line = line_of(&self.source, first);
+                    self.error(name.span, DiagKind::Duplicate { what: "attribute", name: name.name.clone(), first_line });
+                    continue;
+                }
+                let info = AttrInfo { name: name.name.clone(), ty: t, span: name.span.to(*tspan) };
+                let cd = &mut self.classes[c as usize];
+                if *constant { cd.own_consts.push((info, Some(value.clone()))) } else { cd.own_attrs.push((info, Some(value.clone()))) }
+            } else if self.god_ix.contains_key(&target.name) {
+                if *constant {
+                    self.error(target.span, DiagKind::UnknownName { what: "class", name: target.name.clone(), expected: "a class after `attribute class` (this is an object description)".into() });
+                }
+                // Per-object values are applied in collect_objects.
+            } else {
+                let mut all = Self::known(&self.class_ix);
+                all.push_str("; objects: ");
+                all.push_str(&Self::known(&self.god_ix));
+                self.error(target.span, DiagKind::UnknownName { what: "class or object description", name: target.name.clone(), expected: format!("a declared class or object ({all})") });
+            }
+        }
+        // Layout: inherited attributes first, so offsets hold in every subclass.
+        self.out_classes = self
+            .classes
+            .iter()
+            .map(|c| ClassInfo { name: c.name.clone(), parent: c.parent, attrs: vec![], consts: vec![], actions: vec![], create_hooks: vec![], gods: vec![], span: c.span })
+            .collect();
+        for &c in &self.class_order.clone() {
+            let (mut attrs, mut consts) = match self.classes[c as usize].parent {
+                Some(p) => (self.out_classes[p as usize].attrs.clone(), self.out_classes[p as usize].consts.clone()),
+                None => (vec![], vec![]),
+            };
+            attrs.extend(self.classes[c as usize].own_attrs.iter().map(|(a, _)| a.clone()));
+            consts.extend(self.classes[c as usize].own_consts.iter().map(|(a, _)| a.clone()));
+            self.out_classes[c as usize].attrs = attrs;
+            self.out_classes[c as usize].consts = consts;
+        }
+    }
+
+    /// A literal value for an attribute of type `ty`, as the 64-bit slot value.
+    fn literal(&mut self, e: &ast::Expr, ty: Ty) -> Option<i64> {
+        let (v, found) = match &e.kind {
+            ExprKind::Lit(Lit::Long(v)) => (*v, Ty::Long),
+            ExprKind::Lit(Lit::Double(v)) => (v.to_bits() as i64, Ty::Double),
+            ExprKind::Lit(Lit::Bool(b)) => (*b as i64, Ty::Bool),
+            ExprKind::Lit(Lit::Str(s)) => (self.intern(s), Ty::Str),
+            ExprKind::Lit(Lit::Null) => (NULL, Ty::Null),
+            ExprKind::ObjRef(name) => {
+                let Some(&g) = self.god_ix.get(&name.name) else {
+                    let known = Self::known(&self.god_ix);
+                    self.error(name.span, DiagKind::UnknownName { what: "object description", name: name.name.clone(), expected: format!("a declared object ({known})") });
+                    return None;
+                };
+                let Some(&id) = self.named.get(&g) else {
+                    self.error(name.span, DiagKind::Invalid { what: format!("`object:{}` names a description with no `initial` instance", name.name), expected: format!("`initial {}` somewhere in the file", name.name) });
+                    return None;
+                };
+                (id as i64, Ty::Obj(self.god_decl[g as usize].1))
+            }
+            _ => {
+                self.error(e.span, DiagKind::Unexpected { found: "an expression".into(), expected: "a literal value (attribute values are constants)".into() });
+                return None;
+            }
+        };
+        match (ty, found) {
+            (a, b) if a == b => Some(v),
+            (Ty::Double, Ty::Long) => Some((v as f64).to_bits() as i64),
+            (Ty::Str, Ty::Long) | (Ty::Str, Ty::Double) => {
+                // `attribute o name 5` on a string attribute: the text as written.
+                let text = self.source.slice(e.span).to_string();
+                Some(self.intern(&text))
+            }
+            (Ty::Obj(_), Ty::Null) => Some(NULL),
+            (Ty::Obj(want), Ty::Obj(got)) if self.class_is_sub(got, want) => Some(v),
+            _ => {
+                let expected = self.ty_name(ty);
+                let found = self.ty_name(found);
+                self.error(e.span, DiagKind::TypeMismatch { expected, found });
+                None
+            }
+        }
+    }
+
+    fn ty_name(&self, t: Ty) -> String {
+        match t {
+            Ty::Long => "long".into(),
+            Ty::Double => "double".into(),
+            Ty::Bool => "boolean".into(),
+            Ty::Str => "string".into(),
+            Ty::Null => "null".into(),
+            Ty::Obj(c) => format!("object:{}", self.classes[c as usize].name),
+        }
+    }
+
+    fn collect_objects(&mut self) {
+        // Initials first: named objects get their indices and slot bases from file order.
+        for d in self.decls() {
+            if let DeclKind::Initial { object } = &d.kind {
+                match self.god_ix.get(&object.name) {
+                    Some(&g) => {
+                        self.named.entry(g).or_insert(self.initial.len() as u32);
+                        self.initial.push(g);
+                    }
+                    None => {
+                        let known = Self::known(&self.god_ix);
+                        let hint = if self.class_ix.contains_key(&object.name) { format!("an object description, but `{}` is a class; declare `object <name> is {}`", object.name, object.name) } else { format!("a declared object description ({known})") };
+                        self.error(object.span, DiagKind::UnknownName { what: "object description", name: object.name.clone(), expected: hint });
+                    }
+                }
+            }
+        }
+        // Class defaults first (so `object:x` defaults can see named objects).
+        let mut defaults: Vec<(Vec<i64>, Vec<i64>)> = vec![(vec![], vec![]); self.classes.len()];
+        for &c in &self.class_order.clone() {
+            let (mut a, mut k) = match self.classes[c as usize].parent {
+                Some(p) => defaults[p as usize].clone(),
+                None => (vec![], vec![]),
+            };
+            let own_attrs: Vec<_> = self.classes[c as usize].own_attrs.iter().map(|(i, e)| (i.ty, e.clone())).collect();
+            let own_consts: Vec<_> = self.classes[c as usize].own_consts.iter().map(|(i, e)| (i.ty, e.clone())).collect();
+            for (ty, e) in own_attrs {
+                a.push(e.and_then(|e| self.literal(&e, ty)).unwrap_or(0));
+            }
+            for (ty, e) in own_consts {
+                k.push(e.and_then(|e| self.literal(&e, ty)).unwrap_or(0));
+            }
+            defaults[c as usize] = (a, k);
+        }
+        for (i, (name, class, span)) in self.god_decl.clone().into_iter().enumerate() {
+            let (init, consts) = defaults[class as usize].clone();
+            let name_sym = self.intern(&name);
+            self.gods.push(GodInfo { name, name_sym, class, init, consts, span });
+            let mut c = Some(class);
+            while let Some(x) = c {
+                self.out_classes[x as usize].gods.push(i as GodId);
+                c = self.classes[x as usize].parent;
+            }
+        }
+        let mut seen: HashMap<(GodId, String), Span> = HashMap::new();
+        for d in self.decls() {
+            let DeclKind::Attribute { constant: false, target, name, ty, value } = &d.kind else { continue };
+            let Some(&g) = self.god_ix.get(&target.name) else { continue };
+            if let Some(first) = seen.insert((g, name.name.clone()), name.span) {
+                let first_line = line_of(&self.source, first);
+                self.error(name.span, DiagKind::Duplicate { what: "attribute value", name: format!("{}.{}", target.name, name.name), first_line });
+                continue;
+            }
+            let class = self.gods[g as usize].class;
+            let Some((is_const, idx, aty)) = self.find_attr(class, &name.name) else {
+                let known: Vec<String> = self.out_classes[class as usize].attrs.iter().chain(&self.out_classes[class as usize].consts).map(|a| a.name.clone()).collect();
+                self.error(name.span, DiagKind::UnknownAttribute { class: self.classes[class as usize].name.clone(), attr: name.name.clone(), known: if known.is_empty() { "none declared".into() } else { known.join(", ") } });
+                continue;
+            };
+            if let Some((te, tspan)) = ty
+                && let Some(t) = self.type_of(te)
+                && t != aty
+            {
+                let (expected, found) = (self.ty_name(aty), self.ty_name(t));
+                self.error(*tspan, DiagKind::TypeMismatch { expected, found });
+                continue;
+            }
+            if let Some(v) = self.literal(value, aty) {
+                if is_const { self.gods[g as usize].consts[idx] = v } else { self.gods[g as usize].init[idx] = v }
+            }
+        }
+        let mut base = 0u32;
+        for &g in &self.initial {
+            self.initial_base.push(base);
+            base += self.gods[g as usize].init.len() as u32;
+        }
+    }
+
+    fn collect_game_defs(&mut self) {
+        for d in self.decls() {
+            if let DeclKind::GameValue { name, path } = &d.kind {
+                if BUILTINS.contains(&name.name.as_str()) {
+                    self.error(name.span, DiagKind::Duplicate { what: "game value (a built-in)", name: name.name.clone(), first_line: 0 });
+                    continue;
+                }
+                if let Some((_, first)) = self.game_defs.get(&name.name) {
+                    let first_line = line_of(&self.source, *first);
+                    self.error(name.span, DiagKind::Duplicate { what: "game value", name: name.name.clone(), first_line });
+                    continue;
+                }
+                let segs: Vec<String> = path.iter().map(|s| s.name.clone()).collect();
+                if segs.last().map(|s| s.as_str()) == Some("sum") && segs.len() == 1 {
+                    self.error(path[0].span, DiagKind::Invalid { what: "`sum` alone is not a store path".into(), expected: "a path such as `building.built.sum`".into() });
+                }
+                self.game_defs.insert(name.name.clone(), (segs, name.span));
+            }
+        }
+    }
+
+    fn const_long(&mut self, e: &ast::Expr, what: &str) -> Option<i64> {
+        match &e.kind {
+            ExprKind::Lit(Lit::Long(v)) if *v >= 0 => Some(*v),
+            ExprKind::Lit(Lit::Double(v)) if *v >= 0.0 => Some(v.floor() as i64),
+            _ => {
+                self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: format!("{what}: a number of seconds ≥ 0 such as `long 300`") });
+                None
+            }
+        }
+    }
+
+    fn collect_misc(&mut self) {
+        let mut seen: HashMap<String, Span> = HashMap::new();
+        for d in self.decls() {
+            match &d.kind {
+                DeclKind::Session { key, expr } => {
+                    if let Some(first) = seen.insert(format!("session {}", key.name), key.span) {
+                        let first_line = line_of(&self.source, first);
+                        self.error(key.span, DiagKind::Duplicate { what: "session setting", name: key.name.clone(), first_line });
+                        continue;
+                    }
+                    match key.name.as_str() {
+                        "length" => self.session_length = self.const_long(expr, "a session length").unwrap_or(0),
+                        "pause" => self.session_pause = self.const_long(expr, "a pause between sessions").unwrap_or(0),
+                        _ => self.error(key.span, DiagKind::UnknownName { what: "session setting", name: key.name.clone(), expected: "`length` or `pause`".into() }),
+                    }
+                }
+                DeclKind::Limit { key, value } => {
+                    let v = (*value).min(u32::MAX as u64) as u32;
+                    match key.name.as_str() {
+                        "ruleFirings" => self.limits.rule_firings = v,
+                        "objects" => self.limits.objects = v,
+                        "timers" => self.limits.timers = v,
+                        "steps" => self.limits.steps = v,
+                        _ => self.error(key.span, DiagKind::UnknownName { what: "limit", name: key.name.clone(), expected: "ruleFirings, objects, timers or steps".into() }),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if self.session_pause > 0 && self.session_length == 0 {
+            let span = seen["session pause"];
+            self.error(span, DiagKind::Invalid { what: "a session pause without a session length".into(), expected: "`session length <seconds>` as well".into() });
+        }
+    }
+
+    fn collect_groups(&mut self) {
+        let mut ix: HashMap<String, (u16, Span)> = HashMap::new();
+        for d in self.decls() {
+            if let DeclKind::ActionGroup { name, weight } = &d.kind {
+                if let Some((_, first)) = ix.get(&name.name) {
+                    let first_line = line_of(&self.source, *first);
+                    self.error(name.span, DiagKind::Duplicate { what: "action group", name: name.name.clone(), first_line });
+                    continue;
+                }
+                if !(*weight >= 0.0) || !weight.is_finite() {
+                    self.error(d.span, DiagKind::BadLiteral { ty: "probability", text: weight.to_string(), expected: "a weight ≥ 0" });
+                }
+                ix.insert(name.name.clone(), (self.groups.len() as u16, name.span));
+                self.groups.push(Group { name: name.name.clone(), weight: *weight });
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- actions
+
+    fn collect_actions(&mut self) {
+        for d in self.decls() {
+            match &d.kind {
+                DeclKind::Action { name, kind } => {
+                    if let Some(&prev) = self.action_ix.get(&name.name) {
+                        let first_line = line_of(&self.source, self.actions[prev as usize].span);
+                        self.error(name.span, DiagKind::Duplicate { what: "action", name: name.name.clone(), first_line });
+                        continue;
+                    }
+                    let (k, class, bind) = match kind {
+                        AstActionKind::Rule => (ActionKind::Rule, None, BindKind::None),
+                        AstActionKind::OnCreate { class } => (ActionKind::OnCreate, self.resolve_class(class, "class"), BindKind::None),
+                        AstActionKind::Player { class, binding } => {
+                            let c = self.resolve_class(class, "class");
+                            let b = match binding {
+                                None => BindKind::None,
+                                Some((Binding::ForEveryGod, bc)) => self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::God),
+                                Some((Binding::ForEveryInstance, bc)) => self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::Instance),
+                            };
+                            (ActionKind::Player, c, b)
+                        }
+                    };
+                    if k != ActionKind::Rule && class.is_none() {
+                        continue;
+                    }
+                    self.action_ix.insert(name.name.clone(), self.actions.len() as ActionId);
+                    self.actions.push(ActionInfo { name: name.name.clone(), span: name.span, kind: k, class, bind, conditions: vec![], consequences: vec![], group: 0, duration: None });
+                }
+                DeclKind::Consequence { name, .. } => {
+                    if let Some(&prev) = self.cons_ix.get(&name.name) {
+                        let first_line = line_of(&self.source, self.file.decls[prev].span);
+                        self.error(name.span, DiagKind::Duplicate { what: "consequence", name: name.name.clone(), first_line });
+                        continue;
+                    }
+                    let idx = self.file.decls.iter().position(|x| std::ptr::eq(x, d)).expect("decl is in the file");
+                    self.cons_ix.insert(name.name.clone(), idx);
+                }
+                _ => {}
+            }
+        }
+        // Group membership.
+        let group_ix: HashMap<String, u16> = self.groups.iter().enumerate().map(|(i, g)| (g.name.clone(), i as u16)).collect();
+        let mut member: HashMap<ActionId, Span> = HashMap::new();
+        for d in self.decls() {
+            if let DeclKind::IsInGroup { group, action } = &d.kind {
+                let Some(&g) = group_ix.get(&group.name) else {
+                    let known = Self::known(&group_ix);
+                    self.error(group.span, DiagKind::UnknownName { what: "action group", name: group.name.clone(), expected: format!("a group declared with `actionGroup` ({known})") });
+                    continue;
+                };
+                let Some(a) = self.lookup_action(action) else { continue };
+                if self.actions[a as usize].kind != ActionKind::Player {
+                    self.error(action.span, DiagKind::Invalid { what: format!("`{}` is not a player action", action.name), expected: "only player actions (`action <Class> <name>`) belong to groups".into() });
+                    continue;
+                }
+                if let Some(first) = member.insert(a, action.span) {
+                    let first_line = line_of(&self.source, first);
+                    self.error(action.span, DiagKind::Duplicate { what: "group membership of action", name: action.name.clone(), first_line });
+                    continue;
+                }
+                self.actions[a as usize].group = g;
+            }
+        }
+        if self.groups.is_empty() {
+            self.groups.push(Group { name: "all".into(), weight: 1.0 });
+        } else {
+            for a in 0..self.actions.len() {
+                if self.actions[a].kind == ActionKind::Player && !member.contains_key(&(a as ActionId)) {
+                    let (span, name) = (self.actions[a].span, self.actions[a].name.clone());
+                    let groups: Vec<&str> = self.groups.iter().map(|g| g.name.as_str()).collect();
+                    let groups = groups.join(", ");
+                    self.error(span, DiagKind::Invalid { what: format!("player action `{name}` is in no action group"), expected: format!("`isInGroup <group> {name}` with one of: {groups}") });
+                }
+            }
+        }
+        // Per-class action lists and create hooks, in declaration order.
+        let n = self.classes.len();
+        for (a, info) in self.actions.iter().enumerate() {
+            let Some(c) = info.class else { continue };
+            for d in 0..n {
+                if self.is_sub[d * n + c as usize] {
+                    match info.kind {
+                        ActionKind::Player => self.out_classes[d].actions.push(a as ActionId),
+                        ActionKind::OnCreate => self.out_classes[d].create_hooks.push(a as ActionId),
+                        ActionKind::Rule => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn lookup_action(&mut self, id: &ast::Ident) -> Option<ActionId> {
+        match self.action_ix.get(&id.name) {
+            Some(&a) => Some(a),
+            None => {
+                let known = Self::known(&self.action_ix);
+                self.error(id.span, DiagKind::UnknownName { what: "action", name: id.name.clone(), expected: format!("a declared action ({known})") });
+                None
+            }
+        }
+    }
+
+    fn ctx_of(&self, a: ActionId) -> CtxKey {
+        let info = &self.actions[a as usize];
+        CtxKey { this: info.class, bind: info.bind }
+    }
+
+    fn compile_actions(&mut self) {
+        for d in self.decls() {
+            match &d.kind {
+                DeclKind::Condition { action, expr } => {
+                    let Some(a) = self.lookup_action(action) else { continue };
+                    let cx = self.ctx_of(a);
+                    if let Some(e) = self.top_expr(expr, cx, Some(Ty::Bool), "a condition") {
+                        self.actions[a as usize].conditions.push(e);
+                    }
+                }
+                DeclKind::HasConsequence { action, consequence } => {
+                    let Some(a) = self.lookup_action(action) else { continue };
+                    let Some(&ci) = self.cons_ix.get(&consequence.name) else {
+                        let known = Self::known(&self.cons_ix);
+                        self.error(consequence.span, DiagKind::UnknownName { what: "consequence", name: consequence.name.clone(), expected: format!("a declared consequence ({known})") });
+                        continue;
+                    };
+                    let cx = self.ctx_of(a);
+                    if let Some(c) = self.consequence(ci, cx, consequence.span) {
+                        self.actions[a as usize].consequences.push(c);
+                    }
+                }
+                DeclKind::Duration { action, expr } => match action {
+                    None => {
+                        if self.default_duration.is_some() {
+                            self.error(d.span, DiagKind::Duplicate { what: "default duration", name: "duration".into(), first_line: 0 });
+                            continue;
+                        }
+                        self.default_duration = self.duration_expr(expr, NO_CTX);
+                    }
+                    Some(a) => {
+                        let Some(a) = self.lookup_action(a) else { continue };
+                        if self.actions[a as usize].kind != ActionKind::Player {
+                            self.error(d.span, DiagKind::Invalid { what: "a duration on a rule or create hook".into(), expected: "durations only on player actions".into() });
+                            continue;
+                        }
+                        if self.actions[a as usize].duration.is_some() {
+                            self.error(d.span, DiagKind::Duplicate { what: "duration of action", name: self.actions[a as usize].name.clone(), first_line: 0 });
+                            continue;
+                        }
+                        let cx = self.ctx_of(a);
+                        self.actions[a as usize].duration = self.duration_expr(expr, cx);
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+
+    fn duration_expr(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(ExprId, bool)> {
+        let (id, ty) = self.top_expr_any(e, cx)?;
+        match ty {
+            Ty::Long => Some((id, false)),
+            Ty::Double => Some((id, true)),
+            t => {
+                let found = self.ty_name(t);
+                self.error(e.span, DiagKind::TypeMismatch { expected: "a number of seconds (long or double)".into(), found });
+                None
+            }
+        }
+    }
+
+    fn compile_goals(&mut self) {
+        let mut by_k: BTreeMap<u32, (ExprId, Span, String)> = BTreeMap::new();
+        for d in self.decls() {
+            if let DeclKind::Goal { k, k_span, expr } = &d.kind {
+                if let Some((_, first, _)) = by_k.get(k) {
+                    let first_line = line_of(&self.source, *first);
+                    self.error(*k_span, DiagKind::Duplicate { what: "goal", name: k.to_string(), first_line });
+                    continue;
+                }
+                if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "a goal") {
+                    by_k.insert(*k, (e, *k_span, self.source.slice(expr.span).to_string()));
+                }
+            }
+        }
+        for (i, (k, (e, span, text))) in by_k.into_iter().enumerate() {
+            if k as usize != i + 1 {
+                self.error(span, DiagKind::Invalid { what: format!("goal {k} follows goal {i}"), expected: format!("goals numbered 1, 2, 3, … without gaps (goal {} is missing)", i + 1) });
+            }
+            self.goals.push(GoalInfo { k, expr: e, text });
+        }
+    }
+
+    fn lint_unused_consequences(&mut self) {
+        let used: std::collections::HashSet<usize> = self.cons_memo.keys().map(|(i, _)| *i).collect();
+        let mut unused: Vec<(usize, Span, String)> = Vec::new();
+        for (name, &i) in &self.cons_ix {
+            if !used.contains(&i) {
+                unused.push((i, self.file.decls[i].span, name.clone()));
+            }
+        }
+        unused.sort();
+        for (_, span, name) in unused {
+            self.warn(span, DiagKind::Lint(format!("consequence `{name}` is never attached (`hasConsequence <action> {name}`) or used by a conditional/timed consequence")));
+        }
+    }
+
+    // ---------------------------------------------------------------- consequences
+
+    fn consequence(&mut self, ci: usize, cx: CtxKey, use_span: Span) -> Option<ConsId> {
+        if let Some(&id) = self.cons_memo.get(&(ci, cx)) {
+            // Re-entered while compiling: a cycle. `cons_stack` holds (consequence, edge to the
+            // next is timed). Through a timed edge it is a repeating timer, which is fine; through
+            // conditional edges only it would recurse forever.
+            if let Some(pos) = self.cons_stack.iter().position(|(i, _)| *i == ci)
+                && self.cons_stack[pos..].iter().all(|(_, timed)| !timed)
+            {
+                let mut names: Vec<String> = self.cons_stack[pos..].iter().map(|(i, _)| self.cons_name(*i)).collect();
+                names.push(self.cons_name(ci));
+                self.error(use_span, DiagKind::ConsequenceCycle { name: self.cons_name(ci), cycle: names.join(" → ") });
+                return None;
+            }
+            return Some(id);
+        }
+        let decl = &self.file.decls[ci];
+        let DeclKind::Consequence { name, body } = &decl.kind else { unreachable!("cons_ix points at consequences") };
+        let id = self.conses.len() as ConsId;
+        self.conses.push(ConsInfo { name: name.name.clone(), span: decl.span, code: Cons::EndSession });
+        self.cons_memo.insert((ci, cx), id);
+        let code = self.consequence_body(ci, body, cx, decl.span);
+        match code {
+            Some(code) => {
+                self.conses[id as usize].code = code;
+                Some(id)
+            }
+            None => None,
+        }
+    }
+
+    fn cons_name(&self, ci: usize) -> String {
+        match &self.file.decls[ci].kind {
+            DeclKind::Consequence { name, .. } => name.name.clone(),
+            _ => "?".into(),
+        }
+    }
+
+    fn target(&mut self, ci: usize, id: &ast::Ident, cx: CtxKey, timed: bool) -> Option<ConsId> {
+        let Some(&ti) = self.cons_ix.get(&id.name) else {
+            let known = Self::known(&self.cons_ix);
+            self.error(id.span, DiagKind::UnknownName { what: "consequence", name: id.name.clone(), expected: format!("a declared consequence ({known})") });
+            return None;
+        };
+        self.cons_stack.push((ci, timed));
+        let r = self.consequence(ti, cx, id.span);
+        self.cons_stack.pop();
+        r
+    }
+
+    fn consequence_body(&mut self, ci: usize, body: &ConsBody, cx: CtxKey, span: Span) -> Option<Cons> {
+        Some(match body {
+            ConsBody::Direct(e) => {
+                let ExprKind::Binary(BinOp::Assign, lhs, rhs) = &e.kind else {
+                    self.error(e.span, DiagKind::Invalid { what: "a direct consequence that assigns nothing".into(), expected: "an assignment `<attribute> = <expression>`".into() });
+                    return None;
+                };
+                let (place, ty) = self.place(lhs, cx)?;
+                let start = self.begin();
+                let vt = self.expr(rhs, cx)?;
+                self.coerce(vt, ty, rhs.span)?;
+                let value = self.end(start)?;
+                Cons::Assign { place, value }
+            }
+            ConsBody::Conditional(c, t) => {
+                let cond = self.top_expr(c, cx, Some(Ty::Bool), "the condition of a conditional consequence")?;
+                let then = self.target(ci, t, cx, false)?;
+                Cons::Conditional { cond, then }
+            }
+            ConsBody::Timed(d, t) => {
+                let (delay, delay_is_double) = self.duration_expr(d, cx)?;
+                let then = self.target(ci, t, cx, true)?;
+                Cons::Timed { delay, delay_is_double, then }
+            }
+            ConsBody::Create(what) => Cons::Create { god: self.god_sel(what, cx)?, assign: None },
+            ConsBody::CreateAndAssign(what, place) => {
+                let god = self.god_sel(what, cx)?;
+                let (p, ty) = self.place(place, cx)?;
+                let made = match god {
+                    GodSel::Fixed(g) => self.gods[g as usize].class,
+                    GodSel::Bound => match cx.bind {
+                        BindKind::God(c) => c,
+                        _ => unreachable!("god_sel checked the binding"),
+                    },
+                };
+                match ty {
+                    Ty::Obj(want) if self.class_is_sub(made, want) => {}
+                    _ => {
+                        let (expected, found) = (self.ty_name(ty), self.ty_name(Ty::Obj(made)));
+                        self.error(place.span, DiagKind::TypeMismatch { expected: format!("an attribute of type object:{}", found.trim_start_matches("object:")), found: expected });
+                        return None;
+                    }
+                }
+                Cons::Create { god, assign: Some(p) }
+            }
+            ConsBody::GameIncrease { path, by } => {
+                let mut fixed: Vec<String> = Vec::new();
+                let mut rest: Vec<Option<String>> = Vec::new();
+                let mut dynamic: Vec<Segment> = Vec::new();
+                for seg in path {
+                    match self.store_segment(seg, cx)? {
+                        Ok(name) if rest.is_empty() => fixed.extend(name),
+                        Ok(name) => {
+                            for n in name {
+                                let s = self.intern(&n);
+                                rest.push(Some(n));
+                                dynamic.push(Segment::Sym(s));
+                            }
+                        }
+                        Err(e) => {
+                            rest.push(None);
+                            dynamic.push(Segment::Dynamic(e));
+                        }
+                    }
+                }
+                if fixed.last().map(|s| s.as_str()) == Some("sum") && rest.is_empty() {
+                    self.error(span, DiagKind::Invalid { what: "`game increase` on a `sum`".into(), expected: "a counter path; `sum` is computed from the counters below it".into() });
+                    return None;
+                }
+                let by = match by {
+                    Some(b) => Some(self.top_expr(b, cx, Some(Ty::Long), "the amount after `by`")?),
+                    None => None,
+                };
+                let req = self.store_req(fixed);
+                if !rest.is_empty() {
+                    self.dyn_incs.push((self.cons_memo[&(ci, cx)], req, rest));
+                }
+                Cons::GameIncrease { node: req as u32, rest: dynamic, by }
+            }
+            ConsBody::Delete(e) => {
+                let start = self.begin();
+                let t = self.expr(e, cx)?;
+                if !matches!(t, Ty::Obj(_)) {
+                    let found = self.ty_name(t);
+                    self.error(e.span, DiagKind::TypeMismatch { expected: "an object (e.g. `this` or `this.fruit`)".into(), found });
+                    return None;
+                }
+                Cons::Delete { obj: self.end(start)? }
+            }
+            ConsBody::EndSession => Cons::EndSession,
+        })
+    }
+
+    /// One `game increase` segment: fixed names (`String built`, `building`, `a.b.c` with an
+    /// unknown root), or a string expression computed at run time (`this.name`).
+    fn store_segment(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Result<Vec<String>, ExprId>> {
+        match &e.kind {
+            ExprKind::Lit(Lit::Str(s)) => return Some(Ok(vec![s.clone()])),
+            ExprKind::Lit(Lit::Long(_)) => return Some(Ok(vec![self.source.slice(e.span).to_string()])),
+            ExprKind::Path(p) if p.len() == 1 && p[0].name != "this" => return Some(Ok(vec![p[0].name.clone()])),
+            ExprKind::Path(p) if !self.is_path_root(&p[0].name, cx) => return Some(Ok(p.iter().map(|i| i.name.clone()).collect())),
+            _ => {}
+        }
+        let start = self.begin();
+        let t = self.expr(e, cx)?;
+        if t != Ty::Str {
+            let found = self.ty_name(t);
+            self.error(e.span, DiagKind::TypeMismatch { expected: "a string (a game value store path segment)".into(), found });
+            return None;
+        }
+        Some(Err(self.end(start)?))
+    }
+
+    fn is_path_root(&self, name: &str, cx: CtxKey) -> bool {
+        name == "this"
+            || self.god_ix.contains_key(name)
+            || match cx.bind {
+                BindKind::God(c) | BindKind::Instance(c) => self.classes[c as usize].name == name,
+                BindKind::None => false,
+            }
+    }
+
+    fn store_req(&mut self, segs: Vec<String>) -> usize {
+        self.store_reqs.push(StoreReq { segs });
+        self.store_reqs.len() - 1
+    }
+
+    fn god_sel(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<GodSel> {
+        let name = match &e.kind {
+            ExprKind::Path(p) if p.len() == 1 => &p[0],
+            _ => {
+                self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: "an object description name, or the class bound by `forEveryGOD`".into() });
+                return None;
+            }
+        };
+        if let Some(&g) = self.god_ix.get(&name.name) {
+            return Some(GodSel::Fixed(g));
+        }
+        if let BindKind::God(c) = cx.bind
+            && self.classes[c as usize].name == name.name
+        {
+            return Some(GodSel::Bound);
+        }
+        let expected = if self.class_ix.contains_key(&name.name) {
+            format!("an object description; `{}` is a class, usable here only inside an action with `forEveryGOD {}`", name.name, name.name)
+        } else {
+            format!("a declared object description ({})", Self::known(&self.god_ix))
+        };
+        self.error(name.span, DiagKind::UnknownName { what: "object description", name: name.name.clone(), expected });
+        None
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn begin(&mut self) -> usize {
+        self.depth = 0;
+        self.code.len()
+    }
+
+    fn end(&mut self, start: usize) -> Option<ExprId> {
+        if self.max_depth > 32 {
+            self.max_depth = 0;
+            let span = self.spans[start];
+            self.error(span, DiagKind::Invalid { what: "an expression nested too deeply".into(), expected: "at most 32 pending values; split it with brackets or attributes".into() });
+            return None;
+        }
+        Some(ExprId { start: start as u32, len: (self.code.len() - start) as u32 })
+    }
+
+    fn emit(&mut self, op: Op, span: Span) {
+        let delta: isize = match op {
+            Op::Const(_) | Op::Slot(_) | Op::This(_) | Op::Bound(_) | Op::ThisConst(_) | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::ThisObj | Op::BoundObj | Op::GodName | Op::StoreOwn(_) | Op::StoreSum(_) | Op::Time | Op::SessionTime | Op::Sessions | Op::Moves => 1,
+            Op::Field(_) | Op::FieldConst(_) | Op::NameOf | Op::NegL | Op::NegD | Op::L2D | Op::L2DUnder | Op::Not => 0,
+            _ => -1,
+        };
+        self.depth = (self.depth as isize + delta).max(0) as usize;
+        self.max_depth = self.max_depth.max(self.depth);
+        if let Op::Slot(_) = op {
+            self.slot_fixups.push(self.code.len());
+        }
+        self.code.push(op);
+        self.spans.push(span);
+    }
+
+    fn top_expr(&mut self, e: &ast::Expr, cx: CtxKey, want: Option<Ty>, what: &str) -> Option<ExprId> {
+        let start = self.begin();
+        let t = self.expr(e, cx)?;
+        if let Some(w) = want
+            && t != w
+        {
+            let found = self.ty_name(t);
+            let expected = format!("{} for {what}", self.ty_name(w));
+            self.error(e.span, DiagKind::TypeMismatch { expected, found });
+            return None;
+        }
+        self.end(start)
+    }
+
+    fn top_expr_any(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(ExprId, Ty)> {
+        let start = self.begin();
+        let t = self.expr(e, cx)?;
+        Some((self.end(start)?, t))
+    }
+
+    fn coerce(&mut self, found: Ty, want: Ty, span: Span) -> Option<()> {
+        match (found, want) {
+            (a, b) if a == b => Some(()),
+            (Ty::Long, Ty::Double) => {
+                self.emit(Op::L2D, span);
+                Some(())
+            }
+            (Ty::Null, Ty::Obj(_)) => Some(()),
+            (Ty::Obj(a), Ty::Obj(b)) if self.class_is_sub(a, b) => Some(()),
+            _ => {
+                let (expected, found) = (self.ty_name(want), self.ty_name(found));
+                self.error(span, DiagKind::TypeMismatch { expected, found });
+                None
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Ty> {
+        match &e.kind {
+            ExprKind::Lit(l) => {
+                let (v, t) = match l {
+                    Lit::Long(v) => (*v, Ty::Long),
+                    Lit::Double(v) => (v.to_bits() as i64, Ty::Double),
+                    Lit::Bool(b) => (*b as i64, Ty::Bool),
+                    Lit::Str(s) => (self.intern(s), Ty::Str),
+                    Lit::Null => (NULL, Ty::Null),
+                };
+                self.emit(Op::Const(v), e.span);
+                Some(t)
+            }
+            ExprKind::ObjRef(_) => {
+                // Reuse the literal resolver for `object:name`.
+                let any = Ty::Obj(0);
+                let ty = match &e.kind {
+                    ExprKind::ObjRef(n) => self.god_ix.get(&n.name).map(|&g| Ty::Obj(self.god_decl[g as usize].1)).unwrap_or(any),
+                    _ => any,
+                };
+                let v = self.literal(e, ty)?;
+                self.emit(Op::Const(v), e.span);
+                Some(ty)
+            }
+            ExprKind::GameValue(segs) => self.game_value(segs, e.span),
+            ExprKind::Path(p) => self.path(p, cx),
+            ExprKind::Unary(op, inner) => {
+                let t = self.expr(inner, cx)?;
+                match (op, t) {
+                    (UnOp::Neg, Ty::Long) => self.emit(Op::NegL, e.span),
+                    (UnOp::Neg, Ty::Double) => self.emit(Op::NegD, e.span),
+                    (UnOp::Not, Ty::Bool) => self.emit(Op::Not, e.span),
+                    _ => {
+                        let expected = if *op == UnOp::Neg { "a number after `-`" } else { "a boolean after `!`/`not`" };
+                        let found = self.ty_name(t);
+                        self.error(inner.span, DiagKind::TypeMismatch { expected: expected.into(), found });
+                        return None;
+                    }
+                }
+                Some(t)
+            }
+            ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, l: &ast::Expr, r: &ast::Expr, span: Span, cx: CtxKey) -> Option<Ty> {
+        let opspan = Span { lo: l.span.hi, hi: r.span.lo };
+        match op {
+            BinOp::Assign => {
+                self.error(opspan, DiagKind::Invalid { what: "`=` inside an expression".into(), expected: "`==` to compare; assignment only as the whole of a direct consequence".into() });
+                None
+            }
+            BinOp::And | BinOp::Or => {
+                let lt = self.expr(l, cx)?;
+                self.want_bool(lt, l.span)?;
+                let jump_at = self.code.len();
+                self.emit(if op == BinOp::And { Op::AndJump(0) } else { Op::OrJump(0) }, span);
+                let rt = self.expr(r, cx)?;
+                self.want_bool(rt, r.span)?;
+                let off = (self.code.len() - jump_at) as u32;
+                self.code[jump_at] = if op == BinOp::And { Op::AndJump(off) } else { Op::OrJump(off) };
+                Some(Ty::Bool)
+            }
+            BinOp::Xor => {
+                let lt = self.expr(l, cx)?;
+                self.want_bool(lt, l.span)?;
+                let rt = self.expr(r, cx)?;
+                self.want_bool(rt, r.span)?;
+                self.emit(Op::Xor, span);
+                Some(Ty::Bool)
+            }
+            _ => {
+                let lt = self.expr(l, cx)?;
+                let rt = self.expr(r, cx)?;
+                let numeric = |t: Ty| matches!(t, Ty::Long | Ty::Double);
+                if numeric(lt) && numeric(rt) {
+                    let dbl = lt == Ty::Double || rt == Ty::Double;
+                    if dbl && lt == Ty::Long {
+                        self.emit(Op::L2DUnder, span);
+                    }
+                    if dbl && rt == Ty::Long {
+                        self.emit(Op::L2D, span);
+                    }
+                    let (o, t) = match (op, dbl) {
+                        (BinOp::Add, false) => (Op::AddL, Ty::Long),
+                        (BinOp::Sub, false) => (Op::SubL, Ty::Long),
+                        (BinOp::Mul, false) => (Op::MulL, Ty::Long),
+                        (BinOp::Div, false) => (Op::DivL, Ty::Long),
+                        (BinOp::Add, true) => (Op::AddD, Ty::Double),
+                        (BinOp::Sub, true) => (Op::SubD, Ty::Double),
+                        (BinOp::Mul, true) => (Op::MulD, Ty::Double),
+                        (BinOp::Div, true) => (Op::DivD, Ty::Double),
+                        (BinOp::Eq, false) => (Op::Eq, Ty::Bool),
+                        (BinOp::Ne, false) => (Op::Ne, Ty::Bool),
+                        (BinOp::Lt, false) => (Op::LtL, Ty::Bool),
+                        (BinOp::Le, false) => (Op::LeL, Ty::Bool),
+                        (BinOp::Gt, false) => (Op::GtL, Ty::Bool),
+                        (BinOp::Ge, false) => (Op::GeL, Ty::Bool),
+                        (BinOp::Eq, true) => (Op::EqD, Ty::Bool),
+                        (BinOp::Ne, true) => (Op::NeD, Ty::Bool),
+                        (BinOp::Lt, true) => (Op::LtD, Ty::Bool),
+                        (BinOp::Le, true) => (Op::LeD, Ty::Bool),
+                        (BinOp::Gt, true) => (Op::GtD, Ty::Bool),
+                        (BinOp::Ge, true) => (Op::GeD, Ty::Bool),
+                        _ => unreachable!("logical operators handled above"),
+                    };
+                    // Operator errors point at the operator's span, for the runtime division check.
+                    self.emit(o, if matches!(o, Op::DivL | Op::DivD) { span } else { opspan });
+                    return Some(t);
+                }
+                if matches!(op, BinOp::Eq | BinOp::Ne) {
+                    let same = match (lt, rt) {
+                        (a, b) if a == b => true,
+                        (Ty::Obj(_), Ty::Null) | (Ty::Null, Ty::Obj(_)) => true,
+                        (Ty::Obj(a), Ty::Obj(b)) => self.class_is_sub(a, b) || self.class_is_sub(b, a),
+                        _ => false,
+                    };
+                    if same {
+                        self.emit(if op == BinOp::Eq { Op::Eq } else { Op::Ne }, opspan);
+                        return Some(Ty::Bool);
+                    }
+                    let (a, b) = (self.ty_name(lt), self.ty_name(rt));
+                    self.error(span, DiagKind::TypeMismatch { expected: format!("both sides of `{}` of one type ({a} on the left)", op.symbol()), found: b });
+                    return None;
+                }
+                let bad = if numeric(lt) { (rt, r.span) } else { (lt, l.span) };
+                let found = self.ty_name(bad.0);
+                self.error(bad.1, DiagKind::TypeMismatch { expected: format!("a number (long or double) for `{}`", op.symbol()), found });
+                None
+            }
+        }
+    }
+
+    fn want_bool(&mut self, t: Ty, span: Span) -> Option<()> {
+        if t == Ty::Bool {
+            Some(())
+        } else {
+            let found = self.ty_name(t);
+            self.error(span, DiagKind::TypeMismatch { expected: "boolean for a logical operator".into(), found });
+            None
+        }
+    }
+
+    fn game_value(&mut self, segs: &[ast::Ident], span: Span) -> Option<Ty> {
+        if segs.len() == 1 {
+            let op = match segs[0].name.as_str() {
+                "time" => Some(Op::Time),
+                "sessionTime" => Some(Op::SessionTime),
+                "sessionsFinished" => Some(Op::Sessions),
+                "moves" => Some(Op::Moves),
+                _ => None,
+            };
+            if let Some(op) = op {
+                self.emit(op, span);
+                return Some(Ty::Long);
+            }
+        }
+        let mut path: Vec<String> = match self.game_defs.get(&segs[0].name) {
+            Some((p, _)) => p.clone(),
+            None => vec![segs[0].name.clone()],
+        };
+        path.extend(segs[1..].iter().map(|s| s.name.clone()));
+        let sum = path.last().map(|s| s.as_str()) == Some("sum");
+        if sum {
+            path.pop();
+            if path.is_empty() {
+                self.error(span, DiagKind::Invalid { what: "`game.sum`".into(), expected: "a path before `sum`, e.g. `game.building.built.sum`".into() });
+                return None;
+            }
+        }
+        let req = self.store_req(path) as u32;
+        self.emit(if sum { Op::StoreSum(req) } else { Op::StoreOwn(req) }, span);
+        Some(Ty::Long)
+    }
+
+    fn path_base(&mut self, root: &ast::Ident, cx: CtxKey) -> Option<Base> {
+        let name = root.name.as_str();
+        if name == "this" {
+            return match cx.this {
+                Some(c) => Some(Base::This(c)),
+                None => {
+                    self.error(root.span, DiagKind::Invalid { what: "`this` in a rule or goal, which belongs to no object".into(), expected: "an object name such as `global`".into() });
+                    None
+                }
+            };
+        }
+        match cx.bind {
+            BindKind::Instance(c) if self.classes[c as usize].name == name => return Some(Base::BoundObj(c)),
+            BindKind::God(c) if self.classes[c as usize].name == name => return Some(Base::BoundGod(c)),
+            _ => {}
+        }
+        if let Some(&g) = self.god_ix.get(name) {
+            return match self.named.get(&g) {
+                Some(&id) => Some(Base::Named(id, self.gods[g as usize].class)),
+                None => {
+                    self.error(root.span, DiagKind::Invalid { what: format!("`{name}` has no `initial` instance to refer to"), expected: format!("`initial {name}`, or `this`/a bound class") });
+                    None
+                }
+            };
+        }
+        let expected = if self.class_ix.contains_key(name) {
+            format!("`this`, an object name or the bound class; class `{name}` is not bound by `forEveryGOD`/`forEveryInstance` in this action")
+        } else {
+            format!("`this`, an object name ({}) or the bound class", Self::known(&self.god_ix))
+        };
+        self.error(root.span, DiagKind::UnknownName { what: "object", name: name.to_string(), expected });
+        None
+    }
+
+    fn no_such_attr(&mut self, class: ClassId, id: &ast::Ident) {
+        let ci = &self.out_classes[class as usize];
+        let known: Vec<String> = ci.attrs.iter().chain(&ci.consts).map(|a| a.name.clone()).collect();
+        self.error(id.span, DiagKind::UnknownAttribute { class: ci.name.clone(), attr: id.name.clone(), known: if known.is_empty() { "none declared".into() } else { known.join(", ") } });
+    }
+
+    /// Reads an attribute path; pushes its value.
+    fn path(&mut self, p: &[ast::Ident], cx: CtxKey) -> Option<Ty> {
+        let base = self.path_base(&p[0], cx)?;
+        let span0 = p[0].span;
+        // Just an object.
+        if p.len() == 1 {
+            return match base {
+                Base::This(c) => {
+                    self.emit(Op::ThisObj, span0);
+                    Some(Ty::Obj(c))
+                }
+                Base::BoundObj(c) => {
+                    self.emit(Op::BoundObj, span0);
+                    Some(Ty::Obj(c))
+                }
+                Base::Named(id, c) => {
+                    self.emit(Op::Const(id as i64), span0);
+                    Some(Ty::Obj(c))
+                }
+                Base::BoundGod(_) => {
+                    self.error(span0, DiagKind::Invalid { what: format!("`{}` is an object description here (forEveryGOD), not an object", p[0].name), expected: format!("one of its attributes, e.g. `{}.<attribute>`", p[0].name) });
+                    None
+                }
+            };
+        }
+        let class = match base {
+            Base::This(c) | Base::BoundObj(c) | Base::BoundGod(c) | Base::Named(_, c) => c,
+        };
+        let first = &p[1];
+        let span = span0.to(first.span);
+        let mut ty = match self.find_attr(class, &first.name) {
+            Some((is_const, idx, ty)) => {
+                let op = match (base, is_const) {
+                    (Base::This(_), false) => Op::This(idx as u32),
+                    (Base::This(_), true) => Op::ThisConst(idx as u32),
+                    (Base::BoundObj(_), false) => Op::Bound(idx as u32),
+                    (Base::BoundObj(_), true) => Op::BoundConst(idx as u32),
+                    (Base::BoundGod(_), false) => Op::GodInit(idx as u32),
+                    (Base::BoundGod(_), true) => Op::GodConst(idx as u32),
+                    (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
+                    (Base::Named(id, _), true) => Op::Const(self.gods[self.initial[id as usize] as usize].consts[idx]),
+                };
+                self.emit(op, span);
+                ty
+            }
+            None if first.name == "name" => {
+                match base {
+                    Base::This(_) => {
+                        self.emit(Op::ThisObj, span0);
+                        self.emit(Op::NameOf, span);
+                    }
+                    Base::BoundObj(_) => {
+                        self.emit(Op::BoundObj, span0);
+                        self.emit(Op::NameOf, span);
+                    }
+                    Base::BoundGod(_) => self.emit(Op::GodName, span),
+                    Base::Named(id, _) => {
+                        let s = self.gods[self.initial[id as usize] as usize].name_sym;
+                        self.emit(Op::Const(s), span);
+                    }
+                }
+                Ty::Str
+            }
+            None => {
+                self.no_such_attr(class, first);
+                return None;
+            }
+        };
+        let mut span = span;
+        for seg in &p[2..] {
+            let Ty::Obj(c) = ty else {
+                let found = self.ty_name(ty);
+                self.error(seg.span, DiagKind::TypeMismatch { expected: format!("an object before `.{}`", seg.name), found });
+                return None;
+            };
+            span = span.to(seg.span);
+            ty = match self.find_attr(c, &seg.name) {
+                Some((false, idx, t)) => {
+                    self.emit(Op::Field(idx as u32), span);
+                    t
+                }
+                Some((true, idx, t)) => {
+                    self.emit(Op::FieldConst(idx as u32), span);
+                    t
+                }
+                None if seg.name == "name" => {
+                    self.emit(Op::NameOf, span);
+                    Ty::Str
+                }
+                None => {
+                    self.no_such_attr(c, seg);
+                    return None;
+                }
+            };
+        }
+        Some(ty)
+    }
+
+    /// An assignment target: an instance attribute of an object.
+    fn place(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(Place, Ty)> {
+        let ExprKind::Path(p) = &e.kind else {
+            self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: "an attribute to assign to, such as `global.coins`".into() });
+            return None;
+        };
+        if p.len() < 2 {
+            self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", p[0].name), expected: "an attribute to assign to, such as `this.isFree`".into() });
+            return None;
+        }
+        let last = &p[p.len() - 1];
+        let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
+            match self.path_base(&p[0], cx)? {
+                Base::This(c) => (c, Box::new(Place::This)),
+                Base::BoundObj(c) => (c, Box::new(Place::Bound)),
+                Base::Named(id, c) => {
+                    let base = self.initial_base[id as usize];
+                    (c, Box::new(move |o| Place::Slot(base + o)))
+                }
+                Base::BoundGod(_) => {
+                    self.error(p[0].span, DiagKind::Invalid { what: format!("assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)", p[0].name), expected: "an attribute of `this`, a named object or a bound instance".into() });
+                    return None;
+                }
+            }
+        } else {
+            let start = self.begin();
+            let t = self.path(&p[..p.len() - 1], cx)?;
+            let Ty::Obj(c) = t else {
+                let found = self.ty_name(t);
+                self.error(last.span, DiagKind::TypeMismatch { expected: format!("an object before `.{}`", last.name), found });
+                return None;
+            };
+            let id = self.end(start)?;
+            (c, Box::new(move |o| Place::Field(id, o)))
+        };
+        match self.find_attr(class, &last.name) {
+            Some((false, idx, ty)) => {
+                self.assigned.insert(last.name.clone());
+                Some((place_of(idx as u32), ty))
+            }
+            Some((true, _, _)) => {
+                self.error(last.span, DiagKind::AssignToConstant { class: self.classes[class as usize].name.clone(), attr: last.name.clone() });
+                None
+            }
+            None => {
+                self.no_such_attr(class, last);
+                None
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- store layout
+
+    fn finish(self) -> Program {
+        let mut syms = self.syms;
+        let mut trie = Trie { paths: vec![String::new()], parent: vec![0], child: HashMap::new() };
+        let req_nodes: Vec<u32> = self.store_reqs.iter().map(|r| trie.node(0, &r.segs)).collect();
+        // Fixed names after a computed segment are looked up by symbol, so they need one.
+        for (_, _, rest) in &self.dyn_incs {
+            for name in rest.iter().flatten() {
+                if !syms.contains(name) {
+                    syms.push(name.clone());
+                }
+            }
+        }
+        // Every node a computed segment can start from gets a child for every symbol.
+        let mut dyn_parents: Vec<u32> = Vec::new();
+        for (_, req, rest) in &self.dyn_incs {
+            let mut frontier = vec![req_nodes[*req]];
+            for seg in rest {
+                let mut next = Vec::new();
+                for &n in &frontier {
+                    dyn_parents.push(n);
+                    for s in &syms {
+                        let c = trie.node(n, std::slice::from_ref(s));
+                        if seg.as_ref().is_none_or(|name| name == s) {
+                            next.push(c);
+                        }
+                    }
+                    if trie.paths.len() > MAX_STORE_NODES {
+                        break;
+                    }
+                }
+                frontier = next;
+            }
+        }
+        dyn_parents.sort();
+        dyn_parents.dedup();
+        let mut dyn_base = vec![u32::MAX; trie.paths.len()];
+        let mut dyn_children = Vec::new();
+        for &n in &dyn_parents {
+            dyn_base[n as usize] = dyn_children.len() as u32;
+            for s in &syms {
+                dyn_children.push(trie.child[&(n, s.clone())]);
+            }
+        }
+        let Trie { paths, parent, .. } = trie;
+        let n_nodes = paths.len() as u32;
+        let store_slots = 2 * n_nodes;
+        let mut code = self.code;
+        for op in code.iter_mut() {
+            match op {
+                Op::StoreOwn(r) => *op = Op::StoreOwn(req_nodes[*r as usize]),
+                Op::StoreSum(r) => *op = Op::StoreSum(req_nodes[*r as usize]),
+                _ => {}
+            }
+        }
+        for &i in &self.slot_fixups {
+            if let Op::Slot(s) = code[i] {
+                code[i] = Op::Slot(s + store_slots);
+            }
+        }
+        let mut conses = self.conses;
+        for c in conses.iter_mut() {
+            match &mut c.code {
+                Cons::GameIncrease { node, .. } => *node = req_nodes[*node as usize],
+                Cons::Assign { place: Place::Slot(s), .. } => *s += store_slots,
+                Cons::Create { assign: Some(Place::Slot(s)), .. } => *s += store_slots,
+                _ => {}
+            }
+        }
+        Program {
+            source: self.source,
+            syms,
+            classes: self.out_classes,
+            gods: self.gods,
+            rules: self.actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::Rule).map(|(i, _)| i as ActionId).collect(),
+            actions: self.actions,
+            conses,
+            code,
+            spans: self.spans,
+            initial: self.initial,
+            goals: self.goals,
+            groups: self.groups,
+            store: StoreLayout { paths, parent, dyn_base, dyn_children },
+            limits: self.limits,
+            default_duration: self.default_duration,
+            session_length: self.session_length,
+            session_pause: self.session_pause,
+            is_sub: self.is_sub,
+            max_stack: 32,
+        }
+    }
+
+}
+
+/// The game value store's nodes while they are laid out.
+struct Trie {
+    paths: Vec<String>,
+    parent: Vec<u32>,
+    child: HashMap<(u32, String), u32>,
+}
+
+impl Trie {
+    /// The node below `from` along `segs`, created if new.
+    fn node(&mut self, from: u32, segs: &[String]) -> u32 {
+        let mut n = from;
+        for s in segs {
+            n = match self.child.get(&(n, s.clone())) {
+                Some(&c) => c,
+                None => {
+                    let c = self.paths.len() as u32;
+                    let p = if n == 0 { s.clone() } else { format!("{}.{}", self.paths[n as usize], s) };
+                    self.paths.push(p);
+                    self.parent.push(n);
+                    self.child.insert((n, s.clone()), c);
+                    c
+                }
+            };
+        }
+        n
+    }
+}

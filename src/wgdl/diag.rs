@@ -1,0 +1,210 @@
+//! Diagnostics as data: every problem found while reading a game is a [`Diagnostic`] — a
+//! [`Span`] plus a structured [`DiagKind`] — and the front end never stops at the first one.
+//!
+//! Passes push diagnostics into a `Vec`; one renderer at the edge ([`render`]) prints
+//! `file:line:column`, the offending line, a caret under the span and what was expected. Tests
+//! match on the kind, not on the wording. Runtime errors ([`super::RuntimeError`]) carry a span
+//! too and are rendered by the same function.
+
+use std::fmt;
+
+/// A byte range in one source file. `lo..hi`, half-open; `hi == lo` marks a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    pub lo: u32,
+    pub hi: u32,
+}
+
+impl Span {
+    pub fn new(lo: usize, hi: usize) -> Span {
+        Span { lo: lo as u32, hi: hi as u32 }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+    }
+}
+
+/// A source text with its name, able to turn byte offsets into line and column.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile { name: name.into(), text, line_starts }
+    }
+
+    /// 1-based line and column (column counted in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let col = self.text[start..offset].chars().count() + 1;
+        (line + 1, col)
+    }
+
+    /// The text of a 1-based line without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        let start = self.line_starts[line - 1];
+        let end = self.line_starts.get(line).map_or(self.text.len(), |&e| e - 1);
+        self.text[start..end].trim_end_matches('\r')
+    }
+
+    pub fn slice(&self, span: Span) -> &str {
+        &self.text[span.lo as usize..(span.hi as usize).min(self.text.len())]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem in a game description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub span: Span,
+    pub severity: Severity,
+    pub kind: DiagKind,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, kind: DiagKind) -> Diagnostic {
+        Diagnostic { span, severity: Severity::Error, kind }
+    }
+    pub fn warning(span: Span, kind: DiagKind) -> Diagnostic {
+        Diagnostic { span, severity: Severity::Warning, kind }
+    }
+}
+
+/// What went wrong. Each variant names the fields a test or a tool may want to inspect; the
+/// `Display` text always ends with what was expected instead.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DiagKind {
+    #[error("unexpected character `{found}`; expected a name, a number, an operator or a comment")]
+    BadCharacter { found: char },
+    #[error("unterminated block comment; expected `*/` before the end of the file")]
+    UnterminatedComment,
+    #[error("unterminated string; expected a closing `\"` on the same line")]
+    UnterminatedString,
+    #[error("unknown declaration `{found}`; expected one of: {expected}")]
+    UnknownDeclaration { found: String, expected: &'static str },
+    #[error("unexpected {found}; expected {expected}")]
+    Unexpected { found: String, expected: String },
+    #[error("bad {ty} literal `{text}`; expected {expected}")]
+    BadLiteral { ty: &'static str, text: String, expected: &'static str },
+    #[error("unknown {what} `{name}`; expected {expected}")]
+    UnknownName { what: &'static str, name: String, expected: String },
+    #[error("{what} `{name}` is declared twice (first at line {first_line})")]
+    Duplicate { what: &'static str, name: String, first_line: usize },
+    #[error("type mismatch: expected {expected}, found {found}")]
+    TypeMismatch { expected: String, found: String },
+    #[error("`{what}` takes {expected}, found {found}")]
+    WrongArity { what: String, expected: String, found: usize },
+    #[error("class inheritance is cyclic: {cycle}; expected a single-parent tree")]
+    CyclicInheritance { cycle: String },
+    #[error("class `{class}` has no attribute `{attr}`; expected one of: {known}")]
+    UnknownAttribute { class: String, attr: String, known: String },
+    #[error("`{attr}` is a class constant of `{class}` and cannot be assigned; expected an instance attribute")]
+    AssignToConstant { class: String, attr: String },
+    #[error("{what}; expected {expected}")]
+    Invalid { what: String, expected: String },
+    #[error("consequence `{name}` is part of a cycle ({cycle}); expected conditional/timed targets that end")]
+    ConsequenceCycle { name: String, cycle: String },
+    #[error("this condition can never hold: {why}")]
+    NeverHolds { why: String },
+    #[error("goal {k} is unreachable: {why}")]
+    UnreachableGoal { k: u32, why: String },
+    #[error("{0}")]
+    Lint(String),
+}
+
+/// The whole outcome of reading a game: errors and warnings, with the source to render them.
+#[derive(Clone, Debug)]
+pub struct Diagnostics {
+    pub file: SourceFile,
+    pub items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn has_errors(&self) -> bool {
+        self.items.iter().any(|d| d.severity == Severity::Error)
+    }
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| d.severity == Severity::Error)
+    }
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| d.severity == Severity::Warning)
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.items {
+            let sev = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            f.write_str(&render(&self.file, d.span, sev, &d.kind.to_string()))?;
+        }
+        let n_err = self.errors().count();
+        if n_err > 0 {
+            writeln!(f, "{}: {} error(s), {} warning(s)", self.file.name, n_err, self.warnings().count())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// Renders one message the way every playforge error looks:
+///
+/// ```text
+/// error: unknown class `hous`; expected a declared class (house, building)
+///   --> games/x.wgdl:12:8
+///    |
+/// 12 | object poor is hous
+///    |                ^^^^
+/// ```
+pub fn render(file: &SourceFile, span: Span, severity: &str, message: &str) -> String {
+    let (line, col) = file.line_col(span.lo);
+    let text = file.line_text(line);
+    let gutter = line.to_string().len();
+    let width = {
+        let (end_line, end_col) = file.line_col(span.hi);
+        if end_line == line && end_col > col { end_col - col } else { 1 }
+    };
+    let pad: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    format!(
+        "{severity}: {message}\n{:gutter$}--> {}:{line}:{col}\n{:gutter$} |\n{line} | {text}\n{:gutter$} | {pad}{}\n",
+        "",
+        file.name,
+        "",
+        "",
+        "^".repeat(width),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_and_render() {
+        let f = SourceFile::new("t.wgdl", "class a\nobject o is hous\n");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(20), (2, 13));
+        let out = render(&f, Span::new(20, 24), "error", "unknown class");
+        assert!(out.contains("t.wgdl:2:13"), "{out}");
+        assert!(out.contains("2 | object o is hous"), "{out}");
+        assert!(out.contains("^^^^"), "{out}");
+    }
+}

@@ -1,0 +1,195 @@
+//! Lints: warnings about a game that compiles but probably does not do what its author meant.
+//! Runs after [`super::compile`] on the finished program and the AST.
+//!
+//! - goals and conditions that can never hold: constant after folding, or reading only values
+//!   that no consequence ever changes and false in the start state;
+//! - precedence traps of the thesis's operator order: `a * b / c` (means `a * (b / c)`) and
+//!   `a || b && c` (means `(a || b) && c`) written without brackets.
+
+use super::ast::{self, BinOp, DeclKind, ExprKind};
+use super::diag::{DiagKind, Diagnostic, SourceFile};
+use super::program::{Op, Program};
+
+pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
+    let src = &program.source;
+    let assigned = assigned_attributes(file);
+    let changes_time = program.default_duration.is_some() || program.session_length > 0 || program.actions.iter().any(|a| a.duration.is_some());
+    for d in &file.decls {
+        match &d.kind {
+            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } | DeclKind::Consequence { body: ast::ConsBody::Conditional(expr, _), .. } => {
+                precedence(expr, src, diags);
+            }
+            DeclKind::Consequence { body: ast::ConsBody::Direct(expr), .. } => precedence(expr, src, diags),
+            _ => {}
+        }
+    }
+    // Goals: evaluate in the start state when nothing they read can change.
+    let Ok(start) = program.initial_state() else { return };
+    for (i, g) in program.goals.iter().enumerate() {
+        let code = &program.code[g.expr.start as usize..(g.expr.start + g.expr.len) as usize];
+        let fixed = code.iter().all(|op| match op {
+            Op::Slot(_) => true,
+            Op::StoreOwn(_) | Op::StoreSum(_) | Op::Moves | Op::Sessions => false,
+            Op::Time | Op::SessionTime => !changes_time,
+            _ => true,
+        });
+        let reads_only_fixed = fixed && reads_unassigned(file, i, &assigned);
+        if reads_only_fixed && (start.goal as usize) <= i {
+            let span = goal_span(file, g.k).unwrap_or_default();
+            let why = if code.iter().any(|op| matches!(op, Op::Slot(_))) {
+                "nothing it reads is ever changed by a consequence, and it is false at the start".to_string()
+            } else {
+                "it is a constant false".to_string()
+            };
+            diags.push(Diagnostic::warning(span, DiagKind::UnreachableGoal { k: g.k, why }));
+        }
+    }
+    // Conditions that are constant false.
+    for d in &file.decls {
+        if let DeclKind::Condition { expr, .. } = &d.kind
+            && let Some(false) = const_bool(expr)
+        {
+            diags.push(Diagnostic::warning(expr.span, DiagKind::NeverHolds { why: "it is a constant false".into() }));
+        }
+    }
+    if program.goals.is_empty() {
+        diags.push(Diagnostic::warning(Default::default(), DiagKind::Lint(format!(
+            "no `goal`: the game never ends by itself; runs stop after `limit steps` ({} moves)",
+            program.limits.steps
+        ))));
+    }
+}
+
+fn goal_span(file: &ast::File, k: u32) -> Option<super::diag::Span> {
+    file.decls.iter().find_map(|d| match &d.kind {
+        DeclKind::Goal { k: kk, expr, .. } if *kk == k => Some(expr.span),
+        _ => None,
+    })
+}
+
+fn assigned_attributes(file: &ast::File) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in &file.decls {
+        if let DeclKind::Consequence { body, .. } = &d.kind {
+            match body {
+                ast::ConsBody::Direct(e) => {
+                    if let ExprKind::Binary(BinOp::Assign, l, _) = &e.kind
+                        && let ExprKind::Path(p) = &l.kind
+                        && let Some(last) = p.last()
+                    {
+                        out.push(last.name.clone());
+                    }
+                }
+                ast::ConsBody::CreateAndAssign(_, l) => {
+                    if let ExprKind::Path(p) = &l.kind
+                        && let Some(last) = p.last()
+                    {
+                        out.push(last.name.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// True when every attribute the i-th goal (in k order) reads is never assigned.
+fn reads_unassigned(file: &ast::File, i: usize, assigned: &[String]) -> bool {
+    let mut goals: Vec<(u32, &ast::Expr)> = file.decls.iter().filter_map(|d| match &d.kind {
+        DeclKind::Goal { k, expr, .. } => Some((*k, expr)),
+        _ => None,
+    }).collect();
+    goals.sort_by_key(|g| g.0);
+    let Some((_, e)) = goals.get(i) else { return false };
+    let mut ok = true;
+    walk(e, &mut |x| {
+        if let ExprKind::Path(p) = &x.kind
+            && p.iter().skip(1).any(|seg| assigned.contains(&seg.name))
+        {
+            ok = false;
+        }
+        if let ExprKind::GameValue(_) = &x.kind {
+            ok = false;
+        }
+    });
+    ok
+}
+
+fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary(_, x) => walk(x, f),
+        ExprKind::Binary(_, l, r) => {
+            walk(l, f);
+            walk(r, f);
+        }
+        _ => {}
+    }
+}
+
+fn const_bool(e: &ast::Expr) -> Option<bool> {
+    fn num(e: &ast::Expr) -> Option<f64> {
+        match &e.kind {
+            ExprKind::Lit(ast::Lit::Long(v)) => Some(*v as f64),
+            ExprKind::Lit(ast::Lit::Double(v)) => Some(*v),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (num(l)?, num(r)?);
+                match op {
+                    BinOp::Add => Some(a + b),
+                    BinOp::Sub => Some(a - b),
+                    BinOp::Mul => Some(a * b),
+                    BinOp::Div if b != 0.0 => Some(a / b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    match &e.kind {
+        ExprKind::Lit(ast::Lit::Bool(b)) => Some(*b),
+        ExprKind::Unary(ast::UnOp::Not, x) => const_bool(x).map(|b| !b),
+        ExprKind::Binary(op, l, r) => match op {
+            BinOp::And => Some(const_bool(l)? && const_bool(r)?),
+            BinOp::Or => Some(const_bool(l)? || const_bool(r)?),
+            BinOp::Xor => Some(const_bool(l)? != const_bool(r)?),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let (a, b) = (num(l)?, num(r)?);
+                Some(match op {
+                    BinOp::Eq => a == b,
+                    BinOp::Ne => a != b,
+                    BinOp::Lt => a < b,
+                    BinOp::Le => a <= b,
+                    BinOp::Gt => a > b,
+                    _ => a >= b,
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn precedence(e: &ast::Expr, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
+    walk(e, &mut |x| {
+        if let ExprKind::Binary(op, _, r) = &x.kind
+            && let ExprKind::Binary(rop, _, _) = &r.kind
+        {
+            let bracketed = src.slice(r.span).starts_with('(');
+            let trap = matches!((op, rop), (BinOp::Mul, BinOp::Div)) || matches!((op, rop), (BinOp::Mul | BinOp::Div, BinOp::Div));
+            if trap && !bracketed && *op == BinOp::Mul {
+                diags.push(Diagnostic::warning(x.span, DiagKind::Lint(
+                    "WGDL gives `/` a higher precedence than `*` (thesis section 4.3): this reads `a * (b / c)`; add brackets to say which you mean".into(),
+                )));
+            }
+        }
+        if let ExprKind::Binary(BinOp::And, l, _) = &x.kind
+            && let ExprKind::Binary(BinOp::Or, _, _) = &l.kind
+            && !src.slice(l.span).starts_with('(')
+        {
+            diags.push(Diagnostic::warning(x.span, DiagKind::Lint(
+                "WGDL gives `||` a higher precedence than `&&` (thesis section 4.3): this reads `(a || b) && c`; add brackets to say which you mean".into(),
+            )));
+        }
+    });
+}

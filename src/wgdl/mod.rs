@@ -1,0 +1,60 @@
+//! WGDL: the game description language and its one interpreter.
+//!
+//! The pipeline, one file per stage: [`lexer`] (text → tokens) → [`parser`] (tokens → [`ast`]
+//! with spans) → [`compile`] (names resolved once, types checked, expressions lowered to
+//! bytecode) → [`lint`] (warnings: goals and conditions that can never hold, precedence traps) →
+//! [`Program`] + [`State`] (run time). Every stage reports problems as [`Diagnostic`]s and keeps
+//! going; nothing here does I/O except [`load`], and nothing here knows any particular game.
+
+pub mod ast;
+pub mod compile;
+pub mod diag;
+pub mod lexer;
+pub mod lint;
+pub mod parser;
+pub mod program;
+
+pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
+pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// A compiled game and the warnings found while compiling it.
+pub struct Compiled {
+    pub program: Arc<Program>,
+    pub warnings: Diagnostics,
+}
+
+/// Compiles WGDL source text. `name` is used in messages (usually the file path).
+pub fn compile_str(name: &str, text: &str) -> Result<Compiled, Diagnostics> {
+    let file = Arc::new(SourceFile::new(name, text));
+    let mut diags = Vec::new();
+    let tokens = lexer::lex(&file.text, &mut diags);
+    let ast = parser::parse(&tokens, &mut diags);
+    let program = compile::compile(&ast, file.clone(), &mut diags);
+    if let Some(p) = &program {
+        lint::lint(&ast, p, &mut diags);
+    }
+    diags.sort_by_key(|d| (d.span.lo, d.span.hi));
+    let report = Diagnostics { file: (*file).clone(), items: diags };
+    match program {
+        Some(p) if !report.has_errors() => Ok(Compiled { program: Arc::new(p), warnings: report }),
+        _ => Err(report),
+    }
+}
+
+/// Errors from [`load`]: the file could not be read, or it does not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Compile(Diagnostics),
+}
+
+/// Reads and compiles a `.wgdl` file.
+pub fn load(path: &Path) -> Result<Compiled, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.display().to_string(), source })?;
+    compile_str(&path.display().to_string(), &text).map_err(LoadError::Compile)
+}

@@ -1,0 +1,685 @@
+//! Parser: tokens → [`ast::File`]. Second stage (text → tokens → **AST** → checked model → program).
+//!
+//! The file is cut into lines; each line is one declaration chosen by its first word, as in the
+//! thesis (Appendix B). Parsing never fails: a bad line becomes a diagnostic and the parser moves
+//! on to the next line, so one run reports every problem.
+//!
+//! Expressions follow the thesis's precedence *exactly* (section 4.3), lowest first:
+//! `= == != && || xor > >= < <= + - * /`, each operator on its own level, left-associative. The
+//! operands and operators of an expression are read into a flat list first, then split at the
+//! last operator of the lowest level present — the recursive split the spec recommends. One
+//! consequence users must know (documented in games/README.md): `a * b / c` means `a * (b / c)`.
+//! Unary `-` and `!`/`not` bind tightest.
+
+use super::ast::*;
+use super::diag::{DiagKind, Diagnostic, Span};
+use super::lexer::{Tok, Token};
+
+const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
+actionGroup, isInGroup, duration, session, limit";
+
+pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
+    let mut decls = Vec::new();
+    let mut start = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        if matches!(t.tok, Tok::Newline | Tok::Eof) {
+            let line = &tokens[start..i];
+            start = i + 1;
+            if line.is_empty() {
+                continue;
+            }
+            let mut p = LineParser { toks: line, pos: 0, end: t.span };
+            match p.decl() {
+                Ok(d) => decls.push(d),
+                Err(d) => diags.push(d),
+            }
+        }
+    }
+    File { decls }
+}
+
+type PResult<T> = Result<T, Diagnostic>;
+
+struct LineParser<'a> {
+    toks: &'a [Token],
+    pos: usize,
+    /// The newline (or end of file) after the line, for "expected … at end of line".
+    end: Span,
+}
+
+fn describe(t: Option<&Token>) -> String {
+    match t.map(|t| &t.tok) {
+        None | Some(Tok::Newline) | Some(Tok::Eof) => "end of line".into(),
+        Some(Tok::Name(n)) => format!("`{n}`"),
+        Some(Tok::Number(n)) => format!("number `{n}`"),
+        Some(Tok::Quoted(s)) => format!("string \"{s}\""),
+        Some(Tok::Op(o)) => format!("`{o}`"),
+    }
+}
+
+fn is_type_word(n: &str) -> bool {
+    matches!(n, "long" | "double" | "boolean" | "string" | "String")
+}
+
+impl<'a> LineParser<'a> {
+    fn peek(&self) -> Option<&'a Token> {
+        self.toks.get(self.pos)
+    }
+    fn peek_at(&self, k: usize) -> Option<&'a Token> {
+        self.toks.get(self.pos + k)
+    }
+    fn here(&self) -> Span {
+        self.peek().map_or(Span { lo: self.end.lo, hi: self.end.lo }, |t| t.span)
+    }
+    fn line_span(&self) -> Span {
+        self.toks[0].span.to(self.toks[self.toks.len() - 1].span)
+    }
+    fn err<T>(&self, expected: impl Into<String>) -> PResult<T> {
+        Err(Diagnostic::error(self.here(), DiagKind::Unexpected { found: describe(self.peek()), expected: expected.into() }))
+    }
+    fn at_end(&self) -> bool {
+        self.pos >= self.toks.len()
+    }
+    fn expect_end(&self) -> PResult<()> {
+        if self.at_end() { Ok(()) } else { self.err("end of line (one declaration per line)") }
+    }
+    fn peek_name(&self) -> Option<&'a str> {
+        match self.peek().map(|t| &t.tok) {
+            Some(Tok::Name(n)) => Some(n),
+            _ => None,
+        }
+    }
+    fn peek_op(&self, op: &str) -> bool {
+        matches!(self.peek().map(|t| &t.tok), Some(Tok::Op(o)) if *o == op)
+    }
+    fn eat_op(&mut self, op: &str) -> bool {
+        if self.peek_op(op) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_op(&mut self, op: &str) -> PResult<Span> {
+        let span = self.here();
+        if self.eat_op(op) { Ok(span) } else { self.err(format!("`{op}`")) }
+    }
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        match self.peek() {
+            Some(Token { tok: Tok::Name(n), span }) => {
+                self.pos += 1;
+                Ok(Ident { name: n.clone(), span: *span })
+            }
+            _ => self.err(what),
+        }
+    }
+    fn keyword(&mut self, kw: &str) -> PResult<Span> {
+        match self.peek() {
+            Some(Token { tok: Tok::Name(n), span }) if n == kw => {
+                self.pos += 1;
+                Ok(*span)
+            }
+            _ => self.err(format!("`{kw}`")),
+        }
+    }
+
+    fn decl(&mut self) -> PResult<Decl> {
+        let head = self.ident(&format!("a declaration ({DECLS})"))?;
+        let kind = match head.name.as_str() {
+            "class" => {
+                let name = self.ident("a class name")?;
+                let parent = if self.eat_op(":") { Some(self.ident("the parent class name after `:`")?) } else { None };
+                DeclKind::Class { name, parent }
+            }
+            "object" => {
+                let name = self.ident("an object description name")?;
+                self.keyword("is")?;
+                let class = self.ident("a class name after `is`")?;
+                DeclKind::Object { name, class }
+            }
+            "attribute" => self.attribute()?,
+            "action" => self.action()?,
+            "condition" => {
+                let action = self.ident("the name of the action this condition belongs to")?;
+                let expr = self.expr()?;
+                DeclKind::Condition { action, expr }
+            }
+            "consequence" => self.consequence()?,
+            "hasConsequence" => {
+                let action = self.ident("an action name")?;
+                let consequence = self.ident("a consequence name")?;
+                DeclKind::HasConsequence { action, consequence }
+            }
+            "initial" => DeclKind::Initial { object: self.ident("an object description name")? },
+            "goal" => {
+                let k_span = self.here();
+                let k = match self.peek().map(|t| &t.tok) {
+                    Some(Tok::Number(n)) => n.parse::<u32>().ok().filter(|&k| k >= 1),
+                    _ => None,
+                };
+                let Some(k) = k else { return self.err("a goal number 1, 2, 3, … after `goal`") };
+                self.pos += 1;
+                let expr = self.expr()?;
+                DeclKind::Goal { k, k_span, expr }
+            }
+            "game" => {
+                let name = self.ident("a game value name after `game`")?;
+                let mut path = vec![self.path_segment()?];
+                while self.eat_op(".") {
+                    path.push(self.path_segment()?);
+                }
+                DeclKind::GameValue { name, path }
+            }
+            "actionGroup" => {
+                let name = self.ident("an action group name")?;
+                let w = self.number("a group probability such as 0.8")?;
+                DeclKind::ActionGroup { name, weight: w }
+            }
+            "isInGroup" => {
+                let group = self.ident("an action group name")?;
+                let action = self.ident("an action name")?;
+                DeclKind::IsInGroup { group, action }
+            }
+            "duration" => {
+                let action = match (self.peek_name(), self.peek_at(1)) {
+                    (Some(n), Some(_)) if !is_type_word(n) && n != "game" && n != "this" => Some(self.ident("an action name")?),
+                    _ => None,
+                };
+                DeclKind::Duration { action, expr: self.expr()? }
+            }
+            "session" => {
+                let key = self.ident("`length` or `pause` after `session`")?;
+                DeclKind::Session { key, expr: self.expr()? }
+            }
+            "limit" => {
+                let key = self.ident("a limit name (ruleFirings, objects, timers, steps)")?;
+                let span = self.here();
+                let v = self.number("a whole number")?;
+                if v < 1.0 || v.fract() != 0.0 {
+                    return Err(Diagnostic::error(span, DiagKind::BadLiteral { ty: "limit", text: v.to_string(), expected: "a whole number ≥ 1" }));
+                }
+                DeclKind::Limit { key, value: v as u64 }
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    head.span,
+                    DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS },
+                ));
+            }
+        };
+        self.expect_end()?;
+        Ok(Decl { kind, span: self.line_span() })
+    }
+
+    fn number(&mut self, expected: &str) -> PResult<f64> {
+        let neg = self.eat_op("-");
+        match self.peek() {
+            Some(Token { tok: Tok::Number(n), .. }) => {
+                self.pos += 1;
+                let v: f64 = n.parse().unwrap_or(0.0);
+                Ok(if neg { -v } else { v })
+            }
+            _ => self.err(expected),
+        }
+    }
+
+    /// A store path segment in a `game` definition: a bare name, `String word` or "quoted".
+    fn path_segment(&mut self) -> PResult<Ident> {
+        if let Some(n) = self.peek_name()
+            && (n == "string" || n == "String")
+        {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(Token { tok: Tok::Name(n) | Tok::Number(n) | Tok::Quoted(n), span }) => {
+                self.pos += 1;
+                Ok(Ident { name: n.clone(), span: *span })
+            }
+            _ => self.err("a game value path segment (a name)"),
+        }
+    }
+
+    fn type_expr(&mut self) -> PResult<(TypeExpr, Span)> {
+        let id = self.ident("a type: long, double, boolean, string or object:<Class>")?;
+        let t = match id.name.as_str() {
+            "long" => TypeExpr::Long,
+            "double" => TypeExpr::Double,
+            "boolean" => TypeExpr::Boolean,
+            "string" | "String" => TypeExpr::String,
+            "object" => {
+                self.expect_op(":")?;
+                let c = self.ident("a class name after `object:`")?;
+                let span = id.span.to(c.span);
+                return Ok((TypeExpr::Object(c), span));
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    id.span,
+                    DiagKind::Unexpected {
+                        found: format!("`{}`", id.name),
+                        expected: "a type: long, double, boolean, string or object:<Class>".into(),
+                    },
+                ));
+            }
+        };
+        Ok((t, id.span))
+    }
+
+    fn attribute(&mut self) -> PResult<DeclKind> {
+        let mut constant = false;
+        if self.peek_name() == Some("class") {
+            self.pos += 1;
+            constant = true;
+        }
+        let target = self.ident("a class or object description name")?;
+        let name = self.ident("an attribute name")?;
+        // Typed form: `attribute C name <type> <value>`; per-object form: `attribute o name <value>`.
+        let typed = match (self.peek_name(), self.peek_at(1)) {
+            (Some("object"), Some(Token { tok: Tok::Op(":"), .. })) => {
+                // `object:Class null` is a type; `object:o` alone is an object-reference value.
+                self.peek_at(3).is_some()
+            }
+            (Some(n), Some(_)) => is_type_word(n),
+            _ => false,
+        };
+        if constant && !typed {
+            return self.err("a type and a value: `attribute class <Class> <name> <type> <value>`");
+        }
+        let ty = if typed { Some(self.type_expr()?) } else { None };
+        let value = self.attr_value(ty.as_ref().map(|t| &t.0))?;
+        Ok(DeclKind::Attribute { constant, target, name, ty, value })
+    }
+
+    /// An attribute's value: after a type the thesis writes a bare value (`String none`,
+    /// `long 0`); a per-object override writes it bare too (`attribute coin1 coinValue 1`).
+    fn attr_value(&mut self, ty: Option<&TypeExpr>) -> PResult<Expr> {
+        let start = self.here();
+        match ty {
+            Some(TypeExpr::String) => self.string_word(start),
+            Some(TypeExpr::Long) => self.typed_number(start, "long"),
+            Some(TypeExpr::Double) => self.typed_number(start, "double"),
+            Some(TypeExpr::Boolean) => self.bool_word(start),
+            Some(TypeExpr::Object(_)) | None => {
+                // A bare name in a per-object override is a string (`attribute poor_house name poor_house`).
+                if let Some(Token { tok: Tok::Name(n), span }) = self.peek()
+                    && !matches!(self.peek_at(1).map(|t| &t.tok), Some(Tok::Op(_)))
+                    && !is_type_word(n)
+                    && !matches!(n.to_ascii_lowercase().as_str(), "true" | "false" | "null")
+                    && n != "object"
+                {
+                    self.pos += 1;
+                    return Ok(Expr { kind: ExprKind::Lit(Lit::Str(n.clone())), span: *span });
+                }
+                self.expr()
+            }
+        }
+    }
+
+    fn string_word(&mut self, start: Span) -> PResult<Expr> {
+        match self.peek() {
+            Some(Token { tok: Tok::Name(s) | Tok::Number(s) | Tok::Quoted(s), span }) => {
+                self.pos += 1;
+                Ok(Expr { kind: ExprKind::Lit(Lit::Str(s.clone())), span: start.to(*span) })
+            }
+            _ => self.err("a string value (a word or \"quoted text\")"),
+        }
+    }
+
+    fn typed_number(&mut self, start: Span, ty: &'static str) -> PResult<Expr> {
+        let neg = self.eat_op("-");
+        match self.peek() {
+            Some(Token { tok: Tok::Number(n), span }) => {
+                self.pos += 1;
+                let span = start.to(*span);
+                let lit = if ty == "long" {
+                    match n.parse::<i64>() {
+                        Ok(v) => Lit::Long(if neg { -v } else { v }),
+                        Err(_) => {
+                            return Err(Diagnostic::error(
+                                span,
+                                DiagKind::BadLiteral { ty, text: n.clone(), expected: "a whole number without a fraction" },
+                            ));
+                        }
+                    }
+                } else {
+                    let v: f64 = n.parse().unwrap_or(0.0);
+                    Lit::Double(if neg { -v } else { v })
+                };
+                Ok(Expr { kind: ExprKind::Lit(lit), span })
+            }
+            Some(t) => Err(Diagnostic::error(
+                t.span,
+                DiagKind::BadLiteral {
+                    ty,
+                    text: describe(Some(t)).trim_matches('`').to_string(),
+                    expected: if ty == "long" { "a whole number such as 30" } else { "a number such as 0.5" },
+                },
+            )),
+            None => self.err(format!("a {ty} value")),
+        }
+    }
+
+    fn bool_word(&mut self, start: Span) -> PResult<Expr> {
+        if let Some(Token { tok: Tok::Name(n), span }) = self.peek() {
+            let v = match n.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            };
+            if let Some(v) = v {
+                self.pos += 1;
+                return Ok(Expr { kind: ExprKind::Lit(Lit::Bool(v)), span: start.to(*span) });
+            }
+            return Err(Diagnostic::error(
+                *span,
+                DiagKind::BadLiteral { ty: "boolean", text: n.clone(), expected: "true or false (TRUE/FALSE)" },
+            ));
+        }
+        self.err("true or false")
+    }
+
+    fn action(&mut self) -> PResult<DeclKind> {
+        // `action create:Class name`
+        if self.peek_name() == Some("create") && self.peek_at(1).is_some_and(|t| t.tok == Tok::Op(":")) {
+            self.pos += 2;
+            let class = self.ident("a class name after `create:`")?;
+            let name = self.ident("an action name")?;
+            return Ok(DeclKind::Action { name, kind: ActionKind::OnCreate { class } });
+        }
+        let first = self.ident("an action name, or a class name followed by the action name")?;
+        if self.at_end() {
+            return Ok(DeclKind::Action { name: first, kind: ActionKind::Rule });
+        }
+        let name = self.ident("an action name")?;
+        let binding = match self.peek_name() {
+            Some("forEveryInstance") => Some(Binding::ForEveryInstance),
+            Some("forEveryGOD") => Some(Binding::ForEveryGod),
+            Some(_) | None if self.at_end() => None,
+            _ => return self.err("`forEveryInstance <Class>`, `forEveryGOD <Class>` or end of line"),
+        };
+        let binding = match binding {
+            Some(b) => {
+                self.pos += 1;
+                Some((b, self.ident("a class name to bind")?))
+            }
+            None => None,
+        };
+        Ok(DeclKind::Action { name, kind: ActionKind::Player { class: first, binding } })
+    }
+
+    fn consequence(&mut self) -> PResult<DeclKind> {
+        let name = self.ident("a consequence name")?;
+        let kind = self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession")?;
+        let body = match kind.name.as_str() {
+            "direct" => ConsBody::Direct(self.expr()?),
+            "create" => ConsBody::Create(self.expr()?),
+            "createAndAssign" => {
+                let what = self.expr()?;
+                if self.at_end() {
+                    return self.err("a second expression: `createAndAssign <object description or class> <attribute>`");
+                }
+                ConsBody::CreateAndAssign(what, self.expr()?)
+            }
+            "conditional" => {
+                let c = self.expr()?;
+                ConsBody::Conditional(c, self.ident("the name of the consequence to apply when the condition holds")?)
+            }
+            "timed" => {
+                let c = self.expr()?;
+                ConsBody::Timed(c, self.ident("the name of the consequence to apply when the time has passed")?)
+            }
+            "game" => {
+                self.keyword("increase")?;
+                let mut path = vec![self.expr()?];
+                while self.eat_op(",") {
+                    path.push(self.expr()?);
+                }
+                let by = if self.peek_name() == Some("by") {
+                    self.pos += 1;
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
+                ConsBody::GameIncrease { path, by }
+            }
+            "delete" => ConsBody::Delete(self.expr()?),
+            "endSession" => ConsBody::EndSession,
+            _ => {
+                return Err(Diagnostic::error(
+                    kind.span,
+                    DiagKind::Unexpected {
+                        found: format!("`{}`", kind.name),
+                        expected: "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession".into(),
+                    },
+                ));
+            }
+        };
+        Ok(DeclKind::Consequence { name, body })
+    }
+
+    // ---- expressions ----
+
+    /// Reads operands and operators until something that cannot continue the expression.
+    pub fn expr(&mut self) -> PResult<Expr> {
+        let mut operands = vec![self.unary()?];
+        let mut ops = Vec::new();
+        while let Some(op) = self.peek_binop() {
+            self.pos += 1;
+            ops.push(op);
+            operands.push(self.unary()?);
+        }
+        Ok(build(&mut operands.into_iter().map(Some).collect::<Vec<_>>(), &ops))
+    }
+
+    fn peek_binop(&self) -> Option<BinOp> {
+        Some(match &self.peek()?.tok {
+            Tok::Op("=") => BinOp::Assign,
+            Tok::Op("==") => BinOp::Eq,
+            Tok::Op("!=") => BinOp::Ne,
+            Tok::Op("&&") => BinOp::And,
+            Tok::Op("||") => BinOp::Or,
+            Tok::Op(">") => BinOp::Gt,
+            Tok::Op(">=") => BinOp::Ge,
+            Tok::Op("<") => BinOp::Lt,
+            Tok::Op("<=") => BinOp::Le,
+            Tok::Op("+") => BinOp::Add,
+            Tok::Op("-") => BinOp::Sub,
+            Tok::Op("*") => BinOp::Mul,
+            Tok::Op("/") => BinOp::Div,
+            Tok::Name(n) if n == "and" => BinOp::And,
+            Tok::Name(n) if n == "or" => BinOp::Or,
+            Tok::Name(n) if n == "xor" => BinOp::Xor,
+            _ => return None,
+        })
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        let start = self.here();
+        if self.eat_op("-") {
+            let e = self.unary()?;
+            // Fold `-5` into a literal so that `long -1` and `-1` read the same.
+            let span = start.to(e.span);
+            return Ok(match e.kind {
+                ExprKind::Lit(Lit::Long(v)) => Expr { kind: ExprKind::Lit(Lit::Long(-v)), span },
+                ExprKind::Lit(Lit::Double(v)) => Expr { kind: ExprKind::Lit(Lit::Double(-v)), span },
+                _ => Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(e)), span },
+            });
+        }
+        if self.eat_op("!") || (self.peek_name() == Some("not") && { self.pos += 1; true }) {
+            let e = self.unary()?;
+            let span = start.to(e.span);
+            return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(e)), span });
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let start = self.here();
+        let Some(t) = self.peek() else {
+            return self.err("an expression (a value, an attribute path such as this.coins, or `(`)");
+        };
+        match &t.tok {
+            Tok::Op("(") => {
+                self.pos += 1;
+                let mut e = self.expr()?;
+                let close = self.expect_op(")")?;
+                e.span = start.to(close);
+                Ok(e)
+            }
+            Tok::Number(n) => {
+                self.pos += 1;
+                let lit = if n.contains('.') { Lit::Double(n.parse().unwrap_or(0.0)) } else {
+                    match n.parse::<i64>() {
+                        Ok(v) => Lit::Long(v),
+                        Err(_) => {
+                            return Err(Diagnostic::error(t.span, DiagKind::BadLiteral { ty: "long", text: n.clone(), expected: "a number that fits in 64 bits" }));
+                        }
+                    }
+                };
+                Ok(Expr { kind: ExprKind::Lit(lit), span: t.span })
+            }
+            Tok::Quoted(s) => {
+                self.pos += 1;
+                Ok(Expr { kind: ExprKind::Lit(Lit::Str(s.clone())), span: t.span })
+            }
+            Tok::Name(n) => {
+                let n = n.clone();
+                match n.as_str() {
+                    "long" | "double" => {
+                        self.pos += 1;
+                        self.typed_number(start, if n == "long" { "long" } else { "double" })
+                    }
+                    "boolean" => {
+                        self.pos += 1;
+                        self.bool_word(start)
+                    }
+                    "string" | "String" => {
+                        self.pos += 1;
+                        self.string_word(start)
+                    }
+                    _ if n.eq_ignore_ascii_case("true") => {
+                        self.pos += 1;
+                        Ok(Expr { kind: ExprKind::Lit(Lit::Bool(true)), span: t.span })
+                    }
+                    _ if n.eq_ignore_ascii_case("false") => {
+                        self.pos += 1;
+                        Ok(Expr { kind: ExprKind::Lit(Lit::Bool(false)), span: t.span })
+                    }
+                    "null" => {
+                        self.pos += 1;
+                        Ok(Expr { kind: ExprKind::Lit(Lit::Null), span: t.span })
+                    }
+                    "object" if self.peek_at(1).is_some_and(|t| t.tok == Tok::Op(":")) => {
+                        self.pos += 2;
+                        let name = self.ident("an object description name after `object:`")?;
+                        Ok(Expr { span: start.to(name.span), kind: ExprKind::ObjRef(name) })
+                    }
+                    _ => {
+                        self.pos += 1;
+                        let mut path = vec![Ident { name: n.clone(), span: t.span }];
+                        while self.eat_op(".") {
+                            path.push(self.ident("an attribute name after `.`")?);
+                        }
+                        let span = start.to(path.last().map_or(start, |i| i.span));
+                        if n == "game" {
+                            if path.len() < 2 {
+                                return self.err("`.` and a game value name after `game`");
+                            }
+                            path.remove(0);
+                            return Ok(Expr { kind: ExprKind::GameValue(path), span });
+                        }
+                        Ok(Expr { kind: ExprKind::Path(path), span })
+                    }
+                }
+            }
+            _ => self.err("an expression (a value, an attribute path such as this.coins, or `(`)"),
+        }
+    }
+}
+
+/// Builds the tree by splitting at the last operator of the lowest precedence level present.
+fn build(operands: &mut [Option<Expr>], ops: &[BinOp]) -> Expr {
+    if ops.is_empty() {
+        return operands[0].take().expect("each operand is used once");
+    }
+    let lowest = ops.iter().map(|o| o.level()).min().expect("non-empty");
+    // Assignment is right-associative (split at the first); everything else left (the last).
+    let at = if lowest == BinOp::Assign.level() {
+        ops.iter().position(|o| o.level() == lowest)
+    } else {
+        ops.iter().rposition(|o| o.level() == lowest)
+    }
+    .expect("lowest level is present");
+    let (lo, hi) = operands.split_at_mut(at + 1);
+    let l = build(lo, &ops[..at]);
+    let r = build(hi, &ops[at + 1..]);
+    Expr { span: l.span.to(r.span), kind: ExprKind::Binary(ops[at], Box::new(l), Box::new(r)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wgdl::lexer::lex;
+
+    fn parse_expr(src: &str) -> Expr {
+        let mut d = Vec::new();
+        let toks = lex(&format!("condition x {src}"), &mut d);
+        let f = parse(&toks, &mut d);
+        assert!(d.is_empty(), "{d:?}");
+        match &f.decls[0].kind {
+            DeclKind::Condition { expr, .. } => expr.clone(),
+            k => panic!("{k:?}"),
+        }
+    }
+
+    #[test]
+    fn thesis_precedence_examples() {
+        assert_eq!(parse_expr("long 2 + long 5 * long 7").to_string(), "(long 2 + (long 5 * long 7))");
+        assert_eq!(parse_expr("(long 2 + long 5) * long 7").to_string(), "((long 2 + long 5) * long 7)");
+        // `/` binds tighter than `*` in the thesis's list.
+        assert_eq!(parse_expr("a * b / c").to_string(), "(a * (b / c))");
+        assert_eq!(parse_expr("a - b - c").to_string(), "((a - b) - c)");
+        // `&&` binds looser than `||`.
+        assert_eq!(parse_expr("a || b && c").to_string(), "((a || b) && c)");
+        assert_eq!(parse_expr("x.y = x.y + long 1").to_string(), "(x.y = (x.y + long 1))");
+        assert_eq!(parse_expr("global.coins > 1000 and not this.done").to_string(), "((global.coins > long 1000) && !(this.done))");
+    }
+
+    #[test]
+    fn printed_expressions_parse_back_to_the_same_tree() {
+        for src in ["long 2 + long 5 * long 7", "a.b.c >= -3 xor game.x.sum < 2.5", "!(a == b) || c != null", "x = (y - 1) / 2"] {
+            let e = parse_expr(src);
+            let again = parse_expr(&e.to_string());
+            assert_eq!(e.to_string(), again.to_string(), "{src}");
+        }
+    }
+
+    #[test]
+    fn attribute_forms() {
+        let mut d = Vec::new();
+        let src = "attribute class building coinValue long 0\nattribute house name String none\nattribute poor_house name poor_house\nattribute tree fruit object:fruit null\nattribute coin1 coinValue 1\n";
+        let f = parse(&lex(src, &mut d), &mut d);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(f.decls.len(), 5);
+        match &f.decls[2].kind {
+            DeclKind::Attribute { ty: None, value, .. } => assert_eq!(value.kind, ExprKind::Lit(Lit::Str("poor_house".into()))),
+            k => panic!("{k:?}"),
+        }
+        match &f.decls[3].kind {
+            DeclKind::Attribute { ty: Some((TypeExpr::Object(c), _)), value, .. } => {
+                assert_eq!(c.name, "fruit");
+                assert_eq!(value.kind, ExprKind::Lit(Lit::Null));
+            }
+            k => panic!("{k:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_lines_are_reported_and_parsing_goes_on() {
+        let mut d = Vec::new();
+        let f = parse(&lex("clas x\nclass y\nattribute y a long 1.5\n", &mut d), &mut d);
+        assert_eq!(f.decls.len(), 1);
+        assert!(matches!(d[0].kind, DiagKind::UnknownDeclaration { .. }));
+        assert!(matches!(d[1].kind, DiagKind::BadLiteral { ty: "long", .. }));
+    }
+}

@@ -1,0 +1,979 @@
+//! The compiled game ([`Program`]) and its run-time [`State`]: the last stage of the pipeline
+//! (text → tokens → AST → checked model → **program → state**).
+//!
+//! Every name was resolved by the compiler: attributes are slot offsets, objects are indices,
+//! strings are interned symbols, game value store paths are node indices. Expressions are a
+//! small stack bytecode ([`Op`]) evaluated on a fixed-size stack — no string lookup, no hash map
+//! and no allocation per evaluation. A state is a flat `Vec<i64>` of slots (game value store
+//! first, then every object's attributes), a table of objects, a sorted timer queue and a few
+//! counters, so cloning it is three `memcpy`s.
+//!
+//! Values are 64-bit: longs as themselves, doubles as their bits, booleans as 0/1, strings as
+//! symbol indices, object references as object indices with [`NULL`] for `null`. The static type
+//! of every slot and operation is known from the checker, so no value carries a tag.
+//!
+//! Room for what later issues add is already here: `to_move` (several players), `rng` (seeded
+//! chance), `ObjRec::alive` (deletion), and fixed-size grids are just runs of slots.
+
+use super::diag::{SourceFile, Span};
+use std::sync::Arc;
+use thiserror::Error;
+
+/// The object reference `null`.
+pub const NULL: i64 = -1;
+/// "No object" in an evaluation context.
+pub const NONE: u32 = u32::MAX;
+
+pub type ClassId = u16;
+pub type GodId = u16;
+pub type ActionId = u16;
+pub type ConsId = u32;
+
+/// A range of [`Program::code`] that evaluates to one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExprId {
+    pub start: u32,
+    pub len: u32,
+}
+
+/// One bytecode instruction. Loads push, operators pop their operands and push the result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Const(i64),
+    /// An absolute slot: an attribute of an initial object named by its description.
+    Slot(u32),
+    /// `this.<attr>` / bound instance `.<attr>` by offset.
+    This(u32),
+    Bound(u32),
+    /// Class constants of `this` / of the bound object.
+    ThisConst(u32),
+    BoundConst(u32),
+    /// A forEveryGOD binding: the description's default instance value / constant.
+    GodInit(u32),
+    GodConst(u32),
+    /// Push the object index of `this` / of the bound instance.
+    ThisObj,
+    BoundObj,
+    /// Pop an object, push its attribute (error on `null` or a deleted object).
+    Field(u32),
+    FieldConst(u32),
+    /// Pop an object, push its description's name (a symbol).
+    NameOf,
+    /// The bound description's name.
+    GodName,
+    /// A game value store counter, and the sum over the subtree below a node.
+    StoreOwn(u32),
+    StoreSum(u32),
+    Time,
+    SessionTime,
+    Sessions,
+    Moves,
+    AddL,
+    SubL,
+    MulL,
+    DivL,
+    AddD,
+    SubD,
+    MulD,
+    DivD,
+    NegL,
+    NegD,
+    /// Convert the top of the stack / the value under it from long to double.
+    L2D,
+    L2DUnder,
+    Eq,
+    Ne,
+    LtL,
+    LeL,
+    GtL,
+    GeL,
+    EqD,
+    NeD,
+    LtD,
+    LeD,
+    GtD,
+    GeD,
+    Not,
+    Xor,
+    /// Short-circuit: if the top is false (true), jump forward keeping it; else pop it.
+    AndJump(u32),
+    OrJump(u32),
+}
+
+/// Where a direct consequence writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Place {
+    Slot(u32),
+    This(u32),
+    Bound(u32),
+    /// The object computed by an expression, at an offset.
+    Field(ExprId, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GodSel {
+    Fixed(GodId),
+    Bound,
+}
+
+/// A store path segment after the first computed one: the child is looked up by symbol.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Segment {
+    Sym(i64),
+    /// A string-valued expression picks the child.
+    Dynamic(ExprId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cons {
+    /// Value conversion long→double is compiled into the expression.
+    Assign { place: Place, value: ExprId },
+    Conditional { cond: ExprId, then: ConsId },
+    Timed { delay: ExprId, delay_is_double: bool, then: ConsId },
+    Create { god: GodSel, assign: Option<Place> },
+    /// Increment the counter at `node`, or below it along `rest` when parts are computed.
+    GameIncrease { node: u32, rest: Vec<Segment>, by: Option<ExprId> },
+    Delete { obj: ExprId },
+    EndSession,
+}
+
+#[derive(Clone, Debug)]
+pub struct ConsInfo {
+    pub name: String,
+    pub span: Span,
+    pub code: Cons,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BindKind {
+    None,
+    Instance(ClassId),
+    God(ClassId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    Player,
+    Rule,
+    OnCreate,
+}
+
+#[derive(Clone, Debug)]
+pub struct ActionInfo {
+    pub name: String,
+    pub span: Span,
+    pub kind: ActionKind,
+    /// Owner class (player and on-create actions).
+    pub class: Option<ClassId>,
+    pub bind: BindKind,
+    pub conditions: Vec<ExprId>,
+    pub consequences: Vec<ConsId>,
+    pub group: u16,
+    /// Seconds the action takes (player actions); `None` = the game's default duration.
+    pub duration: Option<(ExprId, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct AttrInfo {
+    pub name: String,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClassInfo {
+    pub name: String,
+    pub parent: Option<ClassId>,
+    /// Instance attributes, inherited ones first (so an offset is valid in every subclass).
+    pub attrs: Vec<AttrInfo>,
+    /// Class constants, inherited ones first.
+    pub consts: Vec<AttrInfo>,
+    /// Player actions an object of this class owns, inherited ones first.
+    pub actions: Vec<ActionId>,
+    /// `create:` hooks to run, ancestors' first.
+    pub create_hooks: Vec<ActionId>,
+    /// Descriptions of this class or a subclass, in declaration order.
+    pub gods: Vec<GodId>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct GodInfo {
+    pub name: String,
+    pub name_sym: i64,
+    pub class: ClassId,
+    pub init: Vec<i64>,
+    pub consts: Vec<i64>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub weight: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct GoalInfo {
+    pub k: u32,
+    pub expr: ExprId,
+    pub text: String,
+}
+
+/// The game value store's shape, fixed at compile time: a trie of named nodes.
+#[derive(Clone, Debug, Default)]
+pub struct StoreLayout {
+    /// Full dotted path of each node (node 0 is the root, "").
+    pub paths: Vec<String>,
+    pub parent: Vec<u32>,
+    /// For nodes that dynamic segments can descend from: index into `dyn_children`.
+    pub dyn_base: Vec<u32>,
+    /// `dyn_children[dyn_base[node] + sym]` = child node for that symbol.
+    pub dyn_children: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Rule firings allowed after one move (and after one timer) before it counts as runaway.
+    pub rule_firings: u32,
+    pub objects: u32,
+    pub timers: u32,
+    /// Player moves in one game before it counts as endless.
+    pub steps: u32,
+    /// Nested `create:` hooks creating objects.
+    pub create_depth: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { rule_firings: 10_000, objects: 100_000, timers: 100_000, steps: 100_000, create_depth: 64 }
+    }
+}
+
+/// Static value types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Long,
+    Double,
+    Bool,
+    Str,
+    Obj(ClassId),
+    Null,
+}
+
+/// A compiled game. Immutable and shared (`Arc`) by every state and thread.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub source: Arc<SourceFile>,
+    pub syms: Vec<String>,
+    pub classes: Vec<ClassInfo>,
+    pub gods: Vec<GodInfo>,
+    pub actions: Vec<ActionInfo>,
+    pub rules: Vec<ActionId>,
+    pub conses: Vec<ConsInfo>,
+    pub code: Vec<Op>,
+    pub spans: Vec<Span>,
+    pub initial: Vec<GodId>,
+    pub goals: Vec<GoalInfo>,
+    pub groups: Vec<Group>,
+    pub store: StoreLayout,
+    pub limits: Limits,
+    pub default_duration: Option<(ExprId, bool)>,
+    pub session_length: i64,
+    pub session_pause: i64,
+    /// `is_sub[a * n + b]`: class a is b or derives from b.
+    pub is_sub: Vec<bool>,
+    pub max_stack: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjRec {
+    pub god: GodId,
+    pub class: ClassId,
+    pub alive: bool,
+    pub base: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timer {
+    pub due: i64,
+    pub seq: u64,
+    pub cons: ConsId,
+    pub this: u32,
+    pub bound: u32,
+}
+
+/// One player move: an action instance (action, owner object, binding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Action {
+    pub def: ActionId,
+    pub this: u32,
+    /// The bound object (forEveryInstance), description (forEveryGOD) or [`NONE`].
+    pub bound: u32,
+}
+
+/// Why a game is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    /// The last goal holds.
+    Finished,
+    /// No player action is legal (and the last goal does not hold).
+    Stuck,
+    /// `limit steps` moves were made without reaching the last goal.
+    StepLimit,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub slots: Vec<i64>,
+    pub objects: Vec<ObjRec>,
+    /// Pending timed consequences, sorted so that the next one to fire is last.
+    pub timers: Vec<Timer>,
+    pub clock: i64,
+    pub timer_seq: u64,
+    pub moves: u32,
+    /// Index of the goal being pursued; `goals.len()` once the last goal held.
+    pub goal: u16,
+    pub sessions: i64,
+    /// Side to move (single-player games: always 0).
+    pub to_move: u8,
+    /// State of the game's own random stream (seeded chance; unused until a game draws).
+    pub rng: u64,
+    /// Set by an `endSession` consequence during the current move.
+    pub end_session: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RtKind {
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("path goes through `null` (reading `{attr}`); expected the object reference to be set first")]
+    NullPath { attr: String },
+    #[error("path goes through a deleted object (reading `{attr}`)")]
+    DeadObject { attr: String },
+    #[error("runaway rules: more than {limit} rule firings after one move, last `{rule}`; expected a rule whose consequences make its own condition false")]
+    RunawayRule { rule: String, limit: u32 },
+    #[error("too many objects (limit {limit}); expected fewer `create` consequences (`limit objects N` raises it)")]
+    TooManyObjects { limit: u32 },
+    #[error("too many pending timers (limit {limit}); a timed consequence may be scheduling itself")]
+    TooManyTimers { limit: u32 },
+    #[error("`create:` hooks nest deeper than {limit}; a hook probably creates an object of its own class")]
+    CreateTooDeep { limit: u32 },
+    #[error("negative delay {delay} s; expected a time ≥ 0")]
+    NegativeDelay { delay: i64 },
+    #[error("action `{action}` is not legal here")]
+    IllegalAction { action: String },
+    #[error("the object that `delete` names is `null` or already deleted")]
+    DeleteNull,
+}
+
+/// An error while playing: what happened and the span of the WGDL text that caused it.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{kind}")]
+pub struct RuntimeError {
+    pub kind: RtKind,
+    pub span: Span,
+}
+
+impl RuntimeError {
+    /// Renders file:line:column, the line and a caret, like a compile diagnostic.
+    pub fn render(&self, program: &Program) -> String {
+        super::diag::render(&program.source, self.span, "runtime error", &self.kind.to_string())
+    }
+}
+
+#[cold]
+fn rt(kind: RtKind, span: Span) -> RuntimeError {
+    RuntimeError { kind, span }
+}
+
+/// Evaluation context: whose action is running.
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    this: u32,
+    bound: u32,
+}
+
+const STACK: usize = 32;
+
+impl Program {
+    pub fn n_store_nodes(&self) -> usize {
+        self.store.parent.len()
+    }
+
+    pub fn is_sub(&self, a: ClassId, b: ClassId) -> bool {
+        self.is_sub[a as usize * self.classes.len() + b as usize]
+    }
+
+    pub fn sym(&self, v: i64) -> &str {
+        self.syms.get(v as usize).map_or("?", |s| s.as_str())
+    }
+
+    /// The start state: the store, then every `initial` object in file order (their `create:`
+    /// hooks run), rules fired, goals checked.
+    pub fn initial_state(&self) -> Result<State, RuntimeError> {
+        let n = self.n_store_nodes();
+        let mut st = State {
+            slots: vec![0; 2 * n],
+            objects: Vec::new(),
+            timers: Vec::new(),
+            clock: 0,
+            timer_seq: 0,
+            moves: 0,
+            goal: 0,
+            sessions: 0,
+            to_move: 0,
+            rng: 0,
+            end_session: false,
+        };
+        // All initial objects exist before any create: hook runs, so hooks can use named objects.
+        for &g in &self.initial {
+            self.alloc(&mut st, g)?;
+        }
+        for id in 0..self.initial.len() as u32 {
+            self.run_create_hooks(&mut st, id, 0)?;
+        }
+        self.fire_rules(&mut st)?;
+        self.advance_goals(&mut st)?;
+        Ok(st)
+    }
+
+    /// Fresh objects are appended; their slot base is the current end of the slot vector.
+    fn alloc(&self, st: &mut State, god: GodId) -> Result<u32, RuntimeError> {
+        let g = &self.gods[god as usize];
+        if st.objects.len() as u32 >= self.limits.objects {
+            return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, g.span));
+        }
+        let id = st.objects.len() as u32;
+        st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
+        st.slots.extend_from_slice(&g.init);
+        Ok(id)
+    }
+
+    fn create(&self, st: &mut State, god: GodId, depth: u32) -> Result<u32, RuntimeError> {
+        if depth > self.limits.create_depth {
+            return Err(rt(RtKind::CreateTooDeep { limit: self.limits.create_depth }, self.gods[god as usize].span));
+        }
+        let id = self.alloc(st, god)?;
+        self.run_create_hooks(st, id, depth)?;
+        Ok(id)
+    }
+
+    fn run_create_hooks(&self, st: &mut State, id: u32, depth: u32) -> Result<(), RuntimeError> {
+        let class = st.objects[id as usize].class;
+        let ctx = Ctx { this: id, bound: NONE };
+        for &h in &self.classes[class as usize].create_hooks {
+            let a = &self.actions[h as usize];
+            if self.conditions_hold(st, a, ctx)? {
+                for &c in &a.consequences {
+                    self.exec(st, c, ctx, depth + 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
+        for &c in &a.conditions {
+            if self.eval(st, c, ctx)? == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Evaluates one compiled expression.
+    #[inline]
+    fn eval(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
+        let code = &self.code[e.start as usize..(e.start + e.len) as usize];
+        let mut stack = [0i64; STACK];
+        let mut sp = 0usize;
+        let mut pc = 0usize;
+        macro_rules! push {
+            ($v:expr) => {{
+                stack[sp] = $v;
+                sp += 1;
+            }};
+        }
+        macro_rules! bin {
+            (|$a:ident, $b:ident| $body:expr) => {{
+                sp -= 1;
+                let $b = stack[sp];
+                let $a = stack[sp - 1];
+                stack[sp - 1] = $body;
+            }};
+        }
+        macro_rules! bind {
+            (|$a:ident, $b:ident| $body:expr) => {{
+                sp -= 1;
+                let $b = f64::from_bits(stack[sp] as u64);
+                let $a = f64::from_bits(stack[sp - 1] as u64);
+                stack[sp - 1] = $body;
+            }};
+        }
+        let d = |v: f64| v.to_bits() as i64;
+        while pc < code.len() {
+            match code[pc] {
+                Op::Const(v) => push!(v),
+                Op::Slot(s) => push!(st.slots[s as usize]),
+                Op::This(o) => push!(st.slots[(st.objects[ctx.this as usize].base + o) as usize]),
+                Op::Bound(o) => push!(st.slots[(st.objects[ctx.bound as usize].base + o) as usize]),
+                Op::ThisConst(i) => push!(self.gods[st.objects[ctx.this as usize].god as usize].consts[i as usize]),
+                Op::BoundConst(i) => push!(self.gods[st.objects[ctx.bound as usize].god as usize].consts[i as usize]),
+                Op::GodInit(i) => push!(self.gods[ctx.bound as usize].init[i as usize]),
+                Op::GodConst(i) => push!(self.gods[ctx.bound as usize].consts[i as usize]),
+                Op::ThisObj => push!(ctx.this as i64),
+                Op::BoundObj => push!(ctx.bound as i64),
+                Op::Field(o) => {
+                    let obj = self.deref(st, stack[sp - 1], e.start as usize + pc)?;
+                    stack[sp - 1] = st.slots[(obj.base + o) as usize];
+                }
+                Op::FieldConst(i) => {
+                    let obj = self.deref(st, stack[sp - 1], e.start as usize + pc)?;
+                    stack[sp - 1] = self.gods[obj.god as usize].consts[i as usize];
+                }
+                Op::NameOf => {
+                    let obj = self.deref(st, stack[sp - 1], e.start as usize + pc)?;
+                    stack[sp - 1] = self.gods[obj.god as usize].name_sym;
+                }
+                Op::GodName => push!(self.gods[ctx.bound as usize].name_sym),
+                Op::StoreOwn(n) => push!(st.slots[n as usize]),
+                Op::StoreSum(n) => {
+                    let nn = self.n_store_nodes();
+                    push!(st.slots[nn + n as usize] - st.slots[n as usize])
+                }
+                Op::Time => push!(st.clock),
+                Op::SessionTime => push!(st.clock - self.session_start(st.sessions)),
+                Op::Sessions => push!(st.sessions),
+                Op::Moves => push!(st.moves as i64),
+                Op::AddL => bin!(|a, b| a.wrapping_add(b)),
+                Op::SubL => bin!(|a, b| a.wrapping_sub(b)),
+                Op::MulL => bin!(|a, b| a.wrapping_mul(b)),
+                Op::DivL => {
+                    if stack[sp - 1] == 0 {
+                        return Err(rt(RtKind::DivisionByZero, self.spans[e.start as usize + pc]));
+                    }
+                    bin!(|a, b| a.wrapping_div(b))
+                }
+                Op::AddD => bind!(|a, b| d(a + b)),
+                Op::SubD => bind!(|a, b| d(a - b)),
+                Op::MulD => bind!(|a, b| d(a * b)),
+                Op::DivD => {
+                    if f64::from_bits(stack[sp - 1] as u64) == 0.0 {
+                        return Err(rt(RtKind::DivisionByZero, self.spans[e.start as usize + pc]));
+                    }
+                    bind!(|a, b| d(a / b))
+                }
+                Op::NegL => stack[sp - 1] = stack[sp - 1].wrapping_neg(),
+                Op::NegD => stack[sp - 1] = d(-f64::from_bits(stack[sp - 1] as u64)),
+                Op::L2D => stack[sp - 1] = d(stack[sp - 1] as f64),
+                Op::L2DUnder => stack[sp - 2] = d(stack[sp - 2] as f64),
+                Op::Eq => bin!(|a, b| (a == b) as i64),
+                Op::Ne => bin!(|a, b| (a != b) as i64),
+                Op::LtL => bin!(|a, b| (a < b) as i64),
+                Op::LeL => bin!(|a, b| (a <= b) as i64),
+                Op::GtL => bin!(|a, b| (a > b) as i64),
+                Op::GeL => bin!(|a, b| (a >= b) as i64),
+                Op::EqD => bind!(|a, b| (a == b) as i64),
+                Op::NeD => bind!(|a, b| (a != b) as i64),
+                Op::LtD => bind!(|a, b| (a < b) as i64),
+                Op::LeD => bind!(|a, b| (a <= b) as i64),
+                Op::GtD => bind!(|a, b| (a > b) as i64),
+                Op::GeD => bind!(|a, b| (a >= b) as i64),
+                Op::Not => stack[sp - 1] = (stack[sp - 1] == 0) as i64,
+                Op::Xor => bin!(|a, b| ((a != 0) != (b != 0)) as i64),
+                Op::AndJump(off) => {
+                    if stack[sp - 1] == 0 {
+                        pc += off as usize;
+                        continue;
+                    }
+                    sp -= 1;
+                }
+                Op::OrJump(off) => {
+                    if stack[sp - 1] != 0 {
+                        pc += off as usize;
+                        continue;
+                    }
+                    sp -= 1;
+                }
+            }
+            pc += 1;
+        }
+        debug_assert_eq!(sp, 1);
+        Ok(stack[0])
+    }
+
+    #[inline]
+    fn deref(&self, st: &State, v: i64, op_index: usize) -> Result<ObjRec, RuntimeError> {
+        match st.objects.get(v as usize) {
+            Some(o) if v >= 0 && o.alive => Ok(*o),
+            _ => Err(self.deref_error(st, v, op_index)),
+        }
+    }
+
+    #[cold]
+    fn deref_error(&self, st: &State, v: i64, op_index: usize) -> RuntimeError {
+        let span = self.spans[op_index];
+        let attr = self.source.slice(span).to_string();
+        if v >= 0 && (v as usize) < st.objects.len() {
+            rt(RtKind::DeadObject { attr }, span)
+        } else {
+            rt(RtKind::NullPath { attr }, span)
+        }
+    }
+
+    fn session_start(&self, k: i64) -> i64 {
+        k * (self.session_length + self.session_pause)
+    }
+
+    fn write(&self, st: &mut State, place: Place, ctx: Ctx, v: i64) -> Result<(), RuntimeError> {
+        let idx = match place {
+            Place::Slot(s) => s,
+            Place::This(o) => st.objects[ctx.this as usize].base + o,
+            Place::Bound(o) => st.objects[ctx.bound as usize].base + o,
+            Place::Field(e, o) => {
+                let obj = self.eval(st, e, ctx)?;
+                self.deref(st, obj, (e.start + e.len - 1) as usize)?.base + o
+            }
+        };
+        st.slots[idx as usize] = v;
+        Ok(())
+    }
+
+    fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
+        let info = &self.conses[c as usize];
+        match &info.code {
+            Cons::Assign { place, value } => {
+                let v = self.eval(st, *value, ctx)?;
+                self.write(st, *place, ctx, v)
+            }
+            Cons::Conditional { cond, then } => {
+                if self.eval(st, *cond, ctx)? != 0 {
+                    self.exec(st, *then, ctx, depth)?;
+                }
+                Ok(())
+            }
+            Cons::Timed { delay, delay_is_double, then } => {
+                let raw = self.eval(st, *delay, ctx)?;
+                let delay = if *delay_is_double { f64::from_bits(raw as u64).floor() as i64 } else { raw };
+                if delay < 0 {
+                    return Err(rt(RtKind::NegativeDelay { delay }, info.span));
+                }
+                if st.timers.len() as u32 >= self.limits.timers {
+                    return Err(rt(RtKind::TooManyTimers { limit: self.limits.timers }, info.span));
+                }
+                let t = Timer { due: st.clock + delay, seq: st.timer_seq, cons: *then, this: ctx.this, bound: ctx.bound };
+                st.timer_seq += 1;
+                // Keep the queue sorted descending by (due, seq): the next timer is last.
+                let pos = st.timers.partition_point(|x| (x.due, x.seq) > (t.due, t.seq));
+                st.timers.insert(pos, t);
+                Ok(())
+            }
+            Cons::Create { god, assign } => {
+                let g = match god {
+                    GodSel::Fixed(g) => *g,
+                    GodSel::Bound => ctx.bound as GodId,
+                };
+                let id = self.create(st, g, depth)?;
+                if let Some(place) = assign {
+                    self.write(st, *place, ctx, id as i64)?;
+                }
+                Ok(())
+            }
+            Cons::GameIncrease { node, rest, by } => {
+                let mut node = *node;
+                for seg in rest {
+                    let sym = match seg {
+                        Segment::Sym(s) => *s,
+                        Segment::Dynamic(e) => self.eval(st, *e, ctx)?,
+                    };
+                    node = self.store.dyn_children[(self.store.dyn_base[node as usize] as i64 + sym) as usize];
+                }
+                let amount = match by {
+                    Some(e) => self.eval(st, *e, ctx)?,
+                    None => 1,
+                };
+                let n = self.n_store_nodes();
+                st.slots[node as usize] += amount;
+                let mut a = node;
+                while a != 0 {
+                    st.slots[n + a as usize] += amount;
+                    a = self.store.parent[a as usize];
+                }
+                Ok(())
+            }
+            Cons::Delete { obj } => {
+                let v = self.eval(st, *obj, ctx)?;
+                match st.objects.get_mut(v as usize) {
+                    Some(o) if v >= 0 && o.alive => {
+                        o.alive = false;
+                        // Timers owned by the deleted object die with it.
+                        let v = v as u32;
+                        st.timers.retain(|t| t.this != v && t.bound != v);
+                        Ok(())
+                    }
+                    _ => Err(rt(RtKind::DeleteNull, info.span)),
+                }
+            }
+            Cons::EndSession => {
+                st.end_session = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Fires rules to a fixpoint: passes over all rules in file order until one pass fires none.
+    fn fire_rules(&self, st: &mut State) -> Result<(), RuntimeError> {
+        let ctx = Ctx { this: NONE, bound: NONE };
+        let mut firings = 0u32;
+        loop {
+            let mut fired = false;
+            for &r in &self.rules {
+                let a = &self.actions[r as usize];
+                if self.conditions_hold(st, a, ctx)? {
+                    firings += 1;
+                    if firings > self.limits.rule_firings {
+                        return Err(rt(RtKind::RunawayRule { rule: a.name.clone(), limit: self.limits.rule_firings }, a.span));
+                    }
+                    for &c in &a.consequences {
+                        self.exec(st, c, ctx, 0)?;
+                    }
+                    fired = true;
+                }
+            }
+            if !fired {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Moves the clock to `t`, firing due timers in (due time, scheduling order); rules run to a
+    /// fixpoint after each timer.
+    fn advance_to(&self, st: &mut State, t: i64) -> Result<(), RuntimeError> {
+        while let Some(&timer) = st.timers.last() {
+            if timer.due > t {
+                break;
+            }
+            st.timers.pop();
+            st.clock = st.clock.max(timer.due);
+            self.exec(st, timer.cons, Ctx { this: timer.this, bound: timer.bound }, 0)?;
+            self.fire_rules(st)?;
+        }
+        st.clock = st.clock.max(t);
+        Ok(())
+    }
+
+    /// Ends the current session: the clock goes to the session's end, then through the pause.
+    fn end_session(&self, st: &mut State) -> Result<(), RuntimeError> {
+        if self.session_length > 0 {
+            let end = self.session_start(st.sessions) + self.session_length;
+            self.advance_to(st, end)?;
+            st.sessions += 1;
+            self.advance_to(st, self.session_start(st.sessions))?;
+        } else {
+            st.sessions += 1;
+        }
+        self.fire_rules(st)
+    }
+
+    fn advance_goals(&self, st: &mut State) -> Result<(), RuntimeError> {
+        let ctx = Ctx { this: NONE, bound: NONE };
+        while (st.goal as usize) < self.goals.len() && self.eval(st, self.goals[st.goal as usize].expr, ctx)? != 0 {
+            st.goal += 1;
+        }
+        Ok(())
+    }
+
+    /// True when all the action's conditions hold (the action instance is legal).
+    pub fn is_legal(&self, st: &State, a: Action) -> Result<bool, RuntimeError> {
+        let info = &self.actions[a.def as usize];
+        if info.kind != ActionKind::Player || a.this as usize >= st.objects.len() || !st.objects[a.this as usize].alive {
+            return Ok(false);
+        }
+        let class = st.objects[a.this as usize].class;
+        if !self.is_sub(class, info.class.unwrap_or(0)) {
+            return Ok(false);
+        }
+        match info.bind {
+            BindKind::None => {
+                if a.bound != NONE {
+                    return Ok(false);
+                }
+            }
+            BindKind::God(c) => {
+                if a.bound as usize >= self.gods.len() || !self.is_sub(self.gods[a.bound as usize].class, c) {
+                    return Ok(false);
+                }
+            }
+            BindKind::Instance(c) => match st.objects.get(a.bound as usize) {
+                Some(o) if o.alive && self.is_sub(o.class, c) => {}
+                _ => return Ok(false),
+            },
+        }
+        self.conditions_hold(st, info, Ctx { this: a.this, bound: a.bound })
+    }
+
+    /// Fills `out` with every legal action instance: objects in creation order, each object's
+    /// actions in declaration order (inherited first), bindings in declaration/creation order.
+    pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
+        out.clear();
+        for (oid, obj) in st.objects.iter().enumerate() {
+            if !obj.alive {
+                continue;
+            }
+            for &a in &self.classes[obj.class as usize].actions {
+                let info = &self.actions[a as usize];
+                let this = oid as u32;
+                match info.bind {
+                    BindKind::None => {
+                        if self.conditions_hold(st, info, Ctx { this, bound: NONE })? {
+                            out.push(Action { def: a, this, bound: NONE });
+                        }
+                    }
+                    BindKind::God(c) => {
+                        for &g in &self.classes[c as usize].gods {
+                            if self.conditions_hold(st, info, Ctx { this, bound: g as u32 })? {
+                                out.push(Action { def: a, this, bound: g as u32 });
+                            }
+                        }
+                    }
+                    BindKind::Instance(c) => {
+                        for (bid, b) in st.objects.iter().enumerate() {
+                            if b.alive && self.is_sub(b.class, c) {
+                                let bound = bid as u32;
+                                if self.conditions_hold(st, info, Ctx { this, bound })? {
+                                    out.push(Action { def: a, this, bound });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a player move: its consequences in attachment order, rules to a fixpoint, then
+    /// the action's duration on the game clock (timers fire, sessions end), then goals.
+    /// The caller guarantees legality (see [`Program::apply_checked`]).
+    pub fn apply(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
+        let info = &self.actions[a.def as usize];
+        let ctx = Ctx { this: a.this, bound: a.bound };
+        for &c in &info.consequences {
+            self.exec(st, c, ctx, 0)?;
+        }
+        self.fire_rules(st)?;
+        let duration = match info.duration.or(self.default_duration) {
+            Some((e, is_double)) => {
+                let raw = self.eval(st, e, ctx)?;
+                if is_double { f64::from_bits(raw as u64).floor() as i64 } else { raw }
+            }
+            None => 0,
+        }
+        .max(0);
+        let ended = std::mem::take(&mut st.end_session);
+        if self.session_length > 0 {
+            let end = self.session_start(st.sessions) + self.session_length;
+            if ended || st.clock + duration >= end {
+                self.end_session(st)?;
+            } else {
+                self.advance_to(st, st.clock + duration)?;
+            }
+        } else {
+            self.advance_to(st, st.clock + duration)?;
+            if ended {
+                self.end_session(st)?;
+            }
+        }
+        st.moves += 1;
+        self.advance_goals(st)
+    }
+
+    /// [`Program::apply`] after checking that the move is legal.
+    pub fn apply_checked(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
+        if !self.is_legal(st, a)? {
+            let info = &self.actions[a.def as usize];
+            return Err(rt(RtKind::IllegalAction { action: self.action_name(st, a) }, info.span));
+        }
+        self.apply(st, a)
+    }
+
+    pub fn status(&self, st: &State, legal: &[Action]) -> Status {
+        if st.goal as usize >= self.goals.len() && !self.goals.is_empty() {
+            Status::Finished
+        } else if st.moves >= self.limits.steps {
+            Status::StepLimit
+        } else if legal.is_empty() {
+            Status::Stuck
+        } else {
+            Status::Running
+        }
+    }
+
+    /// `getCoins(coin20)`, `plantSeed(farm#3, wheat)`: a readable name for a move.
+    pub fn action_name(&self, st: &State, a: Action) -> String {
+        let info = &self.actions[a.def as usize];
+        let obj = |id: u32| match st.objects.get(id as usize) {
+            Some(o) => {
+                let g = &self.gods[o.god as usize];
+                let twins = st.objects.iter().filter(|x| x.god == o.god).count();
+                if twins > 1 {
+                    let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
+                    format!("{}#{nth}", g.name)
+                } else {
+                    g.name.clone()
+                }
+            }
+            None => "?".into(),
+        };
+        match info.bind {
+            BindKind::None => format!("{}({})", info.name, obj(a.this)),
+            BindKind::Instance(_) => format!("{}({}, {})", info.name, obj(a.this), obj(a.bound)),
+            BindKind::God(_) => {
+                let g = self.gods.get(a.bound as usize).map_or("?", |g| g.name.as_str());
+                format!("{}({}, {g})", info.name, obj(a.this))
+            }
+        }
+    }
+
+    /// Renders a value of static type `ty`.
+    pub fn show(&self, ty: Ty, v: i64) -> String {
+        match ty {
+            Ty::Long => v.to_string(),
+            Ty::Double => format!("{}", f64::from_bits(v as u64)),
+            Ty::Bool => (v != 0).to_string(),
+            Ty::Str => self.sym(v).to_string(),
+            Ty::Obj(_) | Ty::Null => if v == NULL { "null".into() } else { format!("object#{v}") },
+        }
+    }
+
+    /// A 64-bit hash of everything mutable in the state (FxHash-style mixing; no allocation).
+    pub fn hash_state(&self, st: &State) -> u64 {
+        st.fingerprint()
+    }
+}
+
+impl State {
+    /// A 64-bit hash of everything that makes two states different games from here on.
+    pub fn fingerprint(&self) -> u64 {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h: u64 = 0;
+        let mut mix = |v: u64| h = (h.rotate_left(5) ^ v).wrapping_mul(K);
+        for &s in &self.slots {
+            mix(s as u64);
+        }
+        for o in &self.objects {
+            mix(((o.god as u64) << 33) | ((o.alive as u64) << 32) | o.base as u64);
+        }
+        for t in &self.timers {
+            mix(t.due as u64);
+            mix(((t.cons as u64) << 32) ^ ((t.this as u64) << 16) ^ t.bound as u64);
+        }
+        mix(self.clock as u64);
+        mix(self.sessions as u64);
+        mix(((self.goal as u64) << 8) | self.to_move as u64);
+        mix(self.rng);
+        h
+    }
+}
