@@ -1,0 +1,53 @@
+//! The command line: clap definitions and a thin dispatch. Two stages, as in ripgrep: the raw
+//! arguments are validated by clap, then each subcommand builds library objects and reports.
+//! `anyhow` is used only here; the library's errors are typed.
+
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "playforge", version, about = "Machine playtesting and balancing of games written in WGDL", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and check a game; print its warnings and a summary (classes, objects, actions,
+    /// rules, goals, groups).
+    Check {
+        /// The game description (.wgdl).
+        game: PathBuf,
+    },
+    /// Play random or scripted moves and print each move with the values it changed.
+    Run(run::RunArgs),
+    /// Measure random playouts per second on one thread.
+    Bench(run::BenchArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { game } => run::check(&game),
+        Command::Run(args) => run::run(&args),
+        Command::Bench(args) => run::bench(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`playforge run … | head`) is not an error.
+            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return ExitCode::SUCCESS;
+            }
+            eprint!("{e:#}");
+            if !format!("{e:#}").ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

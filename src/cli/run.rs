@@ -1,0 +1,257 @@
+//! `check`, `run` and `bench`: the commands that work on one game file.
+
+use crate::wgdl::program::{Action, Program, State, Status, Ty};
+use crate::wgdl::{self, LoadError};
+use anyhow::{Context, Result, bail};
+use rand::RngExt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The game description (.wgdl).
+    pub game: PathBuf,
+    /// Play up to N uniformly random legal moves (stops earlier when the game ends).
+    #[arg(long, value_name = "N", conflicts_with = "moves")]
+    pub random: Option<u64>,
+    /// Play the moves listed in FILE, one per line, as printed by `run` (e.g. `getCoins(coin20)`).
+    #[arg(long, value_name = "FILE")]
+    pub moves: Option<PathBuf>,
+    /// Seed of the random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Draw random moves by action-group weight first, then uniformly inside the group.
+    #[arg(long)]
+    pub groups: bool,
+    /// Print only the summary at the end.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// The game descriptions (.wgdl) to measure.
+    #[arg(required = true)]
+    pub games: Vec<PathBuf>,
+    /// Seconds to measure each game for.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn load(path: &Path) -> Result<wgdl::Compiled> {
+    match wgdl::load(path) {
+        Ok(c) => Ok(c),
+        Err(LoadError::Compile(d)) => bail!("{d}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn check(path: &Path) -> Result<()> {
+    let c = load(path)?;
+    let p = &c.program;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", c.warnings)?;
+    let st = p.initial_state().map_err(|e| anyhow::anyhow!(e.render(p)))?;
+    let mut legal = Vec::new();
+    p.legal_actions(&st, &mut legal).map_err(|e| anyhow::anyhow!(e.render(p)))?;
+    let count = |k| p.actions.iter().filter(|a| a.kind == k).count();
+    writeln!(out, "{}: ok", path.display())?;
+    writeln!(out, "  classes      {}", p.classes.len())?;
+    for cl in &p.classes {
+        let parent = cl.parent.map(|x| format!(" : {}", p.classes[x as usize].name)).unwrap_or_default();
+        writeln!(out, "    {}{parent}  ({} attributes, {} constants, {} descriptions)", cl.name, cl.attrs.len(), cl.consts.len(), cl.gods.iter().filter(|&&g| p.gods[g as usize].class == p.classes.iter().position(|x| x.name == cl.name).unwrap_or(0) as u16).count())?;
+    }
+    writeln!(out, "  objects      {} descriptions, {} initial instances", p.gods.len(), p.initial.len())?;
+    writeln!(out, "  actions      {} player, {} rules, {} create hooks", count(wgdl::ActionKind::Player), count(wgdl::ActionKind::Rule), count(wgdl::ActionKind::OnCreate))?;
+    writeln!(out, "  consequences {} compiled", p.conses.len())?;
+    writeln!(out, "  groups       {}", p.groups.iter().map(|g| format!("{} {}", g.name, g.weight)).collect::<Vec<_>>().join(", "))?;
+    writeln!(out, "  goals        {}", p.goals.len())?;
+    for g in &p.goals {
+        writeln!(out, "    goal {}  {}", g.k, g.text)?;
+    }
+    writeln!(out, "  game values  {} store nodes", p.n_store_nodes() - 1)?;
+    if p.session_length > 0 {
+        writeln!(out, "  sessions     {} s long, {} s pause", p.session_length, p.session_pause)?;
+    }
+    writeln!(out, "  start state  {} objects, {} slots, {} legal moves", st.objects.len(), st.slots.len(), legal.len())?;
+    Ok(())
+}
+
+/// Every named value of a state, for printing differences: (name, type, value).
+fn values(p: &Program, st: &State) -> Vec<(String, Ty, i64)> {
+    let mut v = Vec::new();
+    v.push(("game.time".to_string(), Ty::Long, st.clock));
+    v.push(("game.sessionsFinished".to_string(), Ty::Long, st.sessions));
+    for (i, path) in p.store.paths.iter().enumerate().skip(1) {
+        v.push((format!("game.{path}"), Ty::Long, st.slots[i]));
+    }
+    for (id, o) in st.objects.iter().enumerate() {
+        let name = object_label(p, st, id as u32);
+        for (k, a) in p.classes[o.class as usize].attrs.iter().enumerate() {
+            let val = if o.alive { st.slots[(o.base as usize) + k] } else { 0 };
+            v.push((format!("{name}.{}", a.name), a.ty, val));
+        }
+    }
+    v
+}
+
+fn object_label(p: &Program, st: &State, id: u32) -> String {
+    let o = st.objects[id as usize];
+    let g = &p.gods[o.god as usize];
+    let twins = st.objects.iter().filter(|x| x.god == o.god).count();
+    if twins > 1 {
+        let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
+        format!("{}#{nth}", g.name)
+    } else {
+        g.name.clone()
+    }
+}
+
+fn diff(p: &Program, before: &[(String, Ty, i64)], after: &[(String, Ty, i64)]) -> String {
+    let mut parts = Vec::new();
+    for (i, (name, ty, v)) in after.iter().enumerate() {
+        match before.get(i) {
+            Some((n0, _, v0)) if n0 == name => {
+                if v0 != v {
+                    parts.push(format!("{name} {} → {}", p.show(*ty, *v0), p.show(*ty, *v)));
+                }
+            }
+            _ => parts.push(format!("{name} = {} (new)", p.show(*ty, *v))),
+        }
+    }
+    parts.join(", ")
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    let c = load(&args.game)?;
+    let p = &c.program;
+    let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
+    let mut out = std::io::stdout().lock();
+    let mut st = p.initial_state().map_err(rt)?;
+    let mut legal: Vec<Action> = Vec::new();
+    let mut rng = crate::rng::stream(args.seed, 0, 0, 0);
+    let script: Option<Vec<(usize, String)>> = match &args.moves {
+        Some(f) => {
+            let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+            Some(
+                text.lines()
+                    .enumerate()
+                    .map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("").trim().to_string()))
+                    .filter(|(_, l)| !l.is_empty())
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let limit = match (&script, args.random) {
+        (Some(s), _) => s.len() as u64,
+        (None, Some(n)) => n,
+        (None, None) => bail!("say what to play: --random N or --moves FILE (see --help)"),
+    };
+    let weights: Vec<f64> = p.groups.iter().map(|g| g.weight).collect();
+    let mut step = 0u64;
+    let status = loop {
+        p.legal_actions(&st, &mut legal).map_err(rt)?;
+        let status = p.status(&st, &legal);
+        if status != Status::Running || step >= limit {
+            break status;
+        }
+        let a = match &script {
+            Some(s) => {
+                let (line, want) = &s[step as usize];
+                let norm = |x: &str| x.replace(' ', "");
+                match legal.iter().find(|a| norm(&p.action_name(&st, **a)) == norm(want)) {
+                    Some(a) => *a,
+                    None => {
+                        let names: Vec<String> = legal.iter().map(|a| p.action_name(&st, *a)).collect();
+                        bail!(
+                            "{}:{line}:1: move `{want}` is not legal here; expected one of: {}",
+                            args.moves.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
+                            names.join(", ")
+                        );
+                    }
+                }
+            }
+            None if args.groups => pick_grouped(&legal, p, &weights, &mut rng),
+            None => legal[rng.random_range(0..legal.len())],
+        };
+        let before = if args.quiet { Vec::new() } else { values(p, &st) };
+        let name = p.action_name(&st, a);
+        p.apply(&mut st, a).map_err(rt)?;
+        step += 1;
+        if !args.quiet {
+            writeln!(out, "{step:>5}  t={:<6} {name}  {}", st.clock, diff(p, &before, &values(p, &st)))?;
+        }
+    };
+    let why = match status {
+        Status::Finished => "finished: the last goal holds".to_string(),
+        Status::Stuck => "stuck: no legal move".to_string(),
+        Status::StepLimit => format!("stopped: `limit steps` ({}) reached without reaching the last goal", p.limits.steps),
+        Status::Running => format!("stopped after {step} moves (the game goes on)"),
+    };
+    writeln!(out, "{why}; goals reached {}/{}, {} moves, game time {} s, {} sessions", st.goal, p.goals.len(), st.moves, st.clock, st.sessions)?;
+    Ok(())
+}
+
+/// Group-weighted random choice: draw a group by weight among the groups that have a legal
+/// move (weights renormalized over non-empty groups), then a move uniformly inside it.
+pub fn pick_grouped(legal: &[Action], p: &Program, weights: &[f64], rng: &mut crate::rng::Rng) -> Action {
+    let mut present = vec![0usize; weights.len()];
+    for a in legal {
+        present[p.actions[a.def as usize].group as usize] += 1;
+    }
+    let total: f64 = weights.iter().zip(&present).filter(|(_, n)| **n > 0).map(|(w, _)| w).sum();
+    if total <= 0.0 {
+        return legal[rng.random_range(0..legal.len())];
+    }
+    let mut x = rng.random::<f64>() * total;
+    let mut group = present.iter().rposition(|&n| n > 0).unwrap_or(0);
+    for (g, (w, n)) in weights.iter().zip(&present).enumerate() {
+        if *n == 0 {
+            continue;
+        }
+        if x < *w {
+            group = g;
+            break;
+        }
+        x -= w;
+    }
+    let k = rng.random_range(0..present[group]);
+    *legal.iter().filter(|a| p.actions[a.def as usize].group as usize == group).nth(k).expect("k < count")
+}
+
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| game | playouts/s | moves/s | mean moves per playout |")?;
+    writeln!(out, "|---|---:|---:|---:|")?;
+    for path in &args.games {
+        let c = load(path)?;
+        let p = &c.program;
+        let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
+        let start_state = p.initial_state().map_err(rt)?;
+        let weights: Vec<f64> = p.groups.iter().map(|g| g.weight).collect();
+        let mut rng = crate::rng::stream(args.seed, 0, 0, 0);
+        let mut legal = Vec::with_capacity(256);
+        let (mut playouts, mut moves) = (0u64, 0u64);
+        let t0 = Instant::now();
+        while t0.elapsed().as_secs_f64() < args.seconds {
+            let mut st = start_state.clone();
+            loop {
+                p.legal_actions(&st, &mut legal).map_err(rt)?;
+                if p.status(&st, &legal) != Status::Running {
+                    break;
+                }
+                let a = pick_grouped(&legal, p, &weights, &mut rng);
+                p.apply(&mut st, a).map_err(rt)?;
+                moves += 1;
+            }
+            playouts += 1;
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        writeln!(out, "| {} | {:.0} | {:.0} | {:.1} |", path.display(), playouts as f64 / secs, moves as f64 / secs, moves as f64 / playouts as f64)?;
+    }
+    Ok(())
+}
