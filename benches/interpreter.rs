@@ -1,1 +1,63 @@
-fn main(){}
+//! Interpreter speed: random group-weighted playouts per second, single thread, on the shipped
+//! games, and on the native Simple Coins twin for the interpreted ÷ native ratio.
+//!
+//! Run with `cargo bench --bench interpreter`. Each iteration plays one complete playout from
+//! the start state with a fresh seed (the state clone is included, as in MCTS).
+
+#[path = "../tests/native/simple_coins.rs"]
+mod native_simple_coins;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use playforge::game::{Game, WgdlGame, pick_grouped};
+use playforge::wgdl::Status;
+use std::hint::black_box;
+use std::path::Path;
+
+fn playout<G: Game>(g: &G, start: &G::State, weights: &[f64], legal: &mut Vec<G::Move>, seed: u64) -> u32 {
+    let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+    let mut st = start.clone();
+    let mut moves = 0;
+    loop {
+        g.legal(&st, legal).expect("legal");
+        if g.status(&st, legal) != Status::Running {
+            return moves;
+        }
+        let m = pick_grouped(g, legal, weights, &mut rng);
+        g.apply(&mut st, m).expect("apply");
+        moves += 1;
+    }
+}
+
+fn bench_game<G: Game>(c: &mut Criterion, name: &str, g: &G) {
+    let start = g.initial().expect("initial");
+    let weights = g.group_weights();
+    let mut legal = Vec::with_capacity(256);
+    let mut group = c.benchmark_group("playout");
+    group.throughput(Throughput::Elements(1));
+    let mut seed = 0u64;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            seed += 1;
+            black_box(playout(g, &start, &weights, &mut legal, seed))
+        })
+    });
+    group.finish();
+}
+
+fn load(name: &str) -> Option<WgdlGame> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name);
+    let c = playforge::wgdl::load(&path).ok()?;
+    Some(WgdlGame::new(c.program))
+}
+
+fn benches(c: &mut Criterion) {
+    let sc = load("simple_coins.wgdl").expect("games/simple_coins.wgdl compiles");
+    bench_game(c, "simple_coins/interpreted", &sc);
+    bench_game(c, "simple_coins/native", &native_simple_coins::NativeSimpleCoins);
+    if let Some(ml) = load("magic_land.wgdl") {
+        bench_game(c, "magic_land/interpreted", &ml);
+    }
+}
+
+criterion_group!(name = interpreter; config = Criterion::default().sample_size(30); targets = benches);
+criterion_main!(interpreter);

@@ -71,3 +71,37 @@ impl Game for WgdlGame {
         self.program.groups.iter().map(|g| g.weight).collect()
     }
 }
+
+/// The thesis's action-group playout choice: draw a group by weight among the groups that have a
+/// legal move (weights renormalized over the non-empty groups), then a move uniformly inside it.
+/// With one group this is uniform random play. Allocates nothing: it counts in a fixed array.
+pub fn pick_grouped<G: Game>(game: &G, legal: &[G::Move], weights: &[f64], rng: &mut crate::rng::Rng) -> G::Move {
+    use rand::RngExt;
+    // Games have a handful of groups; more than this many fall back to uniform choice.
+    const MAX_GROUPS: usize = 16;
+    if weights.len() > MAX_GROUPS || weights.len() <= 1 {
+        return legal[rng.random_range(0..legal.len())];
+    }
+    let mut present = [0usize; MAX_GROUPS];
+    for &m in legal {
+        present[game.group(m)] += 1;
+    }
+    let total: f64 = weights.iter().zip(&present).filter(|(_, n)| **n > 0).map(|(w, _)| w).sum();
+    if total <= 0.0 {
+        return legal[rng.random_range(0..legal.len())];
+    }
+    let mut x = rng.random::<f64>() * total;
+    let mut group = present[..weights.len()].iter().rposition(|&n| n > 0).unwrap_or(0);
+    for (g, (w, n)) in weights.iter().zip(&present).enumerate() {
+        if *n == 0 {
+            continue;
+        }
+        if x < *w {
+            group = g;
+            break;
+        }
+        x -= w;
+    }
+    let k = rng.random_range(0..present[group]);
+    *legal.iter().filter(|&&m| game.group(m) == group).nth(k).expect("k < count of the group")
+}

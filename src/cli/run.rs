@@ -1,5 +1,6 @@
 //! `check`, `run` and `bench`: the commands that work on one game file.
 
+use crate::game::Game;
 use crate::wgdl::program::{Action, Program, State, Status, Ty};
 use crate::wgdl::{self, LoadError};
 use anyhow::{Context, Result, bail};
@@ -151,7 +152,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         (None, Some(n)) => n,
         (None, None) => bail!("say what to play: --random N or --moves FILE (see --help)"),
     };
-    let weights: Vec<f64> = p.groups.iter().map(|g| g.weight).collect();
+    let game = crate::game::WgdlGame::new(p.clone());
+    let weights = game.group_weights();
     let mut step = 0u64;
     let status = loop {
         p.legal_actions(&st, &mut legal).map_err(rt)?;
@@ -175,7 +177,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     }
                 }
             }
-            None if args.groups => pick_grouped(&legal, p, &weights, &mut rng),
+            None if args.groups => crate::game::pick_grouped(&game, &legal, &weights, &mut rng),
             None => legal[rng.random_range(0..legal.len())],
         };
         let before = if args.quiet { Vec::new() } else { values(p, &st) };
@@ -196,33 +198,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Group-weighted random choice: draw a group by weight among the groups that have a legal
-/// move (weights renormalized over non-empty groups), then a move uniformly inside it.
-pub fn pick_grouped(legal: &[Action], p: &Program, weights: &[f64], rng: &mut crate::rng::Rng) -> Action {
-    let mut present = vec![0usize; weights.len()];
-    for a in legal {
-        present[p.actions[a.def as usize].group as usize] += 1;
-    }
-    let total: f64 = weights.iter().zip(&present).filter(|(_, n)| **n > 0).map(|(w, _)| w).sum();
-    if total <= 0.0 {
-        return legal[rng.random_range(0..legal.len())];
-    }
-    let mut x = rng.random::<f64>() * total;
-    let mut group = present.iter().rposition(|&n| n > 0).unwrap_or(0);
-    for (g, (w, n)) in weights.iter().zip(&present).enumerate() {
-        if *n == 0 {
-            continue;
-        }
-        if x < *w {
-            group = g;
-            break;
-        }
-        x -= w;
-    }
-    let k = rng.random_range(0..present[group]);
-    *legal.iter().filter(|a| p.actions[a.def as usize].group as usize == group).nth(k).expect("k < count")
-}
-
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "| game | playouts/s | moves/s | mean moves per playout |")?;
@@ -232,7 +207,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         let p = &c.program;
         let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
         let start_state = p.initial_state().map_err(rt)?;
-        let weights: Vec<f64> = p.groups.iter().map(|g| g.weight).collect();
+        let game = crate::game::WgdlGame::new(p.clone());
+        let weights = game.group_weights();
         let mut rng = crate::rng::stream(args.seed, 0, 0, 0);
         let mut legal = Vec::with_capacity(256);
         let (mut playouts, mut moves) = (0u64, 0u64);
@@ -244,7 +220,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 if p.status(&st, &legal) != Status::Running {
                     break;
                 }
-                let a = pick_grouped(&legal, p, &weights, &mut rng);
+                let a = crate::game::pick_grouped(&game, &legal, &weights, &mut rng);
                 p.apply(&mut st, a).map_err(rt)?;
                 moves += 1;
             }

@@ -324,7 +324,7 @@ pub enum Status {
     StepLimit,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub slots: Vec<i64>,
     pub objects: Vec<ObjRec>,
@@ -951,6 +951,39 @@ impl Program {
     /// A 64-bit hash of everything mutable in the state (FxHash-style mixing; no allocation).
     pub fn hash_state(&self, st: &State) -> u64 {
         st.fingerprint()
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            slots: self.slots.clone(),
+            objects: self.objects.clone(),
+            timers: self.timers.clone(),
+            clock: self.clock,
+            timer_seq: self.timer_seq,
+            moves: self.moves,
+            goal: self.goal,
+            sessions: self.sessions,
+            to_move: self.to_move,
+            rng: self.rng,
+            end_session: self.end_session,
+        }
+    }
+
+    /// Reuses this state's buffers: no allocation once they are large enough.
+    fn clone_from(&mut self, src: &State) {
+        self.slots.clone_from(&src.slots);
+        self.objects.clone_from(&src.objects);
+        self.timers.clone_from(&src.timers);
+        self.clock = src.clock;
+        self.timer_seq = src.timer_seq;
+        self.moves = src.moves;
+        self.goal = src.goal;
+        self.sessions = src.sessions;
+        self.to_move = src.to_move;
+        self.rng = src.rng;
+        self.end_session = src.end_session;
     }
 }
 

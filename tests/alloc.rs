@@ -1,0 +1,96 @@
+//! Allocation test, in its own binary because the counting allocator is global to the process:
+//! once warmed up, playing a game through the interpreter allocates nothing — no allocation per
+//! expression evaluation, per legal-move generation or per applied move.
+//!
+//! Also pins the sizes of the hot types, so a change that bloats them is seen.
+
+use playforge::game::{Game, WgdlGame, pick_grouped};
+use playforge::wgdl::Status;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn game(name: &str) -> WgdlGame {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name);
+    WgdlGame::new(playforge::wgdl::load(&path).unwrap_or_else(|e| panic!("{e}")).program)
+}
+
+/// Plays `n` playouts reusing one state buffer and one move buffer; returns allocations counted.
+fn allocations_in_playouts(g: &WgdlGame, n: u64) -> (usize, u64) {
+    let start = g.initial().unwrap();
+    let weights = g.group_weights();
+    let mut st = start.clone();
+    let mut legal = Vec::with_capacity(1024);
+    let mut rngs: Vec<_> = (0..2 * n).map(|s| playforge::rng::stream(s, 0, 0, 0)).collect();
+    let mut moves = 0;
+    let mut play = |rng: &mut playforge::rng::Rng, st: &mut playforge::wgdl::State, legal: &mut Vec<_>| {
+        st.clone_from(&start);
+        loop {
+            g.legal(st, legal).unwrap();
+            if g.status(st, legal) != Status::Running {
+                break;
+            }
+            let m = pick_grouped(g, legal, &weights, rng);
+            g.apply(st, m).unwrap();
+            moves += 1;
+        }
+    };
+    // Warm up: buffers grow to their working size.
+    for r in rngs[..n as usize].iter_mut() {
+        play(r, &mut st, &mut legal);
+    }
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for r in rngs[n as usize..].iter_mut() {
+        play(r, &mut st, &mut legal);
+    }
+    (ALLOCS.load(Ordering::Relaxed) - before, moves)
+}
+
+#[test]
+fn simple_coins_playouts_allocate_nothing_once_warm() {
+    let (allocs, moves) = allocations_in_playouts(&game("simple_coins.wgdl"), 50);
+    assert!(moves > 1000);
+    assert_eq!(allocs, 0, "{allocs} allocations in {moves} moves");
+}
+
+#[test]
+fn magic_land_playouts_allocate_almost_nothing_once_warm() {
+    // Magic Land creates objects and schedules timers, whose vectors may grow past their warm-up
+    // size in an unusually long game; at most a few growth steps per playout are allowed.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/magic_land.wgdl");
+    if !path.exists() {
+        return;
+    }
+    let (allocs, moves) = allocations_in_playouts(&game("magic_land.wgdl"), 50);
+    assert!(moves > 500);
+    assert!(allocs <= 50, "{allocs} allocations in {moves} moves");
+}
+
+#[test]
+fn hot_types_stay_small() {
+    use playforge::wgdl::program::{Action, ObjRec, Op, Timer};
+    assert_eq!(std::mem::size_of::<Op>(), 16);
+    assert_eq!(std::mem::size_of::<Action>(), 12);
+    assert_eq!(std::mem::size_of::<ObjRec>(), 12);
+    assert_eq!(std::mem::size_of::<Timer>(), 32);
+}
