@@ -72,6 +72,15 @@ impl Game for WgdlGame {
     }
 }
 
+impl crate::search::mcts::Goals for WgdlGame {
+    fn goals_reached(&self, state: &State) -> usize {
+        state.goal as usize
+    }
+    fn n_goals(&self) -> usize {
+        self.program.goals.len()
+    }
+}
+
 /// The thesis's action-group playout choice: draw a group by weight among the groups that have a
 /// legal move (weights renormalized over the non-empty groups), then a move uniformly inside it.
 /// With one group this is uniform random play. Allocates nothing: it counts in a fixed array.

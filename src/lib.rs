@@ -6,4 +6,5 @@
 pub mod cli;
 pub mod game;
 pub mod rng;
+pub mod search;
 pub mod wgdl;

@@ -1,1 +1,580 @@
-//! TODO
+//! Bad input never panics, and every problem is reported the same way: `file:line:column`, the
+//! offending line with a caret, and what was expected instead.
+//!
+//! The cases are golden files: `tests/data/wgdl/err/<name>.wgdl` holds a game with one problem
+//! and `<name>.txt` its expected rendered output — the compile [`Diagnostics`] if the game does
+//! not compile, else the first [`RuntimeError`] met while playing the first legal action again
+//! and again (rendered with [`RuntimeError::render`]). Adding a `.wgdl` file adds a case; run
+//! with `UPDATE_GOLDEN=1` to (re)write the `.txt` files, and read the diff before keeping it.
+//! Wording is not all that is checked: the table in [`expected_kinds`] pins the structured kind
+//! of every case, and every rendering is checked for its location, its source line and the word
+//! "expected". Huge or deeply nested input must give an error, not overflow the stack.
+//!
+//! Last, seeded fuzz tests mutate Simple Coins and the error cases (characters, words, lines)
+//! and check that compiling and playing the result never panics and that every error names the
+//! file, a line and a column. A longer run is `fuzz_long` (ignored by default):
+//! `FUZZ_N=300000 FUZZ_FILES=a.wgdl,b.wgdl cargo test --release fuzz_long -- --ignored`.
+
+use playforge::rng;
+use playforge::wgdl::{self, DiagKind, Diagnostics, Program, RtKind, RuntimeError, Severity};
+use rand::RngExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn err_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wgdl/err")
+}
+
+/// The name a case is compiled under, so renderings do not depend on where the repo lives.
+fn display_name(case: &str) -> String {
+    format!("tests/data/wgdl/err/{case}.wgdl")
+}
+
+/// Every `<name>.wgdl` in the error folder, sorted by name.
+fn cases() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(err_dir())
+        .expect("tests/data/wgdl/err exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wgdl"))
+        .map(|p| {
+            let name = p.file_stem().expect("file name").to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&p).expect("utf-8 test file");
+            (name, text)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// What went wrong with one case.
+enum Outcome {
+    Compile(Diagnostics),
+    Runtime(RuntimeError, Arc<Program>),
+    /// It compiled and played `steps` moves without an error.
+    Fine {
+        steps: usize,
+    },
+}
+
+/// Compiles, then plays the first legal action until something fails (at most 500 moves).
+fn run_case(case: &str, text: &str) -> Outcome {
+    let compiled = match wgdl::compile_str(&display_name(case), text) {
+        Ok(c) => c,
+        Err(d) => return Outcome::Compile(d),
+    };
+    let p = compiled.program;
+    let err = |e: RuntimeError| Outcome::Runtime(e, p.clone());
+    let mut st = match p.initial_state() {
+        Ok(st) => st,
+        Err(e) => return err(e),
+    };
+    let mut legal = Vec::new();
+    for step in 0..500 {
+        if let Err(e) = p.legal_actions(&st, &mut legal) {
+            return err(e);
+        }
+        let Some(&first) = legal.first() else { return Outcome::Fine { steps: step } };
+        if let Err(e) = p.apply(&mut st, first) {
+            return err(e);
+        }
+    }
+    Outcome::Fine { steps: 500 }
+}
+
+fn render(o: &Outcome) -> String {
+    match o {
+        Outcome::Compile(d) => d.to_string(),
+        Outcome::Runtime(e, p) => e.render(p),
+        Outcome::Fine { steps } => format!("no error: compiled and played {steps} moves\n"),
+    }
+}
+
+/// The kind each case must report (compile cases: the first error's kind).
+enum Expect {
+    Diag(fn(&DiagKind) -> bool),
+    Rt(fn(&RtKind) -> bool),
+}
+
+fn expected_kinds() -> Vec<(&'static str, Expect)> {
+    use Expect::{Diag, Rt};
+    vec![
+        ("unknown_declaration", Diag(|k| matches!(k, DiagKind::UnknownDeclaration { found, .. } if found == "clas"))),
+        ("unknown_class", Diag(|k| matches!(k, DiagKind::UnknownName { what: "class", name, .. } if name == "hous"))),
+        ("unknown_parent_class", Diag(|k| matches!(k, DiagKind::UnknownName { what: "parent class", name, .. } if name == "buildng"))),
+        ("unknown_attribute", Diag(|k| matches!(k, DiagKind::UnknownAttribute { attr, .. } if attr == "enrgy"))),
+        ("unknown_consequence", Diag(|k| matches!(k, DiagKind::UnknownName { what: "consequence", name, .. } if name == "addCoin"))),
+        ("unknown_action_in_condition", Diag(|k| matches!(k, DiagKind::UnknownName { what: "action", name, .. } if name == "ern"))),
+        ("unknown_object_in_path", Diag(|k| matches!(k, DiagKind::UnknownName { what: "object", name, .. } if name == "globl"))),
+        ("unknown_initial", Diag(|k| matches!(k, DiagKind::UnknownName { what: "object description", name, .. } if name == "globalClass"))),
+        ("duplicate_class", Diag(|k| matches!(k, DiagKind::Duplicate { what: "class", first_line: 2, .. }))),
+        ("duplicate_attribute", Diag(|k| matches!(k, DiagKind::Duplicate { what: "attribute", first_line: 3, .. }))),
+        ("duplicate_object", Diag(|k| matches!(k, DiagKind::Duplicate { what: "object description", first_line: 4, .. }))),
+        ("duplicate_goal", Diag(|k| matches!(k, DiagKind::Duplicate { what: "goal", first_line: 9, .. }))),
+        ("duplicate_action", Diag(|k| matches!(k, DiagKind::Duplicate { what: "action", first_line: 6, .. }))),
+        ("bad_long_literal", Diag(|k| matches!(k, DiagKind::BadLiteral { ty: "long", text, .. } if text == "1.5"))),
+        ("bad_boolean_literal", Diag(|k| matches!(k, DiagKind::BadLiteral { ty: "boolean", text, .. } if text == "yes"))),
+        ("type_mismatch_condition", Diag(|k| matches!(k, DiagKind::TypeMismatch { found, .. } if found == "long"))),
+        ("type_mismatch_string_plus_long", Diag(|k| matches!(k, DiagKind::TypeMismatch { found, .. } if found == "string"))),
+        ("wrong_arity_create_and_assign", Diag(|k| matches!(k, DiagKind::WrongArity { what, found: 1, .. } if what == "createAndAssign"))),
+        ("wrong_arity_game_increase", Diag(|k| matches!(k, DiagKind::WrongArity { what, found: 0, .. } if what == "game increase"))),
+        ("unterminated_comment", Diag(|k| matches!(k, DiagKind::UnterminatedComment))),
+        ("unterminated_string", Diag(|k| matches!(k, DiagKind::UnterminatedString))),
+        ("bad_character", Diag(|k| matches!(k, DiagKind::BadCharacter { found: ';' }))),
+        (
+            "unclosed_bracket",
+            Diag(|k| matches!(k, DiagKind::Unexpected { found, expected } if found == "end of line" && expected == "`)`")),
+        ),
+        ("unknown_consequence_kind", Diag(|k| matches!(k, DiagKind::Unexpected { found, .. } if found == "`drect`"))),
+        ("builtin_game_value", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`game.time`")))),
+        ("cyclic_inheritance", Diag(|k| matches!(k, DiagKind::CyclicInheritance { .. }))),
+        ("assign_to_constant", Diag(|k| matches!(k, DiagKind::AssignToConstant { attr, .. } if attr == "maxCoins"))),
+        ("this_in_rule", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`this`")))),
+        ("goal_gap", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("goal 3")))),
+        ("consequence_cycle", Diag(|k| matches!(k, DiagKind::ConsequenceCycle { .. }))),
+        ("action_without_group", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`rest` is in no action group")))),
+        ("assignment_in_condition", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`=`")))),
+        ("rt_division_by_zero", Rt(|k| matches!(k, RtKind::DivisionByZero))),
+        ("rt_null_path", Rt(|k| matches!(k, RtKind::NullPath { attr } if attr == "this.fruit.isCollectable"))),
+        ("rt_dead_object", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
+        ("rt_runaway_rule", Rt(|k| matches!(k, RtKind::RunawayRule { rule, .. } if rule == "levelUp"))),
+        ("rt_create_hook_recursion", Rt(|k| matches!(k, RtKind::CreateTooDeep { .. }))),
+        ("rt_too_many_objects", Rt(|k| matches!(k, RtKind::TooManyObjects { limit: 3 }))),
+        ("rt_too_many_timers", Rt(|k| matches!(k, RtKind::TooManyTimers { limit: 2 }))),
+        ("rt_negative_delay", Rt(|k| matches!(k, RtKind::NegativeDelay { delay: -5 }))),
+        ("rt_delete_null", Rt(|k| matches!(k, RtKind::DeleteNull))),
+    ]
+}
+
+/// A short line diff for failure messages.
+fn diff(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let mut out = String::new();
+    for i in 0..e.len().max(a.len()) {
+        match (e.get(i), a.get(i)) {
+            (Some(x), Some(y)) if x == y => out.push_str(&format!("  {x}\n")),
+            (x, y) => {
+                if let Some(x) = x {
+                    out.push_str(&format!("- {x}\n"));
+                }
+                if let Some(y) = y {
+                    out.push_str(&format!("+ {y}\n"));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_files_match_the_rendered_errors() {
+    let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(all.len() >= 30, "only {} error cases", all.len());
+    for (case, text) in &all {
+        let actual = render(&run_case(case, text));
+        let golden = err_dir().join(format!("{case}.txt"));
+        if update {
+            let old = std::fs::read_to_string(&golden).unwrap_or_default();
+            if old != actual {
+                std::fs::write(&golden, &actual).expect("write golden file");
+                eprintln!("updated {}:\n{}", golden.display(), diff(&old, &actual));
+            }
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(expected) if expected == actual => {}
+            Ok(expected) => failures.push(format!("{case}: output differs (- expected, + actual):\n{}", diff(&expected, &actual))),
+            Err(_) => failures.push(format!("{case}: no {case}.txt; run with UPDATE_GOLDEN=1 and review it. Output:\n{actual}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_case_reports_the_expected_kind() {
+    let table = expected_kinds();
+    let all = cases();
+    let untabled: Vec<&str> = all.iter().map(|(c, _)| c.as_str()).filter(|c| !table.iter().any(|(t, _)| t == c)).collect();
+    assert!(untabled.is_empty(), "add a row to expected_kinds() for {untabled:?}");
+    for (case, expect) in &table {
+        let text = all.iter().find(|(c, _)| c == case).map(|(_, t)| t).unwrap_or_else(|| panic!("no file {case}.wgdl"));
+        let outcome = run_case(case, text);
+        match (expect, &outcome) {
+            (Expect::Diag(ok), Outcome::Compile(d)) => {
+                let errors: Vec<&DiagKind> = d.errors().map(|e| &e.kind).collect();
+                assert!(errors.first().is_some_and(|k| ok(k)), "{case}: wrong kind {errors:?}\n{d}");
+                // One problem in the file, one error in the report: no cascades.
+                assert_eq!(errors.len(), 1, "{case}: expected exactly one error\n{d}");
+            }
+            (Expect::Rt(ok), Outcome::Runtime(e, _)) => assert!(ok(&e.kind), "{case}: wrong kind {:?}", e.kind),
+            _ => panic!(
+                "{case}: expected a {} error, got:\n{}",
+                if matches!(expect, Expect::Diag(_)) { "compile" } else { "runtime" },
+                render(&outcome)
+            ),
+        }
+    }
+}
+
+/// Checks the `--> file:L:C` lines of a rendering: the file is named, L and C are in range, and
+/// the line after the gutter is line L of the source, verbatim. Returns how many it found.
+fn check_locations(out: &str, name: &str, src: &str) -> usize {
+    let lines: Vec<&str> = out.lines().collect();
+    let src_lines: Vec<&str> = src.split('\n').map(|l| l.trim_end_matches('\r')).collect();
+    let mut found = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let Some(at) = l.trim_start().strip_prefix("--> ") else { continue };
+        let loc = at.strip_prefix(name).and_then(|r| r.strip_prefix(':')).unwrap_or_else(|| panic!("`{l}` does not name {name}\n{out}"));
+        let (line, col) = loc.split_once(':').unwrap_or_else(|| panic!("no line:column in `{l}`\n{out}"));
+        let line: usize = line.parse().unwrap_or_else(|_| panic!("bad line in `{l}`\n{out}"));
+        let col: usize = col.parse().unwrap_or_else(|_| panic!("bad column in `{l}`\n{out}"));
+        assert!(line >= 1 && line <= src_lines.len(), "line {line} out of range\n{out}");
+        let text = src_lines[line - 1];
+        assert!(col >= 1 && col <= text.chars().count() + 1, "column {col} out of range for `{text}`\n{out}");
+        let shown = lines.get(i + 2).unwrap_or_else(|| panic!("no source line after `{l}`\n{out}"));
+        assert_eq!(*shown, format!("{line} | {text}"), "the offending line is not shown verbatim\n{out}");
+        found += 1;
+    }
+    found
+}
+
+#[test]
+fn every_rendering_shows_file_line_column_the_line_and_what_was_expected() {
+    for (case, text) in cases() {
+        let outcome = run_case(&case, &text);
+        let out = render(&outcome);
+        let n = check_locations(&out, &display_name(&case), &text);
+        let items = match &outcome {
+            Outcome::Compile(d) => d.items.len(),
+            _ => 1,
+        };
+        assert_eq!(n, items, "{case}: every message needs a location\n{out}");
+        if let Outcome::Compile(d) = &outcome {
+            for e in d.errors() {
+                assert!(e.kind.to_string().contains("expected"), "{case}: does not say what was expected: {}", e.kind);
+            }
+        }
+        assert!(out.contains("expected"), "{case}: does not say what was expected:\n{out}");
+    }
+}
+
+#[test]
+fn every_runtime_error_kind_says_what_was_expected() {
+    let kinds = [
+        RtKind::DivisionByZero,
+        RtKind::NullPath { attr: "a.b".into() },
+        RtKind::DeadObject { attr: "a.b".into() },
+        RtKind::RunawayRule { rule: "r".into(), limit: 1 },
+        RtKind::TooManyObjects { limit: 1 },
+        RtKind::TooManyTimers { limit: 1 },
+        RtKind::CreateTooDeep { limit: 1 },
+        RtKind::NegativeDelay { delay: -1 },
+        RtKind::IllegalAction { action: "a(b)".into() },
+        RtKind::DeleteNull,
+    ];
+    for k in kinds {
+        assert!(k.to_string().contains("expected"), "{k:?}: {k}");
+    }
+}
+
+#[test]
+fn an_illegal_move_is_an_error_not_a_panic() {
+    let c = crate::util::game("simple_coins.wgdl");
+    let p = &c.program;
+    let mut st = p.initial_state().expect("start");
+    let mut legal = Vec::new();
+    p.legal_actions(&st, &mut legal).expect("legal");
+    let get = *legal.iter().find(|a| p.actions[a.def as usize].name == "getCoins").expect("getCoins");
+    for _ in 0..30 {
+        p.apply_checked(&mut st, get).expect("legal while energy lasts");
+    }
+    let e = p.apply_checked(&mut st, get).expect_err("no energy left");
+    assert!(matches!(&e.kind, RtKind::IllegalAction { action } if action == "getCoins(coin1)"), "{e:?}");
+    let out = e.render(p);
+    assert!(out.contains("simple_coins.wgdl:") && out.contains("expected"), "{out}");
+}
+
+#[test]
+fn huge_or_deeply_nested_input_is_an_error_not_a_stack_overflow() {
+    // Each of these used to recurse once per bracket, sign, operator or chained consequence and
+    // overflow the stack (an abort, not even a panic) somewhere between 10 000 and 100 000.
+    let coins = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games/simple_coins.wgdl")).expect("simple_coins.wgdl");
+    let n = 100_000;
+    let chain = |kind: &str| {
+        let mut s = coins.clone();
+        for i in 0..20_000 {
+            s.push_str(&format!("consequence c{i} {kind} c{}\n", i + 1));
+        }
+        s + "consequence c20000 direct global.coins = global.coins + long 1\nhasConsequence getCoins c0\n"
+    };
+    let inputs = [
+        ("brackets", format!("{coins}goal 5 {}global.coins > long 1{}\n", "(".repeat(n), ")".repeat(n))),
+        (
+            "minus signs",
+            format!("{coins}consequence big direct global.coins = {}global.coins\nhasConsequence getCoins big\n", "- ".repeat(n)),
+        ),
+        ("nots", format!("{coins}condition getCoins {}boolean true\n", "not ".repeat(n))),
+        (
+            "operators",
+            format!("{coins}consequence big direct global.coins = global.coins{}\nhasConsequence getCoins big\n", " + long 1".repeat(n)),
+        ),
+        ("conditional chain", chain("conditional global.coins > long 0")),
+        ("timed chain", chain("timed long 1")),
+    ];
+    for (what, text) in inputs {
+        let d = crate::util::compile_err(&text);
+        let e = d.errors().next().unwrap_or_else(|| panic!("{what}: no error"));
+        assert!(
+            matches!(&e.kind, DiagKind::Invalid { what, .. } if what.contains("too deeply") || what.contains("deep")),
+            "{what}: {:?}",
+            e.kind
+        );
+        assert!(check_locations(&d.to_string(), "test.wgdl", &text) >= 1);
+    }
+}
+
+/// A conditional chain of 100 links is fine; compiled from its middle first, the rest of it must
+/// still count the links already compiled.
+#[test]
+fn a_chain_compiled_from_its_middle_still_counts_every_link() {
+    let chain = |links: usize, first_use: usize| {
+        let mut s = String::from("class globalClass\nattribute globalClass coins long 0\nobject global is globalClass\ninitial global\n");
+        s.push_str("action globalClass a\naction globalClass b\ngoal 1 global.coins > long 10\n");
+        s.push_str(&format!("hasConsequence a c{first_use}\nhasConsequence b c0\n"));
+        for i in 0..links {
+            s.push_str(&format!("consequence c{i} conditional global.coins >= long 0 c{}\n", i + 1));
+        }
+        s + &format!("consequence c{links} direct global.coins = global.coins + long 1\n")
+    };
+    let ok = crate::util::compile(&chain(99, 50));
+    let p = &ok.program;
+    let mut st = p.initial_state().expect("start");
+    let b = playforge::wgdl::Action {
+        def: p.actions.iter().position(|a| a.name == "b").expect("b") as u16,
+        this: 0,
+        bound: playforge::wgdl::program::NONE,
+    };
+    p.apply(&mut st, b).expect("a 100-link chain runs");
+    let d = crate::util::compile_err(&chain(150, 75));
+    assert!(d.errors().any(|e| matches!(&e.kind, DiagKind::Invalid { what, .. } if what.contains("chain"))), "{d}");
+}
+
+// ---------------------------------------------------------------- fuzzing
+
+const TOKENS: &[&str] = &[
+    "long",
+    "double",
+    "boolean",
+    "String",
+    "object:",
+    "object",
+    "null",
+    "this",
+    "game",
+    ".",
+    "sum",
+    "create:",
+    "forEveryGOD",
+    "forEveryInstance",
+    "/*",
+    "*/",
+    "//",
+    "\"",
+    "-",
+    "99999999999999999999",
+    "0",
+    "1.5",
+    "(",
+    ")",
+    "=",
+    "==",
+    "and",
+    "not",
+    "xor",
+    "timed",
+    "direct",
+    "conditional",
+    "createAndAssign",
+    "create",
+    "delete",
+    "endSession",
+    "increase",
+    "by",
+    ",",
+    "limit",
+    "session",
+    "length",
+    "pause",
+    "duration",
+    "goal",
+    "initial",
+    "class",
+    ":",
+    "attribute",
+    "action",
+    "consequence",
+    "hasConsequence",
+    "coinGenerator",
+    "globalClass",
+    "global",
+    "getCoins",
+    "coin20",
+    "energy",
+    "/",
+    "*",
+    "é",
+    "\t",
+    "\n",
+];
+const CHARS: &[char] = &['a', 'z', '0', '9', '.', ':', '=', '<', '!', '-', '+', '*', '/', '(', ')', '"', ' ', '\n', '\t', 'é', '→', '_'];
+
+/// Applies 1–4 random edits (characters, words or whole lines) to `src`.
+fn mutate(src: &str, r: &mut rng::Rng) -> String {
+    let mut s: Vec<char> = src.chars().collect();
+    for _ in 0..r.random_range(1..=4) {
+        let n = s.len().max(1);
+        let i = r.random_range(0..n).min(s.len());
+        let line_bounds = |s: &[char], i: usize| {
+            let lo = s[..i].iter().rposition(|&c| c == '\n').map_or(0, |p| p + 1);
+            let hi = s[i..].iter().position(|&c| c == '\n').map_or(s.len(), |p| i + p + 1);
+            (lo, hi)
+        };
+        match r.random_range(0..8) {
+            0 if i < s.len() => {
+                s.remove(i);
+            }
+            1 if i < s.len() => {
+                let c = s[i];
+                s.insert(i, c);
+            }
+            2 if i < s.len() => s[i] = CHARS[r.random_range(0..CHARS.len())],
+            3 => {
+                // Delete the word around i.
+                let lo = s[..i].iter().rposition(|c| c.is_whitespace()).map_or(0, |p| p + 1);
+                let hi = s[i..].iter().position(|c| c.is_whitespace()).map_or(s.len(), |p| i + p);
+                s.drain(lo..hi);
+            }
+            4 => {
+                let (lo, hi) = line_bounds(&s, i);
+                let line: Vec<char> = s[lo..hi].to_vec();
+                s.splice(hi..hi, line);
+            }
+            5 => {
+                let (lo, hi) = line_bounds(&s, i);
+                s.drain(lo..hi);
+            }
+            6 => {
+                let (lo, hi) = line_bounds(&s, i);
+                let line: Vec<char> = s.drain(lo..hi).collect();
+                let j = r.random_range(0..=s.len());
+                let (lo2, _) = line_bounds(&s, j);
+                s.splice(lo2..lo2, line);
+            }
+            _ => {
+                let t = TOKENS[r.random_range(0..TOKENS.len())];
+                let text: Vec<char> = format!(" {t} ").chars().collect();
+                s.splice(i..i, text);
+            }
+        }
+    }
+    s.into_iter().collect()
+}
+
+/// Compiles and, if that works, plays up to 60 random moves; returns the rendering of any error.
+fn compile_and_play(name: &str, text: &str, seed: u64) -> Option<String> {
+    let compiled = match wgdl::compile_str(name, text) {
+        Ok(c) => c,
+        Err(d) => {
+            assert!(d.has_errors(), "a failed compile must report an error\n{d}");
+            return Some(d.to_string());
+        }
+    };
+    if compiled.warnings.items.iter().any(|w| w.severity == Severity::Error) {
+        panic!("errors among the warnings of a successful compile");
+    }
+    let p = compiled.program;
+    let mut r = rng::stream(seed, 1, 0, 0);
+    let mut st = match p.initial_state() {
+        Ok(st) => st,
+        Err(e) => return Some(e.render(&p)),
+    };
+    let mut legal = Vec::new();
+    for _ in 0..60 {
+        if let Err(e) = p.legal_actions(&st, &mut legal) {
+            return Some(e.render(&p));
+        }
+        if legal.is_empty() {
+            break;
+        }
+        let a = legal[r.random_range(0..legal.len())];
+        if let Err(e) = p.apply(&mut st, a) {
+            return Some(e.render(&p));
+        }
+    }
+    None
+}
+
+/// Mutates `original` once per seed; returns (inputs that gave an error, inputs that played fine).
+fn fuzz(name: &str, original: &str, seeds: std::ops::Range<u64>) -> (usize, usize) {
+    let (mut errors, mut fine) = (0, 0);
+    for seed in seeds {
+        let mut r = rng::stream(seed, 0, 0, 0);
+        let text = mutate(original, &mut r);
+        let outcome = std::panic::catch_unwind(|| compile_and_play(name, &text, seed));
+        match outcome {
+            Err(_) => panic!("{name}, seed {seed}: panicked on this input:\n{text}"),
+            Ok(Some(out)) => {
+                errors += 1;
+                assert!(check_locations(&out, name, &text) >= 1, "{name}, seed {seed}: no location in\n{out}");
+            }
+            Ok(None) => fine += 1,
+        }
+    }
+    (errors, fine)
+}
+
+#[test]
+fn mutated_simple_coins_never_panics_and_every_error_has_a_location() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/simple_coins.wgdl");
+    let original = std::fs::read_to_string(path).expect("simple_coins.wgdl");
+    let (errors, fine) = fuzz("fuzz/simple_coins.wgdl", &original, 0..10_000);
+    // The mutations must actually break things, and not always.
+    assert!(errors > 3000 && fine > 300, "errors {errors}, fine {fine}");
+}
+
+#[test]
+fn mutated_error_cases_never_panic() {
+    // The error cases use most of the language (timers, create hooks, deletion, bindings, …).
+    for (case, text) in cases() {
+        fuzz(&format!("fuzz/{case}.wgdl"), &text, 0..300);
+    }
+}
+
+#[test]
+#[ignore = "long fuzz run"]
+fn fuzz_long() {
+    let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/simple_coins.wgdl");
+    let mut corpus = vec![("coins".to_string(), std::fs::read_to_string(path).expect("simple_coins.wgdl"))];
+    corpus.extend(cases());
+    let extra = std::env::var("FUZZ_FILES").unwrap_or_default();
+    for f in extra.split(',').filter(|f| !f.is_empty()) {
+        corpus.push((f.to_string(), std::fs::read_to_string(f).expect("fuzz file")));
+    }
+    let mut panics = 0;
+    for seed in 0..n {
+        let (case, original) = &corpus[(seed % corpus.len() as u64) as usize];
+        let mut r = rng::stream(seed, 7, 0, 0);
+        let mut text = original.clone();
+        for _ in 0..r.random_range(1..4) {
+            text = mutate(&text, &mut r);
+        }
+        let name = format!("fuzz/{case}.wgdl");
+        if std::panic::catch_unwind(|| compile_and_play(&name, &text, seed)).is_err() {
+            panics += 1;
+            std::fs::write(std::env::temp_dir().join(format!("fuzz_panic_{seed}.wgdl")), &text).expect("write");
+        }
+    }
+    assert_eq!(panics, 0);
+}

@@ -1,1 +1,696 @@
-//! TODO
+//! The semantics the thesis pins, one short test each: Simple Coins (Appendix D), the chapter-4
+//! examples (Alg. 4.2–4.5, with the parts they leave out filled in, such as a `global` object),
+//! attribute kinds and inheritance, action instances, rules to a fixpoint, the order of
+//! consequences, the thesis's operator precedence, and the time model (durations, sessions,
+//! pauses, timers, `endSession`) and deletion.
+//!
+//! The games are written in the tests and driven move by move by the moves' readable names
+//! (`getCoins(coin20)`), reading attributes back from the state.
+
+use crate::util;
+use playforge::wgdl::program::NONE;
+use playforge::wgdl::{Action, Program, RtKind, State, Status, Ty};
+
+/// The index of the `nth` (1-based) live-or-dead object made from description `god`.
+fn obj(p: &Program, st: &State, god: &str, nth: usize) -> u32 {
+    st.objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| p.gods[o.god as usize].name == god)
+        .nth(nth - 1)
+        .map(|(i, _)| i as u32)
+        .unwrap_or_else(|| panic!("no object #{nth} of `{god}`"))
+}
+
+/// An instance attribute of an object.
+fn attr(p: &Program, st: &State, id: u32, name: &str) -> i64 {
+    let o = st.objects[id as usize];
+    let class = &p.classes[o.class as usize];
+    let i = class.attrs.iter().position(|a| a.name == name).unwrap_or_else(|| panic!("no attribute `{name}` in `{}`", class.name));
+    st.slots[(o.base as usize) + i]
+}
+
+/// `get(p, st, "global.coins")`: an attribute of the first object of a description.
+fn get(p: &Program, st: &State, path: &str) -> i64 {
+    let (god, name) = path.split_once('.').expect("object.attribute");
+    attr(p, st, obj(p, st, god, 1), name)
+}
+
+fn legal(p: &Program, st: &State) -> Vec<Action> {
+    let mut out = Vec::new();
+    p.legal_actions(st, &mut out).expect("legal actions");
+    out
+}
+
+fn names(p: &Program, st: &State) -> Vec<String> {
+    legal(p, st).into_iter().map(|a| p.action_name(st, a)).collect()
+}
+
+/// Applies the legal move called `name` (as [`Program::action_name`] writes it).
+fn play(p: &Program, st: &mut State, name: &str) {
+    let moves = legal(p, st);
+    let a = *moves
+        .iter()
+        .find(|&&a| p.action_name(st, a) == name)
+        .unwrap_or_else(|| panic!("`{name}` is not legal; legal: {:?}", names(p, st)));
+    p.apply(st, a).unwrap_or_else(|e| panic!("{}", e.render(p)));
+}
+
+fn start(src: &str) -> (std::sync::Arc<Program>, State) {
+    let p = util::compile(src).program;
+    let st = p.initial_state().unwrap_or_else(|e| panic!("{}", e.render(&p)));
+    (p, st)
+}
+
+const GLOBAL: &str = "class globalClass\nobject global is globalClass\ninitial global\n";
+
+// ---------------------------------------------------------------- Simple Coins
+
+#[test]
+fn simple_coins_has_21_legal_actions_at_the_start() {
+    let p = util::game("simple_coins.wgdl").program;
+    let st = p.initial_state().expect("start");
+    let n = names(&p, &st);
+    assert_eq!(n.len(), 21, "{n:?}");
+    assert!(n.contains(&"getCoins(coin20)".to_string()) && n.contains(&"endSession(global)".to_string()));
+}
+
+#[test]
+fn simple_coins_optimum_is_2400_coins_in_four_sessions_one_goal_each() {
+    let p = util::game("simple_coins.wgdl").program;
+    let mut st = p.initial_state().expect("start");
+    for session in 1..=4 {
+        for _ in 0..30 {
+            play(&p, &mut st, "getCoins(coin20)");
+        }
+        // Energy is spent: only endSession is left.
+        assert_eq!(names(&p, &st), ["endSession(global)"]);
+        play(&p, &mut st, "endSession(global)");
+        assert_eq!(get(&p, &st, "global.coins"), 600 * session);
+        assert_eq!(st.goal as i64, session, "one goal per session");
+    }
+    assert_eq!(get(&p, &st, "global.coins"), 2400);
+    assert_eq!(st.goal as usize, p.goals.len());
+    assert_eq!(st.goal, 4);
+    assert_eq!(p.status(&st, &legal(&p, &st)), Status::Finished);
+}
+
+// ---------------------------------------------------------------- Alg. 4.2
+
+#[test]
+fn alg_4_2_whack_tree_is_legal_while_energy_lasts_and_trades_energy_for_wood() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass energy long 2
+attribute globalClass wood long 0
+action globalClass whackTree
+condition whackTree global.energy > long 0
+consequence addWood direct global.wood = global.wood + long 1
+consequence removeOneEnergy direct global.energy = global.energy - long 1
+hasConsequence whackTree addWood
+hasConsequence whackTree removeOneEnergy
+goal 1 global.wood > long 5
+"
+    );
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "whackTree(global)");
+    assert_eq!((get(&p, &st, "global.wood"), get(&p, &st, "global.energy")), (1, 1));
+    play(&p, &mut st, "whackTree(global)");
+    assert_eq!((get(&p, &st, "global.wood"), get(&p, &st, "global.energy")), (2, 0));
+    assert!(names(&p, &st).is_empty(), "no energy, no whacking");
+    assert_eq!(p.status(&st, &[]), Status::Stuck);
+}
+
+const PLANT_SEED: &str = "class globalClass
+attribute globalClass coins long 100
+attribute globalClass level long 1
+object global is globalClass
+initial global
+class farm
+attribute farm isFree boolean true
+attribute farm isHarvestable boolean false
+attribute farm food long 0
+object field is farm
+initial field
+class seed
+attribute class seed coinCost long 0
+attribute class seed unlockLevel long 1
+attribute class seed growTime long 0
+attribute class seed foodProduced long 0
+object wheat is seed
+attribute wheat coinCost 10
+attribute wheat growTime 300
+attribute wheat foodProduced 7
+object corn is seed
+attribute corn coinCost 20
+attribute corn unlockLevel 2
+attribute corn growTime 600
+action farm plantSeed forEveryGOD seed
+condition plantSeed global.coins >= seed.coinCost
+condition plantSeed seed.unlockLevel <= global.level
+condition plantSeed this.isFree
+consequence addFood direct this.food = seed.foodProduced
+consequence paySeed direct global.coins = global.coins - seed.coinCost
+consequence farmIsOccupied direct this.isFree = boolean false
+consequence farmMayBeHarvested direct this.isHarvestable = boolean true
+consequence farmMayBeHarvestedInTime timed seed.growTime farmMayBeHarvested
+hasConsequence plantSeed addFood
+hasConsequence plantSeed paySeed
+hasConsequence plantSeed farmIsOccupied
+hasConsequence plantSeed farmMayBeHarvestedInTime
+action globalClass wait
+action globalClass waitLong
+duration wait long 1
+duration waitLong long 299
+goal 1 global.coins > long 1000
+";
+
+#[test]
+fn alg_4_2_plant_seed_exists_per_seed_description_and_checks_its_conditions() {
+    let (p, mut st) = start(PLANT_SEED);
+    // corn needs level 2: only wheat can be planted.
+    assert_eq!(names(&p, &st), ["wait(global)", "waitLong(global)", "plantSeed(field, wheat)"]);
+    play(&p, &mut st, "plantSeed(field, wheat)");
+    assert_eq!(get(&p, &st, "global.coins"), 90);
+    assert_eq!(get(&p, &st, "field.food"), 7);
+    assert_eq!(get(&p, &st, "field.isFree"), 0);
+    assert_eq!(names(&p, &st), ["wait(global)", "waitLong(global)"], "the farm is occupied");
+    assert_eq!(st.timers.len(), 1);
+}
+
+#[test]
+fn alg_4_2_timed_consequence_fires_exactly_grow_time_seconds_later() {
+    let (p, mut st) = start(PLANT_SEED);
+    play(&p, &mut st, "plantSeed(field, wheat)");
+    assert_eq!(st.clock, 0, "no duration given: planting takes no time");
+    play(&p, &mut st, "waitLong(global)");
+    assert_eq!(st.clock, 299);
+    assert_eq!(get(&p, &st, "field.isHarvestable"), 0, "not before growTime");
+    play(&p, &mut st, "wait(global)");
+    assert_eq!(st.clock, 300);
+    assert_eq!(get(&p, &st, "field.isHarvestable"), 1, "exactly at growTime");
+    assert!(st.timers.is_empty());
+}
+
+// ---------------------------------------------------------------- Alg. 4.3
+
+const TREE_FRUIT: &str = "class globalClass
+attribute globalClass food long 0
+object global is globalClass
+initial global
+class fruit
+attribute fruit foodValue long 5
+attribute fruit isCollectable boolean true
+object apple is fruit
+initial apple
+class tree
+attribute tree fruit object:fruit null
+object appleTree is tree
+attribute appleTree fruit object:apple
+initial appleTree
+action tree collectFood
+condition collectFood this.fruit.isCollectable
+consequence addFood direct global.food = global.food + this.fruit.foodValue
+hasConsequence collectFood addFood
+consequence setFoodValueToZero direct this.fruit.foodValue = long 0
+hasConsequence collectFood setFoodValueToZero
+goal 1 global.food > long 100
+";
+
+#[test]
+fn alg_4_3_collect_food_reads_and_writes_through_the_fruit_reference() {
+    let (p, mut st) = start(TREE_FRUIT);
+    assert_eq!(names(&p, &st), ["collectFood(appleTree)"]);
+    play(&p, &mut st, "collectFood(appleTree)");
+    assert_eq!(get(&p, &st, "global.food"), 5);
+    assert_eq!(get(&p, &st, "apple.foodValue"), 0, "the fruit's value was reset");
+    play(&p, &mut st, "collectFood(appleTree)");
+    assert_eq!(get(&p, &st, "global.food"), 5, "nothing left to collect");
+}
+
+#[test]
+fn alg_4_3_collect_food_is_legal_iff_the_fruit_is_collectable() {
+    let src = TREE_FRUIT.replace("attribute fruit isCollectable boolean true", "attribute fruit isCollectable boolean false");
+    let (p, st) = start(&src);
+    assert!(names(&p, &st).is_empty());
+}
+
+#[test]
+fn alg_4_3_reading_through_a_null_fruit_is_a_runtime_error() {
+    let src = format!("{TREE_FRUIT}object bareTree is tree\ninitial bareTree\n");
+    let (p, st) = start(&src);
+    let collect = p.actions.iter().position(|a| a.name == "collectFood").expect("collectFood") as u16;
+    let apple_tree = Action { def: collect, this: obj(&p, &st, "appleTree", 1), bound: NONE };
+    assert_eq!(p.is_legal(&st, apple_tree), Ok(true));
+    let bare = Action { def: collect, this: obj(&p, &st, "bareTree", 1), bound: NONE };
+    let e = p.is_legal(&st, bare).expect_err("null fruit");
+    assert!(matches!(&e.kind, RtKind::NullPath { attr } if attr == "this.fruit.isCollectable"), "{e:?}");
+    let e = p.legal_actions(&st, &mut Vec::new()).expect_err("listing reads the bare tree too");
+    assert!(matches!(e.kind, RtKind::NullPath { .. }));
+}
+
+// ---------------------------------------------------------------- Alg. 4.4
+
+const BUILD: &str = "class globalClass
+attribute globalClass coins long 100
+attribute globalClass total long 0
+attribute globalClass huts long 0
+attribute globalClass markets long 0
+object global is globalClass
+initial global
+class building
+attribute class building coinsCost long 0
+class house : building
+class business : building
+object poor_house is house
+attribute poor_house coinsCost 10
+object market is business
+attribute market coinsCost 30
+game built building.built
+action globalClass build forEveryGOD building
+condition build global.coins > building.coinsCost
+consequence pay direct global.coins = global.coins - building.coinsCost
+consequence createBuilding create building
+consequence tally direct global.total = game.building.built.sum
+consequence tallyHuts direct global.huts = game.building.built.poor_house
+consequence tallyMarkets direct global.markets = game.built.market
+hasConsequence build pay
+hasConsequence build createBuilding
+hasConsequence build tally
+hasConsequence build tallyHuts
+hasConsequence build tallyMarkets
+action create:building counterUpdate
+consequence increaseBuildingCreatedCounter game increase String building, String built, this.name
+hasConsequence counterUpdate increaseBuildingCreatedCounter
+goal 1 game.building.built.sum >= long 3
+";
+
+#[test]
+fn alg_4_4_build_exists_for_every_building_description_including_subclasses() {
+    let (p, st) = start(BUILD);
+    assert_eq!(names(&p, &st), ["build(global, poor_house)", "build(global, market)"]);
+}
+
+#[test]
+fn alg_4_4_create_hook_counts_buildings_by_name_in_the_game_value_store() {
+    let (p, mut st) = start(BUILD);
+    play(&p, &mut st, "build(global, poor_house)");
+    assert_eq!((get(&p, &st, "global.total"), get(&p, &st, "global.huts"), get(&p, &st, "global.markets")), (1, 1, 0));
+    play(&p, &mut st, "build(global, market)");
+    play(&p, &mut st, "build(global, poor_house)");
+    assert_eq!((get(&p, &st, "global.total"), get(&p, &st, "global.huts"), get(&p, &st, "global.markets")), (3, 2, 1));
+    assert_eq!(get(&p, &st, "global.coins"), 100 - 10 - 30 - 10);
+    assert_eq!(st.objects.len(), 4, "global and three buildings");
+    assert_eq!(st.goal, 1, "goal reads game.building.built.sum");
+}
+
+// ---------------------------------------------------------------- Alg. 4.5
+
+#[test]
+fn alg_4_5_two_initials_give_two_objects_and_goals_are_reached_in_order() {
+    let src = "class globalClass
+attribute globalClass coins long 0
+object global is globalClass
+initial global
+class house
+attribute house name String none
+object poor_house is house
+attribute poor_house name poor_house
+initial poor_house
+initial poor_house
+action house collect
+consequence earn direct global.coins = global.coins + long 600
+hasConsequence collect earn
+goal 1 global.coins > 1000
+goal 2 global.coins > 2000
+";
+    let (p, mut st) = start(src);
+    assert_eq!(names(&p, &st), ["collect(poor_house#1)", "collect(poor_house#2)"]);
+    let name = attr(&p, &st, obj(&p, &st, "poor_house", 2), "name");
+    assert_eq!(p.show(Ty::Str, name), "poor_house");
+    let mut goals = Vec::new();
+    for mv in ["collect(poor_house#1)", "collect(poor_house#2)", "collect(poor_house#1)", "collect(poor_house#2)"] {
+        play(&p, &mut st, mv);
+        goals.push(st.goal);
+    }
+    assert_eq!(goals, [0, 1, 1, 2], "coins 600, 1200, 1800, 2400");
+    assert_eq!(p.status(&st, &legal(&p, &st)), Status::Finished);
+}
+
+// ---------------------------------------------------------------- attributes, classes, actions
+
+#[test]
+fn class_constants_instance_defaults_and_per_object_overrides() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass coins long 0
+class building
+attribute class building coinValue long 1
+attribute building level long 1
+object hut is building
+object mansion is building
+attribute mansion coinValue 50
+attribute mansion level 3
+initial hut
+initial mansion
+initial mansion
+action building collect
+consequence earn direct global.coins = global.coins + this.coinValue * this.level
+consequence upgrade direct this.level = this.level + long 1
+hasConsequence collect earn
+hasConsequence collect upgrade
+goal 1 global.coins > long 10000
+"
+    );
+    let (p, mut st) = start(&src);
+    let (hut, m1, m2) = (obj(&p, &st, "hut", 1), obj(&p, &st, "mansion", 1), obj(&p, &st, "mansion", 2));
+    assert_eq!((attr(&p, &st, hut, "level"), attr(&p, &st, m1, "level"), attr(&p, &st, m2, "level")), (1, 3, 3));
+    play(&p, &mut st, "collect(hut)");
+    assert_eq!(get(&p, &st, "global.coins"), 1, "class default constant 1 × level 1");
+    play(&p, &mut st, "collect(mansion#1)");
+    assert_eq!(get(&p, &st, "global.coins"), 1 + 150, "overridden constant 50 × overridden level 3");
+    // Instance attributes belong to each object; the second mansion is still at level 3.
+    assert_eq!((attr(&p, &st, m1, "level"), attr(&p, &st, m2, "level")), (4, 3));
+    play(&p, &mut st, "collect(mansion#1)");
+    assert_eq!(get(&p, &st, "global.coins"), 151 + 200);
+}
+
+#[test]
+fn subclasses_inherit_attributes_and_actions() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass coins long 0
+class building
+attribute building income long 2
+class house : building
+attribute house residents long 3
+object cottage is house
+initial cottage
+action building collect
+consequence earn direct global.coins = global.coins + this.income
+hasConsequence collect earn
+action house tax
+consequence levy direct global.coins = global.coins + this.income * this.residents
+hasConsequence tax levy
+goal 1 global.coins > long 10000
+"
+    );
+    let (p, mut st) = start(&src);
+    assert_eq!(names(&p, &st), ["collect(cottage)", "tax(cottage)"], "inherited actions first");
+    play(&p, &mut st, "collect(cottage)");
+    play(&p, &mut st, "tax(cottage)");
+    assert_eq!(get(&p, &st, "global.coins"), 2 + 6);
+}
+
+#[test]
+fn for_every_instance_grows_as_objects_are_created() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass coins long 0
+class farm
+object plot is farm
+initial plot
+class worker
+object peasant is worker
+action globalClass hire
+consequence newWorker create peasant
+hasConsequence hire newWorker
+action farm employ forEveryInstance worker
+consequence work direct global.coins = global.coins + long 1
+hasConsequence employ work
+goal 1 global.coins > long 10000
+"
+    );
+    let (p, mut st) = start(&src);
+    assert_eq!(names(&p, &st), ["hire(global)"]);
+    play(&p, &mut st, "hire(global)");
+    assert_eq!(names(&p, &st), ["hire(global)", "employ(plot, peasant)"]);
+    play(&p, &mut st, "hire(global)");
+    assert_eq!(names(&p, &st), ["hire(global)", "employ(plot, peasant#1)", "employ(plot, peasant#2)"]);
+}
+
+#[test]
+fn rules_fire_to_a_fixpoint_two_level_ups_from_one_big_xp_gain() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass xp long 0
+attribute globalClass level long 1
+attribute globalClass nextLevelAt long 100
+action globalClass grind
+consequence bigXp direct global.xp = global.xp + long 250
+hasConsequence grind bigXp
+action levelUp
+condition levelUp global.xp >= global.nextLevelAt
+consequence nextLevel direct global.level = global.level + long 1
+consequence raiseBar direct global.nextLevelAt = global.nextLevelAt + long 100
+hasConsequence levelUp nextLevel
+hasConsequence levelUp raiseBar
+goal 1 global.level >= long 10
+"
+    );
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "grind(global)");
+    assert_eq!((get(&p, &st, "global.level"), get(&p, &st, "global.nextLevelAt")), (3, 300));
+    assert!(names(&p, &st).iter().all(|n| n != "levelUp"), "rules are not player moves");
+}
+
+#[test]
+fn consequences_apply_in_attachment_order() {
+    // Declared copy-first, attached in two different orders.
+    let src = format!(
+        "{GLOBAL}attribute globalClass a long 0
+attribute globalClass b long 0
+consequence copy direct global.b = global.a
+consequence inc direct global.a = global.a + long 1
+action globalClass incThenCopy
+hasConsequence incThenCopy inc
+hasConsequence incThenCopy copy
+action globalClass copyThenInc
+hasConsequence copyThenInc copy
+hasConsequence copyThenInc inc
+goal 1 global.a > long 100
+"
+    );
+    let (p, st0) = start(&src);
+    let mut st = st0.clone();
+    play(&p, &mut st, "incThenCopy(global)");
+    assert_eq!((get(&p, &st, "global.a"), get(&p, &st, "global.b")), (1, 1));
+    let mut st = st0;
+    play(&p, &mut st, "copyThenInc(global)");
+    assert_eq!((get(&p, &st, "global.a"), get(&p, &st, "global.b")), (1, 0));
+}
+
+#[test]
+fn operator_precedence_is_the_thesis_list() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass a long 0
+attribute globalClass b long 0
+attribute globalClass c long 0
+attribute globalClass d long 0
+attribute globalClass e boolean false
+attribute globalClass f boolean true
+action globalClass eval
+consequence p1 direct global.a = long 2 + long 5 * long 7
+consequence p2 direct global.b = (long 2 + long 5) * long 7
+consequence p3 direct global.c = long 12 * long 6 / long 4
+consequence p4 direct global.d = long 10 - long 3 - long 2
+consequence p5 direct global.e = long 1 + long 2 == long 3
+consequence p6 direct global.f = boolean false && boolean true || boolean true
+hasConsequence eval p1
+hasConsequence eval p2
+hasConsequence eval p3
+hasConsequence eval p4
+hasConsequence eval p5
+hasConsequence eval p6
+goal 1 global.a > long 100
+"
+    );
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "eval(global)");
+    assert_eq!(get(&p, &st, "global.a"), 37, "2 + 5 * 7");
+    assert_eq!(get(&p, &st, "global.b"), 49, "(2 + 5) * 7");
+    assert_eq!(get(&p, &st, "global.c"), 12, "`/` binds tighter than `*`: 12 * (6 / 4)");
+    assert_eq!(get(&p, &st, "global.d"), 5, "left-associative: (10 - 3) - 2");
+    assert_eq!(get(&p, &st, "global.e"), 1, "comparison below arithmetic");
+    assert_eq!(get(&p, &st, "global.f"), 0, "`||` binds tighter than `&&`: false && (true || true)");
+}
+
+// ---------------------------------------------------------------- time
+
+#[test]
+fn default_and_per_action_durations_advance_the_clock() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass seen long -1
+duration long 10
+duration slow long 30
+action globalClass work
+action globalClass slow
+consequence stamp direct global.seen = game.time
+hasConsequence work stamp
+goal 1 global.seen > long 10000
+"
+    );
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "work(global)");
+    assert_eq!((st.clock, get(&p, &st, "global.seen")), (10, 0), "consequences see the clock before the move's duration");
+    play(&p, &mut st, "slow(global)");
+    assert_eq!(st.clock, 40);
+    play(&p, &mut st, "work(global)");
+    assert_eq!((st.clock, get(&p, &st, "global.seen")), (50, 40));
+}
+
+const SESSIONS: &str = "class globalClass
+attribute globalClass log long 0
+attribute globalClass sessionsSeen long 0
+object global is globalClass
+initial global
+session length long 100
+session pause long 50
+duration long 10
+action globalClass work
+action globalClass arm
+action globalClass rest
+action globalClass look
+consequence a direct global.log = global.log * long 10 + long 1
+consequence b direct global.log = global.log * long 10 + long 2
+consequence armA timed long 105 a
+consequence armB timed long 120 b
+hasConsequence arm armB
+hasConsequence arm armA
+consequence stop endSession
+hasConsequence rest stop
+consequence stamp direct global.sessionsSeen = game.sessionsFinished
+hasConsequence look stamp
+goal 1 global.log > long 100000
+";
+
+#[test]
+fn end_session_jumps_the_clock_through_the_pause_and_fires_due_timers_in_order() {
+    let (p, mut st) = start(SESSIONS);
+    play(&p, &mut st, "arm(global)");
+    // Scheduled b (t=120) first, then a (t=105); both fall in the pause 100..150.
+    assert_eq!((st.clock, st.timers.len()), (10, 2));
+    play(&p, &mut st, "rest(global)");
+    assert_eq!((st.clock, st.sessions), (150, 1), "the next session starts at 100 + 50");
+    assert_eq!(get(&p, &st, "global.log"), 12, "a (due 105) fired before b (due 120)");
+    play(&p, &mut st, "look(global)");
+    assert_eq!(get(&p, &st, "global.sessionsSeen"), 1, "game.sessionsFinished");
+}
+
+#[test]
+fn an_action_that_reaches_the_session_end_ends_the_session() {
+    let (p, mut st) = start(SESSIONS);
+    for _ in 0..9 {
+        play(&p, &mut st, "work(global)");
+    }
+    assert_eq!((st.clock, st.sessions), (90, 0));
+    play(&p, &mut st, "work(global)");
+    assert_eq!((st.clock, st.sessions), (150, 1));
+    play(&p, &mut st, "rest(global)");
+    assert_eq!((st.clock, st.sessions), (300, 2), "session 2 starts at 2 × (100 + 50)");
+}
+
+#[test]
+fn end_session_without_a_session_length_only_counts_the_session() {
+    let src = SESSIONS.replace("session length long 100\nsession pause long 50\n", "");
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "rest(global)");
+    assert_eq!((st.clock, st.sessions), (10, 1));
+}
+
+// ---------------------------------------------------------------- deletion
+
+const CROPS: &str = "class globalClass
+attribute globalClass ticks long 0
+object global is globalClass
+initial global
+class seed
+object wheatSeed is seed
+class weed
+object dandelion is weed
+initial dandelion
+class farm
+object field is farm
+initial field
+class crop
+object wheat is crop
+initial wheat
+action crop grow
+action crop harvest
+consequence tick direct global.ticks = global.ticks + long 1
+consequence later timed long 50 tick
+hasConsequence grow later
+consequence gone delete this
+hasConsequence harvest gone
+action farm sow forEveryGOD seed
+hasConsequence sow later
+action weed pull
+hasConsequence pull gone
+action globalClass wait
+duration wait long 100
+goal 1 global.ticks > long 100
+";
+
+#[test]
+fn deleting_an_object_removes_its_actions_and_its_timers() {
+    let (p, mut st) = start(CROPS);
+    play(&p, &mut st, "grow(wheat)");
+    assert_eq!(st.timers.len(), 1);
+    play(&p, &mut st, "harvest(wheat)");
+    assert!(st.timers.is_empty(), "the wheat's timer died with it");
+    assert!(names(&p, &st).iter().all(|n| !n.contains("wheat)")), "{:?}", names(&p, &st));
+    play(&p, &mut st, "wait(global)");
+    assert_eq!(get(&p, &st, "global.ticks"), 0);
+    // Control: without the harvest the timer fires.
+    let (p, mut st) = start(CROPS);
+    play(&p, &mut st, "grow(wheat)");
+    play(&p, &mut st, "wait(global)");
+    assert_eq!(get(&p, &st, "global.ticks"), 1);
+}
+
+#[test]
+fn deleting_an_object_keeps_other_objects_timers_bound_to_a_description() {
+    // `sow` binds a description (wheatSeed, description #1); the dandelion is object #1. Deleting
+    // the dandelion must not cancel the field's timer.
+    let (p, mut st) = start(CROPS);
+    assert_eq!(obj(&p, &st, "dandelion", 1), 1);
+    assert_eq!(p.gods.iter().position(|g| g.name == "wheatSeed"), Some(1));
+    play(&p, &mut st, "sow(field, wheatSeed)");
+    play(&p, &mut st, "pull(dandelion)");
+    assert_eq!(st.timers.len(), 1, "the field's timer is still pending");
+    play(&p, &mut st, "wait(global)");
+    assert_eq!(get(&p, &st, "global.ticks"), 1);
+}
+
+#[test]
+fn deleting_the_bound_instance_cancels_timers_bound_to_it() {
+    let src = CROPS.replace(
+        "action globalClass wait\n",
+        "action farm tend forEveryInstance crop\nhasConsequence tend later\naction globalClass wait\n",
+    );
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "tend(field, wheat)");
+    assert_eq!(st.timers.len(), 1);
+    play(&p, &mut st, "harvest(wheat)");
+    assert!(st.timers.is_empty(), "the timer was bound to the wheat");
+}
+
+#[test]
+fn inherited_actions_and_create_hooks_come_first_whatever_the_declaration_order() {
+    // The subclass's action and hook are declared before the parent's.
+    let src = format!(
+        "{GLOBAL}attribute globalClass log long 0
+class building
+class house : building
+object cottage is house
+initial cottage
+action house tax
+action create:house houseHook
+action building collect
+action create:building buildingHook
+consequence logHouse direct global.log = global.log * long 10 + long 2
+consequence logBuilding direct global.log = global.log * long 10 + long 1
+hasConsequence houseHook logHouse
+hasConsequence buildingHook logBuilding
+goal 1 global.log > long 100000
+"
+    );
+    let (p, st) = start(&src);
+    assert_eq!(names(&p, &st), ["collect(cottage)", "tax(cottage)"]);
+    assert_eq!(get(&p, &st, "global.log"), 12, "the building hook ran before the house hook");
+}

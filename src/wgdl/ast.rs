@@ -67,6 +67,8 @@ pub enum ConsBody {
     Delete(Expr),
     /// `endSession` (extension): the current session ends now.
     EndSession,
+    /// A body that did not parse (already reported); the consequence's name stays declared.
+    Error,
 }
 
 #[derive(Clone, Debug, PartialEq)]

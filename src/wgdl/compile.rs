@@ -18,6 +18,10 @@ use std::sync::Arc;
 
 const BUILTINS: [&str; 4] = ["time", "sessionTime", "sessionsFinished", "moves"];
 const MAX_STORE_NODES: usize = 1_000_000;
+/// How deep conditional/timed consequences may chain (`a` applies `b`, which applies `c`, …).
+/// Compiling a chain, and applying a conditional one, recurses once per link; the bound keeps
+/// any input from overflowing the stack.
+const MAX_CHAIN: usize = 100;
 
 pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Option<Program> {
     let mut c = Compiler::new(file, source, diags);
@@ -77,6 +81,9 @@ struct Compiler<'a> {
     conses: Vec<ConsInfo>,
     cons_memo: HashMap<(usize, CtxKey), ConsId>,
     cons_stack: Vec<(usize, bool)>,
+    /// Per compiled consequence: how many consequences applying it runs one inside another
+    /// (conditional links recurse at run time; a timed link starts afresh from the timer queue).
+    cons_depth: Vec<usize>,
     code: Vec<Op>,
     spans: Vec<Span>,
     depth: usize,
@@ -128,6 +135,7 @@ impl<'a> Compiler<'a> {
             conses: Vec::new(),
             cons_memo: HashMap::new(),
             cons_stack: Vec::new(),
+            cons_depth: Vec::new(),
             code: Vec::new(),
             spans: Vec::new(),
             depth: 0,
@@ -535,7 +543,7 @@ impl<'a> Compiler<'a> {
         for d in self.decls() {
             if let DeclKind::GameValue { name, path } = &d.kind {
                 if BUILTINS.contains(&name.name.as_str()) {
-                    self.error(name.span, DiagKind::Duplicate { what: "game value (a built-in)", name: name.name.clone(), first_line: 0 });
+                    self.error(name.span, DiagKind::Invalid { what: format!("`game.{}` is a built-in game value", name.name), expected: format!("a name other than {}", BUILTINS.join(", ")) });
                     continue;
                 }
                 if let Some((_, first)) = self.game_defs.get(&name.name) {
@@ -693,19 +701,24 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        // Per-class action lists and create hooks, in declaration order.
-        let n = self.classes.len();
-        for (a, info) in self.actions.iter().enumerate() {
-            let Some(c) = info.class else { continue };
-            for d in 0..n {
-                if self.is_sub[d * n + c as usize] {
+        // Per-class action lists and create hooks: the parent's first (as `ClassInfo` promises),
+        // then the class's own in declaration order. `class_order` puts parents before children.
+        for &c in &self.class_order.clone() {
+            let (mut actions, mut hooks) = match self.classes[c as usize].parent {
+                Some(p) => (self.out_classes[p as usize].actions.clone(), self.out_classes[p as usize].create_hooks.clone()),
+                None => (vec![], vec![]),
+            };
+            for (a, info) in self.actions.iter().enumerate() {
+                if info.class == Some(c) {
                     match info.kind {
-                        ActionKind::Player => self.out_classes[d].actions.push(a as ActionId),
-                        ActionKind::OnCreate => self.out_classes[d].create_hooks.push(a as ActionId),
+                        ActionKind::Player => actions.push(a as ActionId),
+                        ActionKind::OnCreate => hooks.push(a as ActionId),
                         ActionKind::Rule => {}
                     }
                 }
             }
+            self.out_classes[c as usize].actions = actions;
+            self.out_classes[c as usize].create_hooks = hooks;
         }
     }
 
@@ -726,6 +739,8 @@ impl<'a> Compiler<'a> {
     }
 
     fn compile_actions(&mut self) {
+        // Where each duration was first given (`None` = the default duration).
+        let mut durations: HashMap<Option<ActionId>, Span> = HashMap::new();
         for d in self.decls() {
             match &d.kind {
                 DeclKind::Condition { action, expr } => {
@@ -749,10 +764,12 @@ impl<'a> Compiler<'a> {
                 }
                 DeclKind::Duration { action, expr } => match action {
                     None => {
-                        if self.default_duration.is_some() {
-                            self.error(d.span, DiagKind::Duplicate { what: "default duration", name: "duration".into(), first_line: 0 });
+                        if let Some(&first) = durations.get(&None) {
+                            let first_line = line_of(&self.source, first);
+                            self.error(d.span, DiagKind::Duplicate { what: "default duration", name: "duration".into(), first_line });
                             continue;
                         }
+                        durations.insert(None, d.span);
                         self.default_duration = self.duration_expr(expr, NO_CTX);
                     }
                     Some(a) => {
@@ -761,10 +778,12 @@ impl<'a> Compiler<'a> {
                             self.error(d.span, DiagKind::Invalid { what: "a duration on a rule or create hook".into(), expected: "durations only on player actions".into() });
                             continue;
                         }
-                        if self.actions[a as usize].duration.is_some() {
-                            self.error(d.span, DiagKind::Duplicate { what: "duration of action", name: self.actions[a as usize].name.clone(), first_line: 0 });
+                        if let Some(&first) = durations.get(&Some(a)) {
+                            let first_line = line_of(&self.source, first);
+                            self.error(d.span, DiagKind::Duplicate { what: "duration of action", name: self.actions[a as usize].name.clone(), first_line });
                             continue;
                         }
+                        durations.insert(Some(a), d.span);
                         let cx = self.ctx_of(a);
                         self.actions[a as usize].duration = self.duration_expr(expr, cx);
                     }
@@ -843,16 +862,27 @@ impl<'a> Compiler<'a> {
         let decl = &self.file.decls[ci];
         let DeclKind::Consequence { name, body } = &decl.kind else { unreachable!("cons_ix points at consequences") };
         let id = self.conses.len() as ConsId;
-        self.conses.push(ConsInfo { name: name.name.clone(), span: decl.span, code: Cons::EndSession });
+        self.conses.push(ConsInfo { name: name.name.clone(), span: decl.span, code: Cons::EndSession, bind: cx.bind });
+        self.cons_depth.push(1);
         self.cons_memo.insert((ci, cx), id);
-        let code = self.consequence_body(ci, body, cx, decl.span);
-        match code {
-            Some(code) => {
-                self.conses[id as usize].code = code;
-                Some(id)
+        let code = self.consequence_body(ci, body, cx, decl.span)?;
+        if let Cons::Conditional { then, .. } = code {
+            let depth = 1 + self.cons_depth[then as usize];
+            self.cons_depth[id as usize] = depth;
+            if depth > MAX_CHAIN {
+                self.chain_too_deep(use_span);
+                return None;
             }
-            None => None,
         }
+        self.conses[id as usize].code = code;
+        Some(id)
+    }
+
+    fn chain_too_deep(&mut self, span: Span) {
+        self.error(span, DiagKind::Invalid {
+            what: format!("consequences chain more than {MAX_CHAIN} deep (conditional/timed targets)"),
+            expected: format!("at most {MAX_CHAIN} consequences applying one another in a row"),
+        });
     }
 
     fn cons_name(&self, ci: usize) -> String {
@@ -868,6 +898,10 @@ impl<'a> Compiler<'a> {
             self.error(id.span, DiagKind::UnknownName { what: "consequence", name: id.name.clone(), expected: format!("a declared consequence ({known})") });
             return None;
         };
+        if self.cons_stack.len() >= MAX_CHAIN {
+            self.chain_too_deep(id.span);
+            return None;
+        }
         self.cons_stack.push((ci, timed));
         let r = self.consequence(ti, cx, id.span);
         self.cons_stack.pop();
@@ -964,6 +998,8 @@ impl<'a> Compiler<'a> {
                 Cons::Delete { obj: self.end(start)? }
             }
             ConsBody::EndSession => Cons::EndSession,
+            // The parser reported it.
+            ConsBody::Error => return None,
         })
     }
 

@@ -103,11 +103,11 @@ pub enum DiagKind {
     BadLiteral { ty: &'static str, text: String, expected: &'static str },
     #[error("unknown {what} `{name}`; expected {expected}")]
     UnknownName { what: &'static str, name: String, expected: String },
-    #[error("{what} `{name}` is declared twice (first at line {first_line})")]
+    #[error("{what} `{name}` is declared twice (first at line {first_line}); expected it declared once")]
     Duplicate { what: &'static str, name: String, first_line: usize },
     #[error("type mismatch: expected {expected}, found {found}")]
     TypeMismatch { expected: String, found: String },
-    #[error("`{what}` takes {expected}, found {found}")]
+    #[error("wrong number of arguments to `{what}`: expected {expected}, found {found}")]
     WrongArity { what: String, expected: String, found: usize },
     #[error("class inheritance is cyclic: {cycle}; expected a single-parent tree")]
     CyclicInheritance { cycle: String },

@@ -80,6 +80,8 @@ pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     i += 1;
                 } else {
                     diags.push(Diagnostic::error(Span::new(start, i), DiagKind::UnterminatedString));
+                    // Keep the text up to the end of the line, so the parser reports nothing more.
+                    out.push(Token { tok: Tok::Quoted(src[start + 1..i].to_string()), span: Span::new(start, i) });
                 }
             }
             b'0'..=b'9' => {

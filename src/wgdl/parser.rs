@@ -28,8 +28,10 @@ pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
             if line.is_empty() {
                 continue;
             }
-            let mut p = LineParser { toks: line, pos: 0, end: t.span };
-            match p.decl() {
+            let mut p = LineParser { toks: line, pos: 0, end: t.span, recovered: Vec::new(), size: 0 };
+            let result = p.decl();
+            diags.append(&mut p.recovered);
+            match result {
                 Ok(d) => decls.push(d),
                 Err(d) => diags.push(d),
             }
@@ -45,7 +47,17 @@ struct LineParser<'a> {
     pos: usize,
     /// The newline (or end of file) after the line, for "expected … at end of line".
     end: Span,
+    /// Errors in a part of the line the parser recovered from: the declaration is kept (so its
+    /// name stays declared and later lines using it do not report follow-on errors).
+    recovered: Vec<Diagnostic>,
+    /// Operators, signs and brackets read so far in this line; see [`MAX_EXPR_SIZE`].
+    size: usize,
 }
+
+/// The most operators, signs and brackets one line may hold. It bounds the depth of the
+/// expression tree, which every later stage walks recursively, so that no input can overflow the
+/// stack (a hand-written expression has a few dozen at most).
+const MAX_EXPR_SIZE: usize = 500;
 
 fn describe(t: Option<&Token>) -> String {
     match t.map(|t| &t.tok) {
@@ -76,6 +88,20 @@ impl<'a> LineParser<'a> {
     }
     fn err<T>(&self, expected: impl Into<String>) -> PResult<T> {
         Err(Diagnostic::error(self.here(), DiagKind::Unexpected { found: describe(self.peek()), expected: expected.into() }))
+    }
+    /// Counts one more operator, sign or bracket, failing once the line has too many.
+    fn grow(&mut self) -> PResult<()> {
+        self.size += 1;
+        if self.size <= MAX_EXPR_SIZE {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            self.here(),
+            DiagKind::Invalid {
+                what: "an expression too long or nested too deeply".into(),
+                expected: format!("at most {MAX_EXPR_SIZE} operators, signs and brackets in one line; split it with attributes"),
+            },
+        ))
     }
     fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -286,7 +312,23 @@ impl<'a> LineParser<'a> {
             return self.err("a type and a value: `attribute class <Class> <name> <type> <value>`");
         }
         let ty = if typed { Some(self.type_expr()?) } else { None };
-        let value = self.attr_value(ty.as_ref().map(|t| &t.0))?;
+        let value = match (self.attr_value(ty.as_ref().map(|t| &t.0)), &ty) {
+            (Ok(v), _) => v,
+            // The type is known, so the attribute is declared; only its value is wrong.
+            (Err(d), Some((t, tspan))) => {
+                self.recovered.push(d);
+                self.pos = self.toks.len();
+                let lit = match t {
+                    TypeExpr::Long => Lit::Long(0),
+                    TypeExpr::Double => Lit::Double(0.0),
+                    TypeExpr::Boolean => Lit::Bool(false),
+                    TypeExpr::String => Lit::Str(String::new()),
+                    TypeExpr::Object(_) => Lit::Null,
+                };
+                Expr { kind: ExprKind::Lit(lit), span: *tspan }
+            }
+            (Err(d), None) => return Err(d),
+        };
         Ok(DeclKind::Attribute { constant, target, name, ty, value })
     }
 
@@ -409,16 +451,51 @@ impl<'a> LineParser<'a> {
 
     fn consequence(&mut self) -> PResult<DeclKind> {
         let name = self.ident("a consequence name")?;
+        // Once the name is read the consequence is declared, even if its body is broken.
+        let body = match self.consequence_body() {
+            Ok(b) => b,
+            Err(d) => {
+                self.recovered.push(d);
+                self.pos = self.toks.len();
+                ConsBody::Error
+            }
+        };
+        Ok(DeclKind::Consequence { name, body })
+    }
+
+    /// A wrong number of arguments, pointing at the first extra one or at the end of the line.
+    fn arity<T>(&self, what: &str, want: usize, expected: &str, args: &[Expr]) -> PResult<T> {
+        let span = match args.get(want) {
+            Some(extra) => extra.span,
+            None => self.here(),
+        };
+        Err(Diagnostic::error(span, DiagKind::WrongArity { what: what.into(), expected: expected.into(), found: args.len() }))
+    }
+
+    /// One expression argument, or a [`DiagKind::WrongArity`] if there is none.
+    fn one_arg(&mut self, what: &str, expected: &str) -> PResult<Expr> {
+        if self.at_end() {
+            return self.arity(what, 1, expected, &[]);
+        }
+        self.expr()
+    }
+
+    fn consequence_body(&mut self) -> PResult<ConsBody> {
         let kind = self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession")?;
         let body = match kind.name.as_str() {
-            "direct" => ConsBody::Direct(self.expr()?),
-            "create" => ConsBody::Create(self.expr()?),
+            "direct" => ConsBody::Direct(self.one_arg("direct", "1 argument: `direct <attribute> = <expression>`")?),
+            "create" => ConsBody::Create(self.one_arg("create", "1 argument: `create <object description or class>`")?),
             "createAndAssign" => {
-                let what = self.expr()?;
-                if self.at_end() {
-                    return self.err("a second expression: `createAndAssign <object description or class> <attribute>`");
+                const EXPECTED: &str = "2 arguments: `createAndAssign <object description or class> <attribute>`";
+                let mut args = Vec::new();
+                while !self.at_end() {
+                    args.push(self.expr()?);
                 }
-                ConsBody::CreateAndAssign(what, self.expr()?)
+                if args.len() != 2 {
+                    return self.arity("createAndAssign", 2, EXPECTED, &args);
+                }
+                let place = args.pop().expect("two arguments");
+                ConsBody::CreateAndAssign(args.pop().expect("two arguments"), place)
             }
             "conditional" => {
                 let c = self.expr()?;
@@ -430,6 +507,9 @@ impl<'a> LineParser<'a> {
             }
             "game" => {
                 self.keyword("increase")?;
+                if self.at_end() || self.peek_name() == Some("by") {
+                    return self.arity("game increase", 1, "at least 1 argument: `game increase String building, String built, this.name`", &[]);
+                }
                 let mut path = vec![self.expr()?];
                 while self.eat_op(",") {
                     path.push(self.expr()?);
@@ -442,7 +522,7 @@ impl<'a> LineParser<'a> {
                 };
                 ConsBody::GameIncrease { path, by }
             }
-            "delete" => ConsBody::Delete(self.expr()?),
+            "delete" => ConsBody::Delete(self.one_arg("delete", "1 argument: `delete <object>`")?),
             "endSession" => ConsBody::EndSession,
             _ => {
                 return Err(Diagnostic::error(
@@ -454,7 +534,7 @@ impl<'a> LineParser<'a> {
                 ));
             }
         };
-        Ok(DeclKind::Consequence { name, body })
+        Ok(body)
     }
 
     // ---- expressions ----
@@ -464,6 +544,7 @@ impl<'a> LineParser<'a> {
         let mut operands = vec![self.unary()?];
         let mut ops = Vec::new();
         while let Some(op) = self.peek_binop() {
+            self.grow()?;
             self.pos += 1;
             ops.push(op);
             operands.push(self.unary()?);
@@ -495,6 +576,9 @@ impl<'a> LineParser<'a> {
 
     fn unary(&mut self) -> PResult<Expr> {
         let start = self.here();
+        if self.peek_op("-") || self.peek_op("!") || self.peek_name() == Some("not") {
+            self.grow()?;
+        }
         if self.eat_op("-") {
             let e = self.unary()?;
             // Fold `-5` into a literal so that `long -1` and `-1` read the same.
@@ -520,6 +604,7 @@ impl<'a> LineParser<'a> {
         };
         match &t.tok {
             Tok::Op("(") => {
+                self.grow()?;
                 self.pos += 1;
                 let mut e = self.expr()?;
                 let close = self.expect_op(")")?;
@@ -678,7 +763,8 @@ mod tests {
     fn bad_lines_are_reported_and_parsing_goes_on() {
         let mut d = Vec::new();
         let f = parse(&lex("clas x\nclass y\nattribute y a long 1.5\n", &mut d), &mut d);
-        assert_eq!(f.decls.len(), 1);
+        // The attribute keeps its declaration (value 0) so that uses of it do not cascade.
+        assert_eq!(f.decls.len(), 2);
         assert!(matches!(d[0].kind, DiagKind::UnknownDeclaration { .. }));
         assert!(matches!(d[1].kind, DiagKind::BadLiteral { ty: "long", .. }));
     }

@@ -142,6 +142,9 @@ pub struct ConsInfo {
     pub name: String,
     pub span: Span,
     pub code: Cons,
+    /// The binding of the action it was compiled for: says whether a timer's `bound` is an
+    /// object (forEveryInstance) or a description (forEveryGOD).
+    pub bind: BindKind,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -346,25 +349,25 @@ pub struct State {
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum RtKind {
-    #[error("division by zero")]
+    #[error("division by zero; expected a divisor other than 0")]
     DivisionByZero,
     #[error("path goes through `null` (reading `{attr}`); expected the object reference to be set first")]
     NullPath { attr: String },
-    #[error("path goes through a deleted object (reading `{attr}`)")]
+    #[error("path goes through a deleted object (reading `{attr}`); expected a live object (clear references to an object when deleting it)")]
     DeadObject { attr: String },
     #[error("runaway rules: more than {limit} rule firings after one move, last `{rule}`; expected a rule whose consequences make its own condition false")]
     RunawayRule { rule: String, limit: u32 },
     #[error("too many objects (limit {limit}); expected fewer `create` consequences (`limit objects N` raises it)")]
     TooManyObjects { limit: u32 },
-    #[error("too many pending timers (limit {limit}); a timed consequence may be scheduling itself")]
+    #[error("too many pending timers (limit {limit}); expected fewer timed consequences — one may be scheduling itself (`limit timers N` raises it)")]
     TooManyTimers { limit: u32 },
-    #[error("`create:` hooks nest deeper than {limit}; a hook probably creates an object of its own class")]
+    #[error("`create:` hooks nest deeper than {limit}; expected hooks that end — a hook probably creates an object of its own class")]
     CreateTooDeep { limit: u32 },
     #[error("negative delay {delay} s; expected a time ≥ 0")]
     NegativeDelay { delay: i64 },
-    #[error("action `{action}` is not legal here")]
+    #[error("action `{action}` is not legal here; expected one of the legal actions")]
     IllegalAction { action: String },
-    #[error("the object that `delete` names is `null` or already deleted")]
+    #[error("the object that `delete` names is `null` or already deleted; expected a live object")]
     DeleteNull,
 }
 
@@ -429,7 +432,7 @@ impl Program {
         };
         // All initial objects exist before any create: hook runs, so hooks can use named objects.
         for &g in &self.initial {
-            self.alloc(&mut st, g)?;
+            self.alloc(&mut st, g, self.gods[g as usize].span)?;
         }
         for id in 0..self.initial.len() as u32 {
             self.run_create_hooks(&mut st, id, 0)?;
@@ -440,10 +443,11 @@ impl Program {
     }
 
     /// Fresh objects are appended; their slot base is the current end of the slot vector.
-    fn alloc(&self, st: &mut State, god: GodId) -> Result<u32, RuntimeError> {
+    /// `span` is what an error points at: the `initial` description or the `create` consequence.
+    fn alloc(&self, st: &mut State, god: GodId, span: Span) -> Result<u32, RuntimeError> {
         let g = &self.gods[god as usize];
         if st.objects.len() as u32 >= self.limits.objects {
-            return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, g.span));
+            return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
         }
         let id = st.objects.len() as u32;
         st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
@@ -451,11 +455,11 @@ impl Program {
         Ok(id)
     }
 
-    fn create(&self, st: &mut State, god: GodId, depth: u32) -> Result<u32, RuntimeError> {
+    fn create(&self, st: &mut State, god: GodId, depth: u32, span: Span) -> Result<u32, RuntimeError> {
         if depth > self.limits.create_depth {
-            return Err(rt(RtKind::CreateTooDeep { limit: self.limits.create_depth }, self.gods[god as usize].span));
+            return Err(rt(RtKind::CreateTooDeep { limit: self.limits.create_depth }, span));
         }
-        let id = self.alloc(st, god)?;
+        let id = self.alloc(st, god, span)?;
         self.run_create_hooks(st, id, depth)?;
         Ok(id)
     }
@@ -675,7 +679,7 @@ impl Program {
                     GodSel::Fixed(g) => *g,
                     GodSel::Bound => ctx.bound as GodId,
                 };
-                let id = self.create(st, g, depth)?;
+                let id = self.create(st, g, depth, info.span)?;
                 if let Some(place) = assign {
                     self.write(st, *place, ctx, id as i64)?;
                 }
@@ -708,9 +712,11 @@ impl Program {
                 match st.objects.get_mut(v as usize) {
                     Some(o) if v >= 0 && o.alive => {
                         o.alive = false;
-                        // Timers owned by the deleted object die with it.
+                        // Timers owned by the deleted object, or bound to it by forEveryInstance,
+                        // die with it. (A forEveryGOD `bound` is a description, not an object.)
                         let v = v as u32;
-                        st.timers.retain(|t| t.this != v && t.bound != v);
+                        let bound_to_v = |t: &Timer| t.bound == v && matches!(self.conses[t.cons as usize].bind, BindKind::Instance(_));
+                        st.timers.retain(|t| t.this != v && !bound_to_v(t));
                         Ok(())
                     }
                     _ => Err(rt(RtKind::DeleteNull, info.span)),

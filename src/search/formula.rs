@@ -1,0 +1,525 @@
+//! Selection formulas: the value MCTS maximizes when it picks a child, as an expression tree over
+//! node statistics. The tree is a run-time value — the persona issue evolves it by genetic
+//! programming — so it prints as infix text and parses back ([`Formula::parse`], `Display`).
+//!
+//! Variables: `mean` (x_j, mean reward of the child), `visits` (n_j), `parent` (n, the parent's
+//! visits), `sumsq` (Σr² of the child), `best` (best reward seen below the child), `moves` (legal
+//! moves in the child's state). Operators `+ - * /` and functions `sqrt ln max min`; `/`, `sqrt`
+//! and `ln` are protected (÷0 → 1, √ of a negative → √|x|, ln of x ≤ 0 → 0) so every tree
+//! evaluates to a number. The usual precedence applies here (this is not WGDL).
+//!
+//! For speed a formula is flattened once into postfix [`Compiled`] code, evaluated on a fixed
+//! stack without allocation.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Var {
+    Mean,
+    Visits,
+    Parent,
+    SumSq,
+    Best,
+    Moves,
+}
+
+impl Var {
+    pub const ALL: [Var; 6] = [Var::Mean, Var::Visits, Var::Parent, Var::SumSq, Var::Best, Var::Moves];
+    pub fn name(self) -> &'static str {
+        match self {
+            Var::Mean => "mean",
+            Var::Visits => "visits",
+            Var::Parent => "parent",
+            Var::SumSq => "sumsq",
+            Var::Best => "best",
+            Var::Moves => "moves",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fun {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+    Sqrt,
+    Ln,
+}
+
+impl Fun {
+    pub fn arity(self) -> usize {
+        match self {
+            Fun::Sqrt | Fun::Ln => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A selection formula.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Formula {
+    Const(f64),
+    Var(Var),
+    Call(Fun, Vec<Formula>),
+}
+
+/// The statistics a formula reads, for one child.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub mean: f64,
+    pub visits: f64,
+    pub parent: f64,
+    pub sumsq: f64,
+    pub best: f64,
+    pub moves: f64,
+}
+
+impl Stats {
+    fn get(&self, v: Var) -> f64 {
+        match v {
+            Var::Mean => self.mean,
+            Var::Visits => self.visits,
+            Var::Parent => self.parent,
+            Var::SumSq => self.sumsq,
+            Var::Best => self.best,
+            Var::Moves => self.moves,
+        }
+    }
+}
+
+pub fn apply(f: Fun, a: f64, b: f64) -> f64 {
+    match f {
+        Fun::Add => a + b,
+        Fun::Sub => a - b,
+        Fun::Mul => a * b,
+        Fun::Div => {
+            if b.abs() < 1e-12 {
+                1.0
+            } else {
+                a / b
+            }
+        }
+        Fun::Max => a.max(b),
+        Fun::Min => a.min(b),
+        Fun::Sqrt => a.abs().sqrt(),
+        Fun::Ln => {
+            if a <= 0.0 {
+                0.0
+            } else {
+                a.ln()
+            }
+        }
+    }
+}
+
+impl Formula {
+    fn c(v: f64) -> Formula {
+        Formula::Const(v)
+    }
+    fn v(v: Var) -> Formula {
+        Formula::Var(v)
+    }
+    fn call(f: Fun, args: Vec<Formula>) -> Formula {
+        Formula::Call(f, args)
+    }
+    fn add(a: Formula, b: Formula) -> Formula {
+        Self::call(Fun::Add, vec![a, b])
+    }
+    fn mul(a: Formula, b: Formula) -> Formula {
+        Self::call(Fun::Mul, vec![a, b])
+    }
+    fn div(a: Formula, b: Formula) -> Formula {
+        Self::call(Fun::Div, vec![a, b])
+    }
+    fn sqrt(a: Formula) -> Formula {
+        Self::call(Fun::Sqrt, vec![a])
+    }
+    fn ln_parent() -> Formula {
+        Self::call(Fun::Ln, vec![Self::v(Var::Parent)])
+    }
+
+    /// UCB1: x_j + C·√(D·ln n / n_j).
+    pub fn ucb1(c: f64, d: f64) -> Formula {
+        Self::add(Self::v(Var::Mean), Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::c(d), Self::ln_parent()), Self::v(Var::Visits)))))
+    }
+
+    /// V_j = max(D, x_j(1 − x_j)) as the thesis defines it for UCB-Tuned.
+    fn tuned_variance(d: f64) -> Formula {
+        let m = Self::v(Var::Mean);
+        Self::call(Fun::Max, vec![Self::c(d), Self::mul(m.clone(), Self::call(Fun::Sub, vec![Self::c(1.0), m]))])
+    }
+
+    /// UCB-Tuned 1: x_j + C·√(V_j·ln n / n_j).
+    pub fn ucb_tuned1(c: f64, d: f64) -> Formula {
+        Self::add(Self::v(Var::Mean), Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))))
+    }
+
+    /// UCB-Tuned 2: UCB-Tuned 1 + ln n / n_j.
+    pub fn ucb_tuned2(c: f64, d: f64) -> Formula {
+        Self::add(Self::ucb_tuned1(c, d), Self::div(Self::ln_parent(), Self::v(Var::Visits)))
+    }
+
+    /// SP-MCTS (Schadd et al.): x_j + C·√(ln n / n_j) + √((Σr² − n_j·x_j² + D) / n_j).
+    pub fn sp_mcts(c: f64, d: f64) -> Formula {
+        let m = Self::v(Var::Mean);
+        let n = Self::v(Var::Visits);
+        let var = Self::call(Fun::Sub, vec![Self::v(Var::SumSq), Self::mul(n.clone(), Self::mul(m.clone(), m.clone()))]);
+        Self::add(
+            Self::add(m, Self::mul(Self::c(c), Self::sqrt(Self::div(Self::ln_parent(), n.clone())))),
+            Self::sqrt(Self::div(Self::add(var, Self::c(d)), n)),
+        )
+    }
+
+    /// UCB for SP (the thesis's): y_j + C·√(V_j·ln n / n_j), y_j = (1 − w)·x_j + w·b_j.
+    pub fn ucb_for_sp(c: f64, d: f64, w: f64) -> Formula {
+        let y = Self::add(Self::mul(Self::c(1.0 - w), Self::v(Var::Mean)), Self::mul(Self::c(w), Self::v(Var::Best)));
+        Self::add(y, Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))))
+    }
+
+    pub fn eval(&self, s: &Stats) -> f64 {
+        match self {
+            Formula::Const(c) => *c,
+            Formula::Var(v) => s.get(*v),
+            Formula::Call(f, args) => {
+                let a = args[0].eval(s);
+                let b = if args.len() > 1 { args[1].eval(s) } else { 0.0 };
+                apply(*f, a, b)
+            }
+        }
+    }
+
+    pub fn size(&self) -> usize {
+        match self {
+            Formula::Call(_, a) => 1 + a.iter().map(|x| x.size()).sum::<usize>(),
+            _ => 1,
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        match self {
+            Formula::Call(_, a) => 1 + a.iter().map(|x| x.depth()).max().unwrap_or(0),
+            _ => 1,
+        }
+    }
+
+    pub fn compile(&self) -> Compiled {
+        let mut code = Vec::new();
+        self.emit(&mut code);
+        Compiled { code }
+    }
+
+    fn emit(&self, out: &mut Vec<FOp>) {
+        match self {
+            Formula::Const(c) => out.push(FOp::Const(*c)),
+            Formula::Var(v) => out.push(FOp::Var(*v)),
+            Formula::Call(f, args) => {
+                for a in args {
+                    a.emit(out);
+                }
+                out.push(FOp::Call(*f));
+            }
+        }
+    }
+
+    /// Parses infix text such as `mean + 0.7 * sqrt(2 * ln(parent) / visits)`.
+    pub fn parse(text: &str) -> Result<Formula, FormulaError> {
+        let toks = tokenize(text)?;
+        let mut p = FParser { toks: &toks, pos: 0, text };
+        let f = p.sum()?;
+        if p.pos != toks.len() {
+            return Err(p.error("an operator or the end of the formula"));
+        }
+        Ok(f)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("formula `{text}`, column {col}: expected {expected}")]
+pub struct FormulaError {
+    pub text: String,
+    pub col: usize,
+    pub expected: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum FTok {
+    Num(f64),
+    Name(String),
+    Op(char),
+}
+
+fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == '.' || b[i] == 'e' || ((b[i] == '-' || b[i] == '+') && i > s && b[i - 1] == 'e')) {
+                i += 1;
+            }
+            let t: String = b[s..i].iter().collect();
+            let v = t.parse::<f64>().map_err(|_| FormulaError { text: text.into(), col: s + 1, expected: "a number".into() })?;
+            out.push((FTok::Num(v), s));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == '_') {
+                i += 1;
+            }
+            out.push((FTok::Name(b[s..i].iter().collect()), s));
+        } else if "+-*/(),".contains(c) {
+            out.push((FTok::Op(c), i));
+            i += 1;
+        } else {
+            return Err(FormulaError { text: text.into(), col: i + 1, expected: "a number, a variable, an operator or a bracket".into() });
+        }
+    }
+    Ok(out)
+}
+
+struct FParser<'a> {
+    toks: &'a [(FTok, usize)],
+    pos: usize,
+    text: &'a str,
+}
+
+impl FParser<'_> {
+    fn error(&self, expected: &str) -> FormulaError {
+        let col = self.toks.get(self.pos).map_or(self.text.chars().count(), |t| t.1) + 1;
+        FormulaError { text: self.text.into(), col, expected: expected.into() }
+    }
+    fn op(&mut self, c: char) -> bool {
+        if matches!(self.toks.get(self.pos), Some((FTok::Op(x), _)) if *x == c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn sum(&mut self) -> Result<Formula, FormulaError> {
+        let mut l = self.product()?;
+        loop {
+            let f = if self.op('+') {
+                Fun::Add
+            } else if self.op('-') {
+                Fun::Sub
+            } else {
+                return Ok(l);
+            };
+            l = Formula::Call(f, vec![l, self.product()?]);
+        }
+    }
+    fn product(&mut self) -> Result<Formula, FormulaError> {
+        let mut l = self.unary()?;
+        loop {
+            let f = if self.op('*') {
+                Fun::Mul
+            } else if self.op('/') {
+                Fun::Div
+            } else {
+                return Ok(l);
+            };
+            l = Formula::Call(f, vec![l, self.unary()?]);
+        }
+    }
+    fn unary(&mut self) -> Result<Formula, FormulaError> {
+        if self.op('-') {
+            let x = self.unary()?;
+            return Ok(match x {
+                Formula::Const(c) => Formula::Const(-c),
+                x => Formula::Call(Fun::Sub, vec![Formula::Const(0.0), x]),
+            });
+        }
+        self.atom()
+    }
+    fn atom(&mut self) -> Result<Formula, FormulaError> {
+        match self.toks.get(self.pos).cloned() {
+            Some((FTok::Num(v), _)) => {
+                self.pos += 1;
+                Ok(Formula::Const(v))
+            }
+            Some((FTok::Op('('), _)) => {
+                self.pos += 1;
+                let f = self.sum()?;
+                if !self.op(')') {
+                    return Err(self.error("`)`"));
+                }
+                Ok(f)
+            }
+            Some((FTok::Name(n), _)) => {
+                self.pos += 1;
+                if let Some(v) = Var::ALL.iter().find(|v| v.name() == n) {
+                    return Ok(Formula::Var(*v));
+                }
+                let f = match n.as_str() {
+                    "sqrt" => Fun::Sqrt,
+                    "ln" => Fun::Ln,
+                    "max" => Fun::Max,
+                    "min" => Fun::Min,
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.error("a variable (mean, visits, parent, sumsq, best, moves) or a function (sqrt, ln, max, min)"));
+                    }
+                };
+                if !self.op('(') {
+                    return Err(self.error("`(` after the function name"));
+                }
+                let mut args = vec![self.sum()?];
+                while self.op(',') {
+                    args.push(self.sum()?);
+                }
+                if args.len() != f.arity() {
+                    return Err(self.error(&format!("{} argument(s) for {n}", f.arity())));
+                }
+                if !self.op(')') {
+                    return Err(self.error("`)`"));
+                }
+                Ok(Formula::Call(f, args))
+            }
+            _ => Err(self.error("a number, a variable, a function or `(`")),
+        }
+    }
+}
+
+impl fmt::Display for Formula {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn prec(x: &Formula) -> u8 {
+            match x {
+                Formula::Call(Fun::Add | Fun::Sub, _) => 1,
+                Formula::Call(Fun::Mul | Fun::Div, _) => 2,
+                _ => 3,
+            }
+        }
+        fn wrap(f: &mut fmt::Formatter<'_>, x: &Formula, need: u8) -> fmt::Result {
+            if prec(x) < need { write!(f, "({x})") } else { write!(f, "{x}") }
+        }
+        match self {
+            Formula::Const(c) => {
+                if *c < 0.0 {
+                    write!(f, "({c})")
+                } else {
+                    write!(f, "{c}")
+                }
+            }
+            Formula::Var(v) => f.write_str(v.name()),
+            Formula::Call(op @ (Fun::Add | Fun::Sub | Fun::Mul | Fun::Div), a) => {
+                let (p, s) = match op {
+                    Fun::Add => (1, " + "),
+                    Fun::Sub => (1, " - "),
+                    Fun::Mul => (2, " * "),
+                    _ => (2, " / "),
+                };
+                wrap(f, &a[0], p)?;
+                f.write_str(s)?;
+                // Right operand of - and / needs brackets at equal precedence.
+                wrap(f, &a[1], if matches!(op, Fun::Sub | Fun::Div) { p + 1 } else { p })
+            }
+            Formula::Call(fun, a) => {
+                let name = match fun {
+                    Fun::Sqrt => "sqrt",
+                    Fun::Ln => "ln",
+                    Fun::Max => "max",
+                    _ => "min",
+                };
+                write!(f, "{name}(")?;
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FOp {
+    Const(f64),
+    Var(Var),
+    Call(Fun),
+}
+
+/// A formula flattened to postfix code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compiled {
+    code: Vec<FOp>,
+}
+
+impl Compiled {
+    #[inline]
+    pub fn eval(&self, s: &Stats) -> f64 {
+        let mut stack = [0f64; 64];
+        let mut sp = 0;
+        for op in &self.code {
+            match *op {
+                FOp::Const(c) => {
+                    stack[sp] = c;
+                    sp += 1;
+                }
+                FOp::Var(v) => {
+                    stack[sp] = s.get(v);
+                    sp += 1;
+                }
+                FOp::Call(f) => {
+                    if f.arity() == 1 {
+                        stack[sp - 1] = apply(f, stack[sp - 1], 0.0);
+                    } else {
+                        sp -= 1;
+                        stack[sp - 1] = apply(f, stack[sp - 1], stack[sp]);
+                    }
+                }
+            }
+        }
+        stack[0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats() -> Stats {
+        Stats { mean: 0.4, visits: 10.0, parent: 100.0, sumsq: 2.0, best: 0.9, moves: 21.0 }
+    }
+
+    #[test]
+    fn ucb1_matches_its_definition() {
+        let s = stats();
+        let want = 0.4 + 0.7 * (2.0 * 100f64.ln() / 10.0).sqrt();
+        assert!((Formula::ucb1(0.7, 2.0).eval(&s) - want).abs() < 1e-12);
+        assert!((Formula::ucb1(0.7, 2.0).compile().eval(&s) - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn printed_formulas_parse_back() {
+        for f in [Formula::ucb1(0.7, 2.0), Formula::ucb_tuned1(1.0, 0.02), Formula::ucb_tuned2(1.0, 0.02), Formula::sp_mcts(0.5, 10000.0), Formula::ucb_for_sp(1.0, 0.02, 0.2)] {
+            let text = f.to_string();
+            let back = Formula::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(back, f, "{text}");
+            assert_eq!(back.eval(&stats()), f.eval(&stats()));
+        }
+        assert_eq!(Formula::parse("a - (b - c)").is_err(), true);
+        let f = Formula::parse("mean - (visits - parent) / (best / moves)").unwrap();
+        assert_eq!(Formula::parse(&f.to_string()).unwrap(), f);
+    }
+
+    #[test]
+    fn protected_operators_never_give_nan() {
+        let f = Formula::parse("sqrt(mean - 5) / (visits - visits) + ln(0 - parent)").unwrap();
+        assert!(f.eval(&stats()).is_finite());
+    }
+
+    #[test]
+    fn parse_errors_point_at_the_column() {
+        let e = Formula::parse("mean + foo").unwrap_err();
+        assert_eq!(e.col, 8);
+    }
+}

@@ -1,0 +1,635 @@
+//! Monte Carlo Tree Search over any [`Game`], with the thesis's enhancements as switches.
+//!
+//! Nodes store no game state (the thesis's default: memory is the bottleneck); an iteration
+//! selects a path by the [`Formula`] without touching the game, replays the path's moves from
+//! the root state, expands one untried move, plays out with the action-group policy until the
+//! sub-game ends, and backpropagates. The three phases — select (tree only), simulate (state
+//! only), update (tree only) — are separate functions so that tree parallelism can hold its
+//! global lock only around the first and the last, as the thesis did.
+//!
+//! Enhancements, each off by default and free when off (see [`MctsConfig`]): duplicate-state
+//! detection per depth (an iteration that reaches a known state is aborted but counted);
+//! add-best-path; forfeiting hopeless playouts; non-tree (global) selection with a switch-over;
+//! progressive widening; a node limit per level; consecutive split runs; root and tree
+//! parallelism (in [`super::run`]).
+
+use super::formula::{Compiled, Formula, Stats};
+use crate::game::{Game, pick_grouped};
+use crate::rng::Rng;
+use crate::wgdl::Status;
+use rand::RngExt;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// How long a search runs.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Budget {
+    /// A number of iterations: the same seed gives the same result.
+    Iterations(u64),
+    /// Wall-clock milliseconds.
+    Millis(u64),
+}
+
+impl Budget {
+    /// The budget divided into `parts` equal shares (at least one iteration / millisecond each).
+    pub fn split(self, parts: usize) -> Budget {
+        let parts = parts.max(1) as u64;
+        match self {
+            Budget::Iterations(n) => Budget::Iterations((n / parts).max(1)),
+            Budget::Millis(n) => Budget::Millis((n / parts).max(1)),
+        }
+    }
+}
+
+/// Settings of one MCTS run. Defaults are the thesis's (enhancements off unless the thesis
+/// used them by default).
+#[derive(Clone, Debug)]
+pub struct MctsConfig {
+    pub formula: Formula,
+    /// Action-group weights for playouts; `None` = uniform random playouts.
+    pub group_weights: Option<Vec<f64>>,
+    /// Abort an iteration whose new node's state already exists at the same depth.
+    pub duplicate_detection: bool,
+    /// On a new best playout, add every state along it to the tree.
+    pub add_best_path: bool,
+    /// Stop a playout, scored 0, once `bound × factor < best so far`.
+    pub forfeit: Option<f64>,
+    /// Global (non-tree) selection until the tree has this many nodes, then the tree policy.
+    pub non_tree_until: Option<usize>,
+    /// Progressive widening: the initial cap on children per node, raised by one whenever no
+    /// node can be expanded under the current cap.
+    pub widening: Option<usize>,
+    /// Node limit per level: L = estimated nodes / best game length × this factor.
+    pub node_limit_factor: Option<f64>,
+    /// Moves in one playout before it is cut (and scored as it stands).
+    pub max_playout_moves: u32,
+    /// CUT_OFF (Monster Carlo): a subtree whose every line has been expanded to its end is
+    /// marked exhausted and skipped by selection; the search stops when the root is exhausted.
+    /// Sound for deterministic single-player games, where an exhausted subtree's best is exact.
+    pub cut_off: bool,
+}
+
+impl Default for MctsConfig {
+    fn default() -> MctsConfig {
+        MctsConfig {
+            formula: Formula::ucb1(1.0, 2.0),
+            group_weights: None,
+            duplicate_detection: false,
+            add_best_path: false,
+            forfeit: None,
+            non_tree_until: None,
+            widening: None,
+            node_limit_factor: None,
+            max_playout_moves: 100_000,
+            cut_off: false,
+        }
+    }
+}
+
+/// Scores a state for the search: the thesis's result formula, or a game's reward.
+pub trait Evaluator<S>: Sync {
+    /// The value of `state` in [0, 1] (higher is better) for `player`.
+    fn value(&self, state: &S, player: usize) -> f64;
+    /// An optimistic bound on any value reachable from `state`, if one is known (forfeiting).
+    fn bound(&self, _state: &S) -> Option<f64> {
+        None
+    }
+}
+
+/// Which states end the sub-game being searched.
+#[derive(Clone, Copy, Debug)]
+pub struct SubGame {
+    /// The search's terminal: the game's goal index reaches this (or the game ends).
+    pub goal_target: usize,
+}
+
+/// Games whose progress through ordered goals the search can see (WGDL goals).
+pub trait Goals: Game {
+    fn goals_reached(&self, state: &Self::State) -> usize;
+    fn n_goals(&self) -> usize;
+}
+
+#[derive(Clone, Debug)]
+pub struct Node<M> {
+    pub mv: Option<M>,
+    pub parent: u32,
+    pub children: Vec<u32>,
+    pub untried: Vec<M>,
+    pub visits: u32,
+    pub sum: f64,
+    pub sumsq: f64,
+    pub best: f64,
+    /// Legal moves in this node's state.
+    pub moves: u32,
+    pub depth: u32,
+    pub terminal: bool,
+    /// Side that made the move into this node.
+    pub mover: u8,
+    /// CUT_OFF: every line below has been expanded to its end.
+    pub exhausted: bool,
+}
+
+/// The outcome of a search: the best terminal (sub-game) state seen and how to get there.
+#[derive(Clone, Debug)]
+pub struct SearchResult<S, M> {
+    pub value: f64,
+    pub path: Vec<M>,
+    pub state: S,
+    pub iterations: u64,
+    pub aborted: u64,
+    pub forfeited: u64,
+    pub nodes: usize,
+    pub elapsed: Duration,
+}
+
+/// One search tree and the best result it has seen.
+pub struct Tree<G: Game> {
+    pub nodes: Vec<Node<G::Move>>,
+    per_depth: Vec<u32>,
+    seen: Vec<HashSet<u64>>,
+    cap: usize,
+    pub best_value: f64,
+    pub best_path: Vec<G::Move>,
+    pub best_state: G::State,
+    pub iterations: u64,
+    pub aborted: u64,
+    pub forfeited: u64,
+}
+
+/// What phase 1 hands to phase 2: the path to replay and the node to grow from.
+pub struct Selected<M> {
+    pub leaf: u32,
+    pub path_moves: Vec<M>,
+    pub path_nodes: Vec<u32>,
+    /// The untried move taken for expansion (already removed from the leaf's list).
+    pub expand: Option<M>,
+}
+
+/// What phase 2 hands to phase 3.
+pub struct Simulated<S, M> {
+    pub new_child: Option<(M, Vec<M>, u64, bool, u8)>,
+    pub values: [f64; 4],
+    pub duplicate: bool,
+    pub forfeited: bool,
+    /// The playout's moves after the expanded node, and its final state, when it beat the best.
+    pub playout: Vec<M>,
+    pub final_state: Option<S>,
+    pub final_value: f64,
+}
+
+/// Scratch buffers reused across iterations (nothing allocated per move).
+pub struct Scratch<G: Game> {
+    pub state: G::State,
+    pub legal: Vec<G::Move>,
+    pub playout: Vec<G::Move>,
+}
+
+impl<G: Game + Goals> Tree<G> {
+    /// A tree rooted at `root`.
+    pub fn new(game: &G, root: &G::State, sub: SubGame, cfg: &MctsConfig) -> Result<Tree<G>, G::Error> {
+        let mut legal = Vec::new();
+        game.legal(root, &mut legal)?;
+        let terminal = is_terminal(game, root, &legal, sub);
+        let n_legal = legal.len() as u32;
+        let mut seen = Vec::new();
+        if cfg.duplicate_detection {
+            seen.push(HashSet::from([game.hash(root)]));
+        }
+        Ok(Tree {
+            nodes: vec![Node {
+                mv: None,
+                parent: u32::MAX,
+                children: Vec::new(),
+                untried: if terminal { Vec::new() } else { legal },
+                visits: 0,
+                sum: 0.0,
+                sumsq: 0.0,
+                best: 0.0,
+                moves: n_legal,
+                depth: 0,
+                terminal,
+                mover: 0,
+                exhausted: false,
+            }],
+            per_depth: vec![1],
+            seen,
+            cap: cfg.widening.unwrap_or(usize::MAX),
+            best_value: f64::NEG_INFINITY,
+            best_path: Vec::new(),
+            best_state: root.clone(),
+            iterations: 0,
+            aborted: 0,
+            forfeited: 0,
+        })
+    }
+
+    fn can_expand(&self, n: u32, level_cap: u32) -> bool {
+        let node = &self.nodes[n as usize];
+        !node.untried.is_empty()
+            && node.children.len() < self.cap
+            && self.per_depth.get(node.depth as usize + 1).is_none_or(|&c| c < level_cap)
+    }
+
+    fn stats(&self, child: u32) -> Stats {
+        let c = &self.nodes[child as usize];
+        let p = &self.nodes[c.parent as usize];
+        let v = c.visits.max(1) as f64;
+        Stats { mean: c.sum / v, visits: v, parent: p.visits.max(1) as f64, sumsq: c.sumsq, best: c.best, moves: c.moves as f64 }
+    }
+
+    fn level_cap(&self, cfg: &MctsConfig, estimated_nodes: f64) -> u32 {
+        match cfg.node_limit_factor {
+            Some(x) => {
+                let len = self.best_path.len().max(1) as f64;
+                ((estimated_nodes / len) * x).max(1.0) as u32
+            }
+            None => u32::MAX,
+        }
+    }
+
+    /// Phase 1 (tree only): choose where to grow.
+    pub fn select(&mut self, f: &Compiled, cfg: &MctsConfig, rng: &mut Rng, estimated_nodes: f64) -> Selected<G::Move> {
+        let level_cap = self.level_cap(cfg, estimated_nodes);
+        let global = cfg.non_tree_until.is_some_and(|n| self.nodes.len() < n);
+        let mut leaf = 0u32;
+        if global {
+            // Non-tree policy: the expandable node with the highest formula value.
+            let mut best = f64::NEG_INFINITY;
+            let mut found = false;
+            for i in 0..self.nodes.len() as u32 {
+                if self.can_expand(i, level_cap) {
+                    let v = if i == 0 { f64::INFINITY } else { f.eval(&self.stats(i)) };
+                    if v > best {
+                        best = v;
+                        leaf = i;
+                        found = true;
+                    }
+                }
+            }
+            if !found {
+                leaf = self.descend(0, f, level_cap);
+            }
+        } else {
+            leaf = self.descend(0, f, level_cap);
+        }
+        if cfg.widening.is_some() && !self.can_expand(leaf, level_cap) && !self.nodes[leaf as usize].untried.is_empty() {
+            // Nothing expandable under this cap along the way: widen if nothing is anywhere.
+            if !(0..self.nodes.len() as u32).any(|i| self.can_expand(i, level_cap)) {
+                self.cap = self.cap.saturating_add(1);
+            }
+        }
+        let mut path_nodes = Vec::new();
+        let mut n = leaf;
+        while n != 0 {
+            path_nodes.push(n);
+            n = self.nodes[n as usize].parent;
+        }
+        path_nodes.reverse();
+        let path_moves = path_nodes.iter().map(|&n| self.nodes[n as usize].mv.expect("non-root nodes have a move")).collect();
+        let expand = if self.can_expand(leaf, level_cap) {
+            let node = &mut self.nodes[leaf as usize];
+            let k = rng.random_range(0..node.untried.len());
+            Some(node.untried.swap_remove(k))
+        } else {
+            None
+        };
+        Selected { leaf, path_moves, path_nodes, expand }
+    }
+
+    fn descend(&self, mut n: u32, f: &Compiled, level_cap: u32) -> u32 {
+        loop {
+            let node = &self.nodes[n as usize];
+            if node.terminal || self.can_expand(n, level_cap) || node.children.is_empty() {
+                return n;
+            }
+            let mut best = f64::NEG_INFINITY;
+            let mut pick = u32::MAX;
+            for &c in &node.children {
+                if self.nodes[c as usize].exhausted {
+                    continue;
+                }
+                let v = f.eval(&self.stats(c));
+                if v > best || pick == u32::MAX {
+                    best = v;
+                    pick = c;
+                }
+            }
+            if pick == u32::MAX {
+                return n;
+            }
+            n = pick;
+        }
+    }
+
+    /// Phase 3 (tree only): add the new node (unless it was a duplicate), backpropagate, and
+    /// keep the best result.
+    pub fn update(&mut self, game: &G, sel: Selected<G::Move>, sim: Simulated<G::State, G::Move>, cfg: &MctsConfig, root: &G::State, sub: SubGame) -> Result<(), G::Error> {
+        self.iterations += 1;
+        if sim.forfeited {
+            self.forfeited += 1;
+        }
+        if sim.duplicate {
+            self.aborted += 1;
+            if cfg.cut_off {
+                self.mark_exhausted(sel.leaf);
+            }
+            return Ok(());
+        }
+        let mut tail = sel.leaf;
+        let mut path_moves = sel.path_moves;
+        if let Some((mv, untried, hash, terminal, mover)) = sim.new_child {
+            let depth = self.nodes[sel.leaf as usize].depth + 1;
+            if cfg.duplicate_detection {
+                if self.seen.len() <= depth as usize {
+                    self.seen.resize_with(depth as usize + 1, HashSet::new);
+                }
+                if !self.seen[depth as usize].insert(hash) {
+                    // Another worker added the same state meanwhile.
+                    self.aborted += 1;
+                    if cfg.cut_off {
+                        self.mark_exhausted(sel.leaf);
+                    }
+                    return Ok(());
+                }
+            }
+            tail = self.push(sel.leaf, mv, untried, terminal, mover);
+            path_moves.push(mv);
+        }
+        if sim.final_value > self.best_value
+            && let Some(state) = sim.final_state
+        {
+            self.best_value = sim.final_value;
+            self.best_path = path_moves.clone();
+            self.best_path.extend_from_slice(&sim.playout);
+            self.best_state = state;
+            if cfg.add_best_path && !sim.playout.is_empty() {
+                tail = self.add_path(game, root, &path_moves, tail, &sim.playout, cfg, sub)?;
+            }
+        }
+        if cfg.cut_off {
+            self.mark_exhausted(tail);
+        }
+        // Backpropagate from the deepest node to the root.
+        let mut n = tail;
+        loop {
+            let node = &mut self.nodes[n as usize];
+            let v = sim.values[node.mover as usize & 3];
+            node.visits += 1;
+            node.sum += v;
+            node.sumsq += v * v;
+            if v > node.best {
+                node.best = v;
+            }
+            if n == 0 {
+                break;
+            }
+            n = node.parent;
+        }
+        Ok(())
+    }
+
+    /// True when the search has nothing left to learn (CUT_OFF: the root is exhausted).
+    pub fn done(&self) -> bool {
+        self.nodes[0].exhausted
+    }
+
+    /// Marks `n` and its ancestors exhausted while every line below them is finished.
+    fn mark_exhausted(&mut self, mut n: u32) {
+        loop {
+            let node = &self.nodes[n as usize];
+            let done = node.terminal || (node.untried.is_empty() && node.children.iter().all(|&c| self.nodes[c as usize].exhausted));
+            if !done {
+                return;
+            }
+            self.nodes[n as usize].exhausted = true;
+            if n == 0 {
+                return;
+            }
+            n = self.nodes[n as usize].parent;
+        }
+    }
+
+    fn push(&mut self, parent: u32, mv: G::Move, untried: Vec<G::Move>, terminal: bool, mover: u8) -> u32 {
+        let depth = self.nodes[parent as usize].depth + 1;
+        let id = self.nodes.len() as u32;
+        let moves = untried.len() as u32;
+        self.nodes.push(Node { mv: Some(mv), parent, children: Vec::new(), untried, visits: 0, sum: 0.0, sumsq: 0.0, best: 0.0, moves, depth, terminal, mover, exhausted: false });
+        self.nodes[parent as usize].children.push(id);
+        if self.per_depth.len() <= depth as usize {
+            self.per_depth.resize(depth as usize + 1, 0);
+        }
+        self.per_depth[depth as usize] += 1;
+        id
+    }
+
+    /// Add-best-path: every state along the winning playout becomes a node.
+    fn add_path(&mut self, game: &G, root: &G::State, prefix: &[G::Move], from: u32, playout: &[G::Move], cfg: &MctsConfig, sub: SubGame) -> Result<u32, G::Error> {
+        let mut st = root.clone();
+        for &m in prefix {
+            game.apply(&mut st, m)?;
+        }
+        let mut legal = Vec::new();
+        let mut at = from;
+        for &m in playout {
+            let mover = game.to_move(&st) as u8;
+            // The move may already be a child (or be reserved as untried).
+            if let Some(&c) = self.nodes[at as usize].children.iter().find(|&&c| self.nodes[c as usize].mv == Some(m)) {
+                game.apply(&mut st, m)?;
+                at = c;
+                continue;
+            }
+            let node = &mut self.nodes[at as usize];
+            if let Some(k) = node.untried.iter().position(|&u| u == m) {
+                node.untried.swap_remove(k);
+            }
+            game.apply(&mut st, m)?;
+            game.legal(&st, &mut legal)?;
+            let terminal = is_terminal(game, &st, &legal, sub);
+            if cfg.duplicate_detection {
+                let depth = self.nodes[at as usize].depth as usize + 1;
+                if self.seen.len() <= depth {
+                    self.seen.resize_with(depth + 1, HashSet::new);
+                }
+                self.seen[depth].insert(game.hash(&st));
+            }
+            let untried = if terminal { Vec::new() } else { legal.clone() };
+            at = self.push(at, m, untried, terminal, mover);
+        }
+        Ok(at)
+    }
+}
+
+impl<G: Game + Goals> Tree<G> {
+    /// The subtree under `child` as a new tree (indices renumbered breadth-first). Duplicate
+    /// detection starts afresh below the new root.
+    pub fn reroot(self, child: u32, game: &G, state: &G::State, sub: SubGame, cfg: &MctsConfig) -> Result<Tree<G>, G::Error> {
+        let mut fresh = Tree::new(game, state, sub, cfg)?;
+        let mut map = vec![u32::MAX; self.nodes.len()];
+        let mut queue = std::collections::VecDeque::from([child]);
+        let mut nodes = Vec::new();
+        let base = self.nodes[child as usize].depth;
+        while let Some(n) = queue.pop_front() {
+            map[n as usize] = nodes.len() as u32;
+            let mut node = self.nodes[n as usize].clone();
+            node.depth -= base;
+            queue.extend(node.children.iter().copied());
+            nodes.push(node);
+        }
+        for node in nodes.iter_mut() {
+            node.parent = if node.parent == u32::MAX { u32::MAX } else { map[node.parent as usize] };
+            for c in node.children.iter_mut() {
+                *c = map[*c as usize];
+            }
+        }
+        nodes[0].mv = None;
+        nodes[0].parent = u32::MAX;
+        fresh.per_depth = vec![0; nodes.iter().map(|n| n.depth as usize).max().unwrap_or(0) + 1];
+        for n in &nodes {
+            fresh.per_depth[n.depth as usize] += 1;
+        }
+        fresh.nodes = nodes;
+        fresh.iterations = self.iterations;
+        Ok(fresh)
+    }
+}
+
+/// True when `state` ends the sub-game.
+pub fn is_terminal<G: Game + Goals>(game: &G, state: &G::State, legal: &[G::Move], sub: SubGame) -> bool {
+    game.status(state, legal) != Status::Running || game.goals_reached(state) >= sub.goal_target
+}
+
+/// Phase 2 (state only): replay the path, expand, play out, evaluate.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    sel: &Selected<G::Move>,
+    leaf_terminal: bool,
+    cfg: &MctsConfig,
+    eval: &E,
+    sub: SubGame,
+    best_so_far: f64,
+    seen_at_depth: Option<&HashSet<u64>>,
+    rng: &mut Rng,
+    scratch: &mut Scratch<G>,
+) -> Result<Simulated<G::State, G::Move>, G::Error> {
+    let st = &mut scratch.state;
+    st.clone_from(root);
+    for &m in &sel.path_moves {
+        game.apply(st, m)?;
+    }
+    let mut new_child = None;
+    if let Some(m) = sel.expand {
+        let mover = game.to_move(st) as u8;
+        game.apply(st, m)?;
+        let hash = if cfg.duplicate_detection { game.hash(st) } else { 0 };
+        if let Some(seen) = seen_at_depth
+            && seen.contains(&hash)
+        {
+            return Ok(Simulated { new_child: None, values: [0.0; 4], duplicate: true, forfeited: false, playout: Vec::new(), final_state: None, final_value: 0.0 });
+        }
+        game.legal(st, &mut scratch.legal)?;
+        let terminal = is_terminal(game, st, &scratch.legal, sub);
+        let untried = if terminal { Vec::new() } else { scratch.legal.clone() };
+        new_child = Some((m, untried, hash, terminal, mover));
+    }
+    // Playout.
+    scratch.playout.clear();
+    let mut forfeited = false;
+    if !(leaf_terminal && sel.expand.is_none()) {
+        let mut n = 0u32;
+        loop {
+            game.legal(st, &mut scratch.legal)?;
+            if is_terminal(game, st, &scratch.legal, sub) || n >= cfg.max_playout_moves {
+                break;
+            }
+            if let Some(factor) = cfg.forfeit
+                && best_so_far > 0.0
+                && let Some(b) = eval.bound(st)
+                && b * factor < best_so_far
+            {
+                forfeited = true;
+                break;
+            }
+            let m = match &cfg.group_weights {
+                Some(w) => pick_grouped(game, &scratch.legal, w, rng),
+                None => scratch.legal[rng.random_range(0..scratch.legal.len())],
+            };
+            game.apply(st, m)?;
+            scratch.playout.push(m);
+            n += 1;
+        }
+    }
+    let mut values = [0.0; 4];
+    let final_value = if forfeited { 0.0 } else { eval.value(st, 0) };
+    if !forfeited {
+        for (p, v) in values.iter_mut().enumerate() {
+            *v = if p == 0 { final_value } else { eval.value(st, p) };
+        }
+    }
+    let better = !forfeited && final_value > best_so_far;
+    Ok(Simulated {
+        new_child,
+        values,
+        duplicate: false,
+        forfeited,
+        playout: if better { scratch.playout.clone() } else { Vec::new() },
+        final_state: if better { Some(st.clone()) } else { None },
+        final_value,
+    })
+}
+
+/// One single-threaded MCTS run from `root` until the budget is spent.
+pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    sub: SubGame,
+    cfg: &MctsConfig,
+    eval: &E,
+    budget: Budget,
+    rng: &mut Rng,
+) -> Result<SearchResult<G::State, G::Move>, G::Error> {
+    let t0 = Instant::now();
+    let f = cfg.formula.compile();
+    let mut tree = Tree::new(game, root, sub, cfg)?;
+    let mut scratch = Scratch { state: root.clone(), legal: Vec::with_capacity(256), playout: Vec::with_capacity(256) };
+    let estimate = match budget {
+        Budget::Iterations(n) => n as f64,
+        Budget::Millis(_) => 0.0,
+    };
+    loop {
+        match budget {
+            Budget::Iterations(n) if tree.iterations >= n => break,
+            Budget::Millis(ms) if t0.elapsed() >= Duration::from_millis(ms) => break,
+            _ if tree.done() => break,
+            _ => {}
+        }
+        // For time budgets, estimate the final node count from the speed so far.
+        let est = if let Budget::Millis(ms) = budget {
+            let el = t0.elapsed().as_secs_f64().max(1e-3);
+            tree.iterations as f64 / el * (ms as f64 / 1000.0)
+        } else {
+            estimate
+        };
+        let sel = tree.select(&f, cfg, rng, est);
+        let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
+        let depth = tree.nodes[sel.leaf as usize].depth as usize + 1;
+        let seen = if cfg.duplicate_detection { tree.seen.get(depth) } else { None };
+        let sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        tree.update(game, sel, sim, cfg, root, sub)?;
+    }
+    if tree.best_value == f64::NEG_INFINITY {
+        tree.best_value = eval.value(root, 0);
+    }
+    Ok(SearchResult {
+        value: tree.best_value,
+        path: tree.best_path,
+        state: tree.best_state,
+        iterations: tree.iterations,
+        aborted: tree.aborted,
+        forfeited: tree.forfeited,
+        nodes: tree.nodes.len(),
+        elapsed: t0.elapsed(),
+    })
+}
