@@ -4,7 +4,9 @@
 //! plays through the [`game::Game`] contract. See ARCHITECTURE.md for the map.
 
 pub mod cli;
+pub mod experiment;
 pub mod game;
+pub mod report;
 pub mod rng;
 pub mod search;
 pub mod wgdl;

@@ -208,7 +208,7 @@ proptest! {
                 let n_ids = st.objects.len().max(p.gods.len()) as u32 + 2;
                 for _ in 0..20 {
                     let a = Action {
-                        def: r.random_range(0..p.actions.len() as u16),
+                        def: r.random_range(0..p.actions.len() as u16 + 2),
                         this: r.random_range(0..st.objects.len() as u32 + 2),
                         bound: if r.random_bool(0.3) { NONE } else { r.random_range(0..n_ids) },
                     };

@@ -2,6 +2,7 @@
 //! arguments are validated by clap, then each subcommand builds library objects and reports.
 //! `anyhow` is used only here; the library's errors are typed.
 
+mod experiment;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,12 @@ enum Command {
     Run(run::RunArgs),
     /// Measure random playouts per second on one thread.
     Bench(run::BenchArgs),
+    /// Search a game as a TOML config describes (result formula, profile, MCTS/NMCS and its
+    /// enhancements); print the best result and write outputs/<experiment>/seed-<seed>/.
+    Play(experiment::PlayArgs),
+    /// Repeat play configurations over many seeds; write a CSV, a bar chart of mean ± 95% CI and
+    /// Welch t-tests between the configurations.
+    Experiment(experiment::ExperimentArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -35,6 +42,8 @@ pub fn main() -> ExitCode {
         Command::Check { game } => run::check(&game),
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => run::bench(&args),
+        Command::Play(args) => experiment::play(&args),
+        Command::Experiment(args) => experiment::experiment(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -207,7 +207,35 @@ impl<'a> Compiler<'a> {
         self.collect_actions();
         self.compile_actions();
         self.compile_goals();
+        self.check_store_size();
         self.lint_unused_consequences();
+    }
+
+    /// `game increase` segments computed at run time (`this.name`) get a store node for every
+    /// symbol, at every level below the first such segment (see `finish`). Counts those nodes
+    /// the way `finish` makes them and refuses a layout over [`MAX_STORE_NODES`], which `finish`
+    /// would cut short (and a counter path outside it would then index past the store).
+    fn check_store_size(&mut self) {
+        let width = self.syms.len().max(1) as u128;
+        let mut total: u128 = 1 + self.store_reqs.iter().map(|r| r.segs.len() as u128).sum::<u128>();
+        for i in 0..self.dyn_incs.len() {
+            let (id, _, rest) = &self.dyn_incs[i];
+            let mut frontier: u128 = 1;
+            for seg in rest {
+                total = total.saturating_add(frontier.saturating_mul(width));
+                if seg.is_none() {
+                    frontier = frontier.saturating_mul(width);
+                }
+            }
+            if total > MAX_STORE_NODES as u128 {
+                let span = self.conses[*id as usize].span;
+                self.error(span, DiagKind::Invalid {
+                    what: format!("computed `game increase` paths need more than {MAX_STORE_NODES} game value store counters"),
+                    expected: "fewer computed segments such as `this.name` in one path (each can be any of the game's names)".into(),
+                });
+                return;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- classes
@@ -1579,6 +1607,11 @@ impl<'a> Compiler<'a> {
             goals: self.goals,
             groups: self.groups,
             store: StoreLayout { paths, parent, dyn_base, dyn_children },
+            game_values: {
+                let mut v: Vec<(String, String)> = self.game_defs.iter().map(|(n, (p, _))| (n.clone(), p.join("."))).collect();
+                v.sort();
+                v
+            },
             limits: self.limits,
             default_duration: self.default_duration,
             session_length: self.session_length,

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod lexer;
 pub mod lint;
 pub mod parser;
+pub mod probe;
 pub mod program;
 
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};

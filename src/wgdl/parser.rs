@@ -28,7 +28,7 @@ pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
             if line.is_empty() {
                 continue;
             }
-            let mut p = LineParser { toks: line, pos: 0, end: t.span, recovered: Vec::new(), size: 0 };
+            let mut p = LineParser { toks: line, pos: 0, end: t.span, recovered: Vec::new(), size: 0, brackets: 0 };
             let result = p.decl();
             diags.append(&mut p.recovered);
             match result {
@@ -52,12 +52,17 @@ struct LineParser<'a> {
     recovered: Vec<Diagnostic>,
     /// Operators, signs and brackets read so far in this line; see [`MAX_EXPR_SIZE`].
     size: usize,
+    /// Brackets open at this point; see [`MAX_BRACKETS`].
+    brackets: usize,
 }
 
 /// The most operators, signs and brackets one line may hold. It bounds the depth of the
 /// expression tree, which every later stage walks recursively, so that no input can overflow the
 /// stack (a hand-written expression has a few dozen at most).
 const MAX_EXPR_SIZE: usize = 500;
+/// The deepest bracket nesting allowed. Each level costs several parser frames, the largest of
+/// all, so this is lower than [`MAX_EXPR_SIZE`].
+const MAX_BRACKETS: usize = 64;
 
 fn describe(t: Option<&Token>) -> String {
     match t.map(|t| &t.tok) {
@@ -605,9 +610,20 @@ impl<'a> LineParser<'a> {
         match &t.tok {
             Tok::Op("(") => {
                 self.grow()?;
+                self.brackets += 1;
+                if self.brackets > MAX_BRACKETS {
+                    return Err(Diagnostic::error(
+                        t.span,
+                        DiagKind::Invalid {
+                            what: format!("brackets nested more than {MAX_BRACKETS} deep"),
+                            expected: format!("at most {MAX_BRACKETS} brackets open at once"),
+                        },
+                    ));
+                }
                 self.pos += 1;
                 let mut e = self.expr()?;
                 let close = self.expect_op(")")?;
+                self.brackets -= 1;
                 e.span = start.to(close);
                 Ok(e)
             }

@@ -280,6 +280,8 @@ pub struct Program {
     pub goals: Vec<GoalInfo>,
     pub groups: Vec<Group>,
     pub store: StoreLayout,
+    /// Named game values (`game missionsDone missions . done`): name and dotted store path.
+    pub game_values: Vec<(String, String)>,
     pub limits: Limits,
     pub default_duration: Option<(ExprId, bool)>,
     pub session_length: i64,
@@ -548,7 +550,7 @@ impl Program {
                     push!(st.slots[nn + n as usize] - st.slots[n as usize])
                 }
                 Op::Time => push!(st.clock),
-                Op::SessionTime => push!(st.clock - self.session_start(st.sessions)),
+                Op::SessionTime => push!(st.clock.saturating_sub(self.session_start(st.sessions))),
                 Op::Sessions => push!(st.sessions),
                 Op::Moves => push!(st.moves as i64),
                 Op::AddL => bin!(|a, b| a.wrapping_add(b)),
@@ -628,7 +630,8 @@ impl Program {
     }
 
     fn session_start(&self, k: i64) -> i64 {
-        k * (self.session_length + self.session_pause)
+        // Saturating, like all clock arithmetic: huge settings end time, they do not wrap it.
+        k.saturating_mul(self.session_length.saturating_add(self.session_pause))
     }
 
     fn write(&self, st: &mut State, place: Place, ctx: Ctx, v: i64) -> Result<(), RuntimeError> {
@@ -667,7 +670,7 @@ impl Program {
                 if st.timers.len() as u32 >= self.limits.timers {
                     return Err(rt(RtKind::TooManyTimers { limit: self.limits.timers }, info.span));
                 }
-                let t = Timer { due: st.clock + delay, seq: st.timer_seq, cons: *then, this: ctx.this, bound: ctx.bound };
+                let t = Timer { due: st.clock.saturating_add(delay), seq: st.timer_seq, cons: *then, this: ctx.this, bound: ctx.bound };
                 st.timer_seq += 1;
                 // Keep the queue sorted descending by (due, seq): the next timer is last.
                 let pos = st.timers.partition_point(|x| (x.due, x.seq) > (t.due, t.seq));
@@ -699,10 +702,10 @@ impl Program {
                     None => 1,
                 };
                 let n = self.n_store_nodes();
-                st.slots[node as usize] += amount;
+                st.slots[node as usize] = st.slots[node as usize].wrapping_add(amount);
                 let mut a = node;
                 while a != 0 {
-                    st.slots[n + a as usize] += amount;
+                    st.slots[n + a as usize] = st.slots[n + a as usize].wrapping_add(amount);
                     a = self.store.parent[a as usize];
                 }
                 Ok(())
@@ -773,7 +776,7 @@ impl Program {
     /// Ends the current session: the clock goes to the session's end, then through the pause.
     fn end_session(&self, st: &mut State) -> Result<(), RuntimeError> {
         if self.session_length > 0 {
-            let end = self.session_start(st.sessions) + self.session_length;
+            let end = self.session_start(st.sessions).saturating_add(self.session_length);
             self.advance_to(st, end)?;
             st.sessions += 1;
             self.advance_to(st, self.session_start(st.sessions))?;
@@ -793,7 +796,7 @@ impl Program {
 
     /// True when all the action's conditions hold (the action instance is legal).
     pub fn is_legal(&self, st: &State, a: Action) -> Result<bool, RuntimeError> {
-        let info = &self.actions[a.def as usize];
+        let Some(info) = self.actions.get(a.def as usize) else { return Ok(false) };
         if info.kind != ActionKind::Player || a.this as usize >= st.objects.len() || !st.objects[a.this as usize].alive {
             return Ok(false);
         }
@@ -880,14 +883,14 @@ impl Program {
         .max(0);
         let ended = std::mem::take(&mut st.end_session);
         if self.session_length > 0 {
-            let end = self.session_start(st.sessions) + self.session_length;
-            if ended || st.clock + duration >= end {
+            let end = self.session_start(st.sessions).saturating_add(self.session_length);
+            if ended || st.clock.saturating_add(duration) >= end {
                 self.end_session(st)?;
             } else {
-                self.advance_to(st, st.clock + duration)?;
+                self.advance_to(st, st.clock.saturating_add(duration))?;
             }
         } else {
-            self.advance_to(st, st.clock + duration)?;
+            self.advance_to(st, st.clock.saturating_add(duration))?;
             if ended {
                 self.end_session(st)?;
             }
@@ -899,8 +902,11 @@ impl Program {
     /// [`Program::apply`] after checking that the move is legal.
     pub fn apply_checked(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
         if !self.is_legal(st, a)? {
-            let info = &self.actions[a.def as usize];
-            return Err(rt(RtKind::IllegalAction { action: self.action_name(st, a) }, info.span));
+            let err = match self.actions.get(a.def as usize) {
+                Some(info) => rt(RtKind::IllegalAction { action: self.action_name(st, a) }, info.span),
+                None => rt(RtKind::IllegalAction { action: format!("#{} (there are {} actions)", a.def, self.actions.len()) }, Span::default()),
+            };
+            return Err(err);
         }
         self.apply(st, a)
     }

@@ -1,0 +1,111 @@
+//! `play` and `experiment`: searches configured in TOML, with progress and a readable summary.
+
+use crate::experiment::config::PlayConfig;
+use crate::experiment::{play, repeat};
+use anyhow::{Result, anyhow};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct PlayArgs {
+    /// The play configuration (TOML), e.g. configs/simple_coins.toml.
+    pub config: PathBuf,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress spinner.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ExperimentArgs {
+    /// The experiment (TOML), e.g. configs/experiments/e7_duplicates.toml.
+    pub config: PathBuf,
+    /// Continue an interrupted experiment: keep the runs already in results.csv.
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn spinner(quiet: bool, msg: String) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]").expect("valid template"));
+    pb.set_message(msg);
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+pub fn play(args: &PlayArgs) -> Result<()> {
+    let mut cfg = PlayConfig::load(&args.config)?;
+    if let Some(s) = args.seed {
+        cfg.experiment.seed = s;
+    }
+    let budget = match cfg.budget() {
+        crate::search::mcts::Budget::Millis(ms) => format!("{:.1} s", ms as f64 / 1000.0),
+        crate::search::mcts::Budget::Iterations(n) => format!("{n} iterations"),
+    };
+    let pb = spinner(args.quiet, format!("searching {} ({budget})", cfg.experiment.game.display()));
+    let report = play::play(&cfg).map_err(|e| anyhow!(e))?;
+    pb.finish_and_clear();
+    let dir = play::write_outputs(&cfg, &report).map_err(|e| anyhow!(e))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{} on {} (seed {}): result {:.4}", report.experiment, report.game, report.seed, report.value)?;
+    writeln!(out, "\n| value | final | normalized | weight |\n|---|---:|---:|---:|")?;
+    for t in &report.terms {
+        writeln!(out, "| {} | {} | {:.4} | {} |", t.value, t.raw, t.normalized, t.weight)?;
+    }
+    writeln!(out, "\ngoals reached {}/{}:", report.goals.len(), report.goals_total)?;
+    for g in &report.goals {
+        writeln!(out, "  goal {} ({}) after move {} at t = {} s", g.goal, g.text, g.moves, g.time)?;
+    }
+    writeln!(out, "\nbest path: {} moves; actions used:", report.moves)?;
+    let mut acts: Vec<_> = report.action_counts.iter().collect();
+    acts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (a, n) in acts {
+        writeln!(out, "  {n:>5}  {a}")?;
+    }
+    writeln!(out, "objects used (owner or built/bound description):")?;
+    let mut objs: Vec<_> = report.object_counts.iter().collect();
+    objs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (o, n) in objs {
+        writeln!(out, "  {n:>5}  {o}")?;
+    }
+    writeln!(out, "\nsearch: {} iterations in {:.2} s ({:.0}/s) over {} sub-games", report.iterations, report.seconds, report.iterations as f64 / report.seconds.max(1e-9), report.stages.len())?;
+    writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png)", dir.display())?;
+    Ok(())
+}
+
+pub fn experiment(args: &ExperimentArgs) -> Result<()> {
+    let (file, _) = repeat::load(&args.config).map_err(|e| anyhow!(e))?;
+    let total = file.conditions.len() as u64 * file.experiment.seeds;
+    let pb = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        let pb = ProgressBar::new(total);
+        pb.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs, ETA {eta} — {msg}").expect("valid template"));
+        pb
+    };
+    let progress = |done: usize, _total: usize, cond: &str| {
+        pb.set_position(done as u64);
+        pb.set_message(cond.to_string());
+    };
+    let o = repeat::run(&args.config, args.resume, &progress).map_err(|e| anyhow!(e))?;
+    pb.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{} ({} seeds per condition)\n", o.header.name, o.header.seeds)?;
+    write!(out, "{}", repeat::markdown_summary(&o))?;
+    writeln!(out, "\nWelch t-tests:\n{}", repeat::markdown_tests(&o.tests))?;
+    if let Some(t) = &o.header.thesis {
+        writeln!(out, "thesis: {t}")?;
+    }
+    writeln!(out, "wrote {}/ (results.csv, summary.csv, welch.md, chart.png)", o.dir.display())?;
+    Ok(())
+}

@@ -1,0 +1,236 @@
+//! `experiment`: a set of play configurations ("conditions": a base config plus overrides)
+//! repeated over many seeds, then compared — mean ± 95% CI per condition, a bar chart, and Welch
+//! t-tests between conditions.
+//!
+//! Results are appended to `results.csv` after every run (atomically), so an interrupted
+//! experiment resumes where it stopped (`--resume`) and gives the same numbers with iteration
+//! budgets. Runs go one after another by default — time budgets need the machine to themselves
+//! to be fair; `jobs > 1` runs seeds in parallel (sensible with iteration budgets only).
+
+use super::config::{ConfigError, PlayConfig, merge};
+use super::play::play;
+use super::stats::{Summary, Welch, summary, welch};
+use crate::report::{chart, csv_bytes, write_atomic};
+use rayon::prelude::*;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    pub experiment: Header,
+    #[serde(rename = "condition")]
+    pub conditions: Vec<toml::Table>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub name: String,
+    /// The play config every condition starts from.
+    pub base: PathBuf,
+    /// Seeds per condition.
+    #[serde(default = "twenty")]
+    pub seeds: u64,
+    #[serde(default = "one")]
+    pub first_seed: u64,
+    #[serde(default = "outputs")]
+    pub out: PathBuf,
+    /// What to compare: `value` (the result formula) or a result term such as `global.coins`.
+    #[serde(default = "value")]
+    pub metric: String,
+    /// Runs at once (use 1 with time budgets).
+    #[serde(default = "one_usize")]
+    pub jobs: usize,
+    /// What the thesis reported, printed beside our results.
+    #[serde(default)]
+    pub thesis: Option<String>,
+}
+
+fn twenty() -> u64 {
+    20
+}
+fn one() -> u64 {
+    1
+}
+fn one_usize() -> usize {
+    1
+}
+fn outputs() -> PathBuf {
+    PathBuf::from("outputs")
+}
+fn value() -> String {
+    "value".into()
+}
+
+/// One finished run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub condition: String,
+    pub seed: u64,
+    pub metric: f64,
+    pub value: f64,
+    pub iterations: u64,
+    pub seconds: f64,
+}
+
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub header: Header,
+    pub summaries: Vec<(String, Summary, f64)>,
+    pub tests: Vec<(String, String, Welch)>,
+}
+
+/// The resolved config of one condition with one seed.
+pub fn condition_config(file: &ExperimentFile, base: &toml::Table, cond: &toml::Table, seed: u64) -> Result<(String, PlayConfig), ConfigError> {
+    let mut over = cond.clone();
+    let name = match over.remove("name") {
+        Some(toml::Value::String(s)) => s,
+        _ => return Err(ConfigError::Invalid { path: file.experiment.name.clone(), message: "every [[condition]] needs name = \"…\"".into() }),
+    };
+    let mut t = base.clone();
+    merge(&mut t, &over);
+    let mut exp = toml::Table::new();
+    exp.insert("seed".into(), toml::Value::Integer(seed as i64));
+    exp.insert("name".into(), toml::Value::String(file.experiment.name.clone()));
+    exp.insert("out".into(), toml::Value::String(file.experiment.out.display().to_string()));
+    let mut wrap = toml::Table::new();
+    wrap.insert("experiment".into(), toml::Value::Table(exp));
+    merge(&mut t, &wrap);
+    Ok((name.clone(), PlayConfig::from_table(&format!("{} [condition {name}]", file.experiment.name), t)?))
+}
+
+pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file: ExperimentFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if file.conditions.is_empty() {
+        return Err(format!("{}: no [[condition]]", path.display()));
+    }
+    let base_text = std::fs::read_to_string(&file.experiment.base).map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
+    let base: toml::Table = toml::from_str(&base_text).map_err(|e| format!("{}: {e}", file.experiment.base.display()))?;
+    // Resolve every condition now, so a typo fails before hours of runs.
+    for c in &file.conditions {
+        condition_config(&file, &base, c, file.experiment.first_seed).map_err(|e| e.to_string())?;
+    }
+    Ok((file, base))
+}
+
+fn read_done(path: &Path) -> Vec<Run> {
+    let Ok(mut r) = csv::Reader::from_path(path) else { return Vec::new() };
+    r.records()
+        .filter_map(|rec| {
+            let rec = rec.ok()?;
+            Some(Run {
+                condition: rec.get(0)?.to_string(),
+                seed: rec.get(1)?.parse().ok()?,
+                metric: rec.get(2)?.parse().ok()?,
+                value: rec.get(3)?.parse().ok()?,
+                iterations: rec.get(4)?.parse().ok()?,
+                seconds: rec.get(5)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
+    let header: Vec<String> = ["condition", "seed", "metric", "value", "iterations", "seconds"].iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<String>> = runs.iter().map(|r| vec![r.condition.clone(), r.seed.to_string(), r.metric.to_string(), r.value.to_string(), r.iterations.to_string(), format!("{:.4}", r.seconds)]).collect();
+    write_atomic(path, &csv_bytes(&header, &rows))
+}
+
+/// Runs (or resumes) the experiment; `progress` is told after every run.
+pub fn run(path: &Path, resume: bool, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<Outcome, String> {
+    let (file, base) = load(path)?;
+    let h = &file.experiment;
+    let dir = h.out.join(&h.name);
+    let results = dir.join("results.csv");
+    let mut runs = if resume { read_done(&results) } else { Vec::new() };
+    let mut todo = Vec::new();
+    for c in &file.conditions {
+        for seed in h.first_seed..h.first_seed + h.seeds {
+            let (name, cfg) = condition_config(&file, &base, c, seed).map_err(|e| e.to_string())?;
+            if !runs.iter().any(|r| r.condition == name && r.seed == seed) {
+                todo.push((name, cfg));
+            }
+        }
+    }
+    let total = file.conditions.len() * h.seeds as usize;
+    let done = std::sync::Mutex::new((runs.len(), runs.clone()));
+    let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> {
+        let rep = play(cfg).map_err(|e| format!("condition `{name}`, seed {}: {e}", cfg.experiment.seed))?;
+        let metric = if h.metric == "value" {
+            rep.value
+        } else {
+            rep.terms.iter().find(|t| t.value == h.metric).map(|t| t.raw).ok_or_else(|| format!("metric `{}` is not a result term of condition `{name}`", h.metric))?
+        };
+        let r = Run { condition: name.clone(), seed: cfg.experiment.seed, metric, value: rep.value, iterations: rep.iterations, seconds: rep.seconds };
+        let mut d = done.lock().expect("no panic while holding results");
+        d.0 += 1;
+        d.1.push(r);
+        write_runs(&results, &d.1).map_err(|e| format!("writing {}: {e}", results.display()))?;
+        progress(d.0, total, name);
+        Ok(())
+    };
+    if h.jobs > 1 {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(h.jobs).build().map_err(|e| e.to_string())?;
+        pool.install(|| todo.par_iter().try_for_each(one))?;
+    } else {
+        todo.iter().try_for_each(one)?;
+    }
+    runs = done.into_inner().expect("runs are done").1;
+    // Stable order: conditions as declared, seeds ascending.
+    let order: Vec<String> = file.conditions.iter().map(|c| c.get("name").and_then(|v| v.as_str()).unwrap_or("").to_string()).collect();
+    runs.sort_by_key(|r| (order.iter().position(|o| *o == r.condition).unwrap_or(usize::MAX), r.seed));
+    write_runs(&results, &runs).map_err(|e| e.to_string())?;
+    summarize(&dir, file.experiment.clone(), &order, &runs)
+}
+
+fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run]) -> Result<Outcome, String> {
+    let io = |e: std::io::Error| format!("writing {}: {e}", dir.display());
+    let mut summaries = Vec::new();
+    for name in order {
+        let xs: Vec<f64> = runs.iter().filter(|r| &r.condition == name).map(|r| r.metric).collect();
+        let its: Vec<f64> = runs.iter().filter(|r| &r.condition == name).map(|r| r.iterations as f64).collect();
+        let secs: f64 = runs.iter().filter(|r| &r.condition == name).map(|r| r.seconds).sum();
+        let it_per_s = if secs > 0.0 { its.iter().sum::<f64>() / secs } else { 0.0 };
+        summaries.push((name.clone(), summary(&xs), it_per_s));
+    }
+    let mut tests = Vec::new();
+    for i in 0..order.len() {
+        for j in i + 1..order.len() {
+            let a: Vec<f64> = runs.iter().filter(|r| r.condition == order[i]).map(|r| r.metric).collect();
+            let b: Vec<f64> = runs.iter().filter(|r| r.condition == order[j]).map(|r| r.metric).collect();
+            if let Some(w) = welch(&a, &b) {
+                tests.push((order[i].clone(), order[j].clone(), w));
+            }
+        }
+    }
+    let header_row: Vec<String> = ["condition", "n", "mean", "sd", "ci95_low", "ci95_high", "iterations_per_s"].iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<String>> = summaries
+        .iter()
+        .map(|(n, s, ips)| vec![n.clone(), s.n.to_string(), s.mean.to_string(), s.sd.to_string(), (s.mean - s.ci95).to_string(), (s.mean + s.ci95).to_string(), format!("{ips:.0}")])
+        .collect();
+    write_atomic(&dir.join("summary.csv"), &csv_bytes(&header_row, &rows)).map_err(io)?;
+    write_atomic(&dir.join("welch.md"), markdown_tests(&tests).as_bytes()).map_err(io)?;
+    let bars: Vec<chart::Bar> = summaries.iter().map(|(n, s, _)| chart::Bar { label: n.clone(), mean: s.mean, half_width: if s.ci95.is_finite() { s.ci95 } else { 0.0 } }).collect();
+    let title = format!("{} — mean {} ± 95% CI ({} seeds)", header.name, header.metric, header.seeds);
+    chart::bars(&dir.join("chart.png"), &title, &header.metric, &bars, 140 * bars.len().max(4) as u32 + 200, 520).map_err(|e| format!("drawing chart.png: {e}"))?;
+    Ok(Outcome { dir: dir.to_path_buf(), header, summaries, tests })
+}
+
+/// The summary as a markdown table.
+pub fn markdown_summary(o: &Outcome) -> String {
+    let mut s = format!("| condition | n | mean {m} | 95% CI | sd | iterations/s |\n|---|---:|---:|---:|---:|---:|\n", m = o.header.metric);
+    for (name, x, ips) in &o.summaries {
+        s.push_str(&format!("| {name} | {} | {:.4} | ± {:.4} | {:.4} | {:.0} |\n", x.n, x.mean, x.ci95, x.sd, ips));
+    }
+    s
+}
+
+pub fn markdown_tests(tests: &[(String, String, Welch)]) -> String {
+    let mut s = String::from("| A | B | t | df | p (two-sided) | p (A > B) |\n|---|---|---:|---:|---:|---:|\n");
+    for (a, b, w) in tests {
+        s.push_str(&format!("| {a} | {b} | {:.3} | {:.1} | {:.4} | {:.4} |\n", w.t, w.df, w.p_two_sided, w.p_greater));
+    }
+    s
+}
