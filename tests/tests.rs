@@ -14,5 +14,7 @@ mod properties;
 mod differential;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
+/// Searchers: determinism, enhancements, the Simple Coins optimum, shipped configs.
+mod search;
 /// Project tidiness: every source file opens with a `//!` paragraph.
 mod tidy;

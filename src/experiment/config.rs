@@ -56,6 +56,9 @@ pub struct Profile {
     pub session_length: Option<i64>,
     /// Pause between sessions in seconds (overrides `session pause`).
     pub pause: Option<i64>,
+    /// Goals replacing the game's `goal` lines, in order, as WGDL conditions — e.g.
+    /// `["global.level >= long 5"]` asks "how long until level 5?".
+    pub goals: Option<Vec<String>>,
 }
 
 /// The thesis's result formula: Σ wᵢ · normᵢ(vᵢ), each term clamped to [0, 1].

@@ -116,9 +116,27 @@ pub struct TermReport {
     pub weight: f64,
 }
 
-/// Loads the config's game with the profile applied.
+/// Loads the config's game with the profile applied. Profile goals replace the game's `goal`
+/// lines: those lines are blanked (so every other line keeps its number in messages) and the new
+/// goals appended.
 pub fn load_game(cfg: &PlayConfig) -> Result<Arc<Program>, String> {
-    let c = wgdl::load(&cfg.experiment.game).map_err(|e| e.to_string())?;
+    let path = &cfg.experiment.game;
+    let c = match &cfg.profile.goals {
+        None => wgdl::load(path).map_err(|e| e.to_string())?,
+        Some(goals) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let mut out: String = text
+                .lines()
+                .map(|l| if l.split_whitespace().next() == Some("goal") { "" } else { l })
+                .collect::<Vec<_>>()
+                .join("\n");
+            out.push_str("\n// goals from the profile\n");
+            for (k, g) in goals.iter().enumerate() {
+                out.push_str(&format!("goal {} {g}\n", k + 1));
+            }
+            wgdl::compile_str(&format!("{} (with profile goals)", path.display()), &out).map_err(|e| e.to_string())?
+        }
+    };
     let p = &cfg.profile;
     if p.sessions.is_none() && p.session_length.is_none() && p.pause.is_none() {
         return Ok(c.program);

@@ -89,6 +89,17 @@ pub fn condition_config(file: &ExperimentFile, base: &toml::Table, cond: &toml::
         _ => return Err(ConfigError::Invalid { path: file.experiment.name.clone(), message: "every [[condition]] needs name = \"…\"".into() }),
     };
     let mut t = base.clone();
+    // A budget in the overrides replaces the base's budget of the other kind.
+    if let Some(toml::Value::Table(os)) = over.get("search")
+        && let Some(toml::Value::Table(bs)) = t.get_mut("search")
+    {
+        if os.contains_key("iterations") {
+            bs.remove("budget_ms");
+        }
+        if os.contains_key("budget_ms") {
+            bs.remove("iterations");
+        }
+    }
     merge(&mut t, &over);
     let mut exp = toml::Table::new();
     exp.insert("seed".into(), toml::Value::Integer(seed as i64));
