@@ -694,3 +694,47 @@ goal 1 global.log > long 100000
     assert_eq!(names(&p, &st), ["collect(cottage)", "tax(cottage)"]);
     assert_eq!(get(&p, &st, "global.log"), 12, "the building hook ran before the house hook");
 }
+
+// ---------------------------------------------------------------- time edge cases
+
+#[test]
+fn end_session_from_a_timer_ends_the_session_at_the_timers_time() {
+    // A timer due at t = 30 ends the session; the move that spans it (10 s at t = 25) must not
+    // run on to the session's scheduled end, and the next move starts the next session.
+    let src = SESSIONS.to_string() + "action globalClass alarm\nconsequence ring endSession\nconsequence ringLater timed long 30 ring\nhasConsequence alarm ringLater\n";
+    let (p, mut st) = start(&src);
+    play(&p, &mut st, "alarm(global)");
+    assert_eq!((st.clock, st.sessions), (10, 0));
+    play(&p, &mut st, "work(global)");
+    assert_eq!((st.clock, st.sessions), (20, 0));
+    play(&p, &mut st, "work(global)");
+    assert_eq!(st.sessions, 1, "the timer at t = 30 ended the session during the move");
+    assert_eq!(st.clock, 150, "the clock went through the pause to the next session's start");
+}
+
+#[test]
+fn rules_reading_the_clock_fire_after_the_clock_moves() {
+    let src = "class g\nattribute g seen long 0\nobject global is g\ninitial global\nduration long 10\naction g tick\naction late\ncondition late game.time >= long 10\ncondition late global.seen == long 0\nconsequence mark direct global.seen = game.time\nhasConsequence late mark\ngoal 1 global.seen > long 100\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "tick(global)");
+    assert_eq!(get(&p, &st, "global.seen"), 10, "the rule saw t = 10 right after the first move");
+}
+
+#[test]
+fn a_timer_that_re_arms_itself_with_no_delay_is_a_runaway_not_a_hang() {
+    let src = "class g\nattribute g n long 0\nobject global is g\ninitial global\nduration long 1\naction g go\nconsequence again timed long 0 again\nhasConsequence go again\ngoal 1 global.n > long 1\n";
+    let (p, mut st) = start(src);
+    let a = legal(&p, &st)[0];
+    let e = p.apply(&mut st, a).unwrap_err();
+    assert!(matches!(e.kind, playforge::wgdl::RtKind::RunawayTimers { .. }), "{e:?}");
+    assert!(e.render(&p).contains("test.wgdl:7:1"), "{}", e.render(&p));
+}
+
+#[test]
+fn a_negative_duration_is_a_runtime_error() {
+    let src = "class g\nattribute g d long -5\nobject global is g\ninitial global\naction g go\nduration go global.d\ngoal 1 global.d > long 1\n";
+    let (p, mut st) = start(src);
+    let a = legal(&p, &st)[0];
+    let e = p.apply(&mut st, a).unwrap_err();
+    assert!(matches!(e.kind, playforge::wgdl::RtKind::NegativeDelay { delay: -5 }), "{e:?}");
+}

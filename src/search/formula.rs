@@ -417,8 +417,9 @@ impl fmt::Display for Formula {
                 };
                 wrap(f, &a[0], p)?;
                 f.write_str(s)?;
-                // Right operand of - and / needs brackets at equal precedence.
-                wrap(f, &a[1], if matches!(op, Fun::Sub | Fun::Div) { p + 1 } else { p })
+                // The right operand is bracketed at equal precedence, so that the printed text
+                // parses back to the same tree (`a * (b * c)` stays right-nested).
+                wrap(f, &a[1], p + 1)
             }
             Formula::Call(fun, a) => {
                 let name = match fun {

@@ -1584,6 +1584,9 @@ impl<'a> Compiler<'a> {
                 code[i] = Op::Slot(s + store_slots);
             }
         }
+        let rules_read_time = self.actions.iter().filter(|a| a.kind == ActionKind::Rule).flat_map(|a| a.conditions.iter()).any(|e| {
+            code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| matches!(op, Op::Time | Op::SessionTime))
+        });
         let mut conses = self.conses;
         for c in conses.iter_mut() {
             match &mut c.code {
@@ -1614,6 +1617,7 @@ impl<'a> Compiler<'a> {
             },
             limits: self.limits,
             default_duration: self.default_duration,
+            rules_read_time,
             session_length: self.session_length,
             session_pause: self.session_pause,
             is_sub: self.is_sub,

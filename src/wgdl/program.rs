@@ -284,6 +284,9 @@ pub struct Program {
     pub game_values: Vec<(String, String)>,
     pub limits: Limits,
     pub default_duration: Option<(ExprId, bool)>,
+    /// Some rule reads the clock (`game.time`, `game.sessionTime`): rules fire again whenever
+    /// the clock moves, not only after consequences.
+    pub rules_read_time: bool,
     pub session_length: i64,
     pub session_pause: i64,
     /// `is_sub[a * n + b]`: class a is b or derives from b.
@@ -365,6 +368,10 @@ pub enum RtKind {
     TooManyTimers { limit: u32 },
     #[error("`create:` hooks nest deeper than {limit}; expected hooks that end — a hook probably creates an object of its own class")]
     CreateTooDeep { limit: u32 },
+    #[error("runaway timers: more than {limit} timed consequences fired in one step, last `{consequence}`; expected timers that do not re-arm themselves with no delay")]
+    RunawayTimers { consequence: String, limit: u32 },
+    #[error("runaway sessions: more than {limit} sessions ended in one step; expected a rule that does not end every new session")]
+    RunawaySessions { limit: u32 },
     #[error("negative delay {delay} s; expected a time ≥ 0")]
     NegativeDelay { delay: i64 },
     #[error("action `{action}` is not legal here; expected one of the legal actions")]
@@ -440,6 +447,7 @@ impl Program {
             self.run_create_hooks(&mut st, id, 0)?;
         }
         self.fire_rules(&mut st)?;
+        self.settle(&mut st)?;
         self.advance_goals(&mut st)?;
         Ok(st)
     }
@@ -757,33 +765,104 @@ impl Program {
         }
     }
 
-    /// Moves the clock to `t`, firing due timers in (due time, scheduling order); rules run to a
-    /// fixpoint after each timer.
-    fn advance_to(&self, st: &mut State, t: i64) -> Result<(), RuntimeError> {
+    /// Moves the clock towards `t`, firing due timers in (due time, scheduling order), rules to
+    /// a fixpoint after each. Stops early — at that timer's time — when a consequence asks to end
+    /// the session, and says so. Once the clock has moved, rules that read the clock fire again.
+    fn advance_to(&self, st: &mut State, t: i64) -> Result<bool, RuntimeError> {
+        let mut fired = 0u32;
         while let Some(&timer) = st.timers.last() {
             if timer.due > t {
                 break;
+            }
+            fired += 1;
+            if fired > self.limits.timers {
+                return Err(self.runaway_timer(timer.cons));
             }
             st.timers.pop();
             st.clock = st.clock.max(timer.due);
             self.exec(st, timer.cons, Ctx { this: timer.this, bound: timer.bound }, 0)?;
             self.fire_rules(st)?;
+            if st.end_session {
+                return Ok(true);
+            }
         }
-        st.clock = st.clock.max(t);
-        Ok(())
+        if t > st.clock {
+            st.clock = t;
+            if self.rules_read_time {
+                self.fire_rules(st)?;
+                return Ok(st.end_session);
+            }
+        }
+        Ok(false)
     }
 
-    /// Ends the current session: the clock goes to the session's end, then through the pause.
+    #[cold]
+    fn runaway_timer(&self, c: ConsId) -> RuntimeError {
+        let info = &self.conses[c as usize];
+        rt(RtKind::RunawayTimers { consequence: info.name.clone(), limit: self.limits.timers }, info.span)
+    }
+
+    /// Ends the current session: the clock goes to the session's end, then through the pause
+    /// (requests to end a session are void meanwhile); then rules fire for the new session.
     fn end_session(&self, st: &mut State) -> Result<(), RuntimeError> {
+        st.end_session = false;
         if self.session_length > 0 {
             let end = self.session_start(st.sessions).saturating_add(self.session_length);
-            self.advance_to(st, end)?;
+            while self.advance_to(st, end)? {
+                st.end_session = false;
+            }
             st.sessions += 1;
-            self.advance_to(st, self.session_start(st.sessions))?;
+            let next = self.session_start(st.sessions);
+            while self.advance_to(st, next)? {
+                st.end_session = false;
+            }
         } else {
             st.sessions += 1;
         }
         self.fire_rules(st)
+    }
+
+    /// Ends sessions while a consequence asks for it (a rule of the new session may ask again).
+    fn settle(&self, st: &mut State) -> Result<(), RuntimeError> {
+        let mut n = 0u32;
+        while st.end_session {
+            n += 1;
+            if n > self.limits.rule_firings {
+                return Err(rt(RtKind::RunawaySessions { limit: self.limits.rule_firings }, Span::default()));
+            }
+            self.end_session(st)?;
+        }
+        Ok(())
+    }
+
+    /// Lets `duration` seconds pass after a move: timers fire, the session may end.
+    fn pass_time(&self, st: &mut State, duration: i64) -> Result<(), RuntimeError> {
+        if st.end_session {
+            self.settle(st)?;
+            if self.session_length > 0 {
+                // The session is over: the clock already went through the pause.
+                return Ok(());
+            }
+        }
+        let target = st.clock.saturating_add(duration);
+        loop {
+            if self.session_length > 0 {
+                let end = self.session_start(st.sessions).saturating_add(self.session_length);
+                if self.advance_to(st, target.min(end))? {
+                    // A timer ended the session early; the rest of the move's time is not spent.
+                    return self.settle(st);
+                }
+                if target >= end {
+                    self.end_session(st)?;
+                    return self.settle(st);
+                }
+                return Ok(());
+            }
+            if !self.advance_to(st, target)? {
+                return Ok(());
+            }
+            self.settle(st)?;
+        }
     }
 
     fn advance_goals(&self, st: &mut State) -> Result<(), RuntimeError> {
@@ -876,25 +955,15 @@ impl Program {
         let duration = match info.duration.or(self.default_duration) {
             Some((e, is_double)) => {
                 let raw = self.eval(st, e, ctx)?;
-                if is_double { f64::from_bits(raw as u64).floor() as i64 } else { raw }
+                let d = if is_double { f64::from_bits(raw as u64).floor() as i64 } else { raw };
+                if d < 0 {
+                    return Err(rt(RtKind::NegativeDelay { delay: d }, self.spans[e.start as usize]));
+                }
+                d
             }
             None => 0,
-        }
-        .max(0);
-        let ended = std::mem::take(&mut st.end_session);
-        if self.session_length > 0 {
-            let end = self.session_start(st.sessions).saturating_add(self.session_length);
-            if ended || st.clock.saturating_add(duration) >= end {
-                self.end_session(st)?;
-            } else {
-                self.advance_to(st, st.clock.saturating_add(duration))?;
-            }
-        } else {
-            self.advance_to(st, st.clock.saturating_add(duration))?;
-            if ended {
-                self.end_session(st)?;
-            }
-        }
+        };
+        self.pass_time(st, duration)?;
         st.moves += 1;
         self.advance_goals(st)
     }
