@@ -7,8 +7,8 @@
 use playforge::game::{Game, WgdlGame, pick_grouped};
 use playforge::wgdl::Status;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::Path;
 use std::cell::Cell;
+use std::path::Path;
 
 struct Counting;
 

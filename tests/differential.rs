@@ -35,7 +35,8 @@ fn simple_coins_interpreted_matches_native_over_1000_games() {
     let mut total_moves = 0;
     for seed in 0..1000 {
         let (a, sa) = playout(&interp, seed, |st, m| p.action_name(st, m));
-        let (b, sb) = playout(&NativeSimpleCoins, seed, |_, m| if m == 0 { "endSession(global)".to_string() } else { format!("getCoins(coin{m})") });
+        let (b, sb) =
+            playout(&NativeSimpleCoins, seed, |_, m| if m == 0 { "endSession(global)".to_string() } else { format!("getCoins(coin{m})") });
         assert_eq!(a, b, "seed {seed}: trajectories differ");
         assert_eq!(sa, sb);
         total_moves += a.len();

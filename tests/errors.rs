@@ -142,6 +142,10 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
         ("rt_too_many_timers", Rt(|k| matches!(k, RtKind::TooManyTimers { limit: 2 }))),
         ("rt_negative_delay", Rt(|k| matches!(k, RtKind::NegativeDelay { delay: -5 }))),
         ("rt_delete_null", Rt(|k| matches!(k, RtKind::DeleteNull))),
+        ("inherited_attribute_redeclared", Diag(|k| matches!(k, DiagKind::Duplicate { what: "attribute (inherited)", first_line: 5, .. }))),
+        ("increase_builtin", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`game increase time`")))),
+        ("rt_runaway_timers", Rt(|k| matches!(k, RtKind::RunawayTimers { consequence, .. } if consequence == "again"))),
+        ("rt_write_to_deleted_named_object", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
     ]
 }
 

@@ -12,7 +12,11 @@ use playforge::search::run::{Algorithm, PlanConfig, plan, play_move_by_move};
 use std::path::Path;
 
 fn sc_eval(c: &playforge::wgdl::Compiled) -> ResultEval {
-    let cfg = PlayConfig::parse("t.toml", "[experiment]\nname=\"t\"\ngame=\"x\"\n[result]\nterms=[{value=\"global.coins\",weight=1.0,max=2400}]\n").unwrap();
+    let cfg = PlayConfig::parse(
+        "t.toml",
+        "[experiment]\nname=\"t\"\ngame=\"x\"\n[result]\nterms=[{value=\"global.coins\",weight=1.0,max=2400}]\n",
+    )
+    .unwrap();
     ResultEval::new(c.program.clone(), &cfg.result.terms).unwrap()
 }
 
@@ -21,7 +25,14 @@ fn sc_cfg(iterations: u64, seed: u64) -> PlanConfig {
         budget: Budget::Iterations(iterations),
         subgoals: 4,
         seed,
-        mcts: MctsConfig { formula: Formula::ucb1(0.1, 2.0), group_weights: Some(vec![0.1, 0.9]), duplicate_detection: true, add_best_path: true, cut_off: true, ..MctsConfig::default() },
+        mcts: MctsConfig {
+            formula: Formula::ucb1(0.1, 2.0),
+            group_weights: Some(vec![0.1, 0.9]),
+            duplicate_detection: true,
+            add_best_path: true,
+            cut_off: true,
+            ..MctsConfig::default()
+        },
         ..PlanConfig::default()
     }
 }
@@ -47,7 +58,8 @@ fn same_seed_same_result_on_one_or_two_threads() {
     assert_eq!(a.value, b.value);
     // Two root-parallel trees: the same on a 1-thread and a 2-thread pool.
     let two = PlanConfig { root_parallel: 2, ..sc_cfg(20_000, 7) };
-    let on = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| plan(&g, &eval, &two).unwrap());
+    let on =
+        |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| plan(&g, &eval, &two).unwrap());
     let (x, y) = (on(1), on(2));
     assert_eq!(x.path, y.path);
     assert_eq!(x.value, y.value);
@@ -99,7 +111,10 @@ fn duplicate_detection_aborts_iterations_and_improves_simple_coins() {
     let c = util::game("simple_coins.wgdl");
     let g = WgdlGame::new(c.program.clone());
     let eval = sc_eval(&c);
-    let off = |seed| PlanConfig { mcts: MctsConfig { duplicate_detection: false, cut_off: false, ..sc_cfg(0, seed).mcts }, ..sc_cfg(60_000, seed) };
+    let off = |seed| PlanConfig {
+        mcts: MctsConfig { duplicate_detection: false, cut_off: false, ..sc_cfg(0, seed).mcts },
+        ..sc_cfg(60_000, seed)
+    };
     let on = |seed| PlanConfig { mcts: MctsConfig { cut_off: false, ..sc_cfg(0, seed).mcts }, ..sc_cfg(60_000, seed) };
     let (mut s_on, mut s_off, mut aborted) = (0.0, 0.0, 0);
     for seed in 1..=4 {

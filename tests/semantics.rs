@@ -701,7 +701,8 @@ goal 1 global.log > long 100000
 fn end_session_from_a_timer_ends_the_session_at_the_timers_time() {
     // A timer due at t = 30 ends the session; the move that spans it (10 s at t = 25) must not
     // run on to the session's scheduled end, and the next move starts the next session.
-    let src = SESSIONS.to_string() + "action globalClass alarm\nconsequence ring endSession\nconsequence ringLater timed long 30 ring\nhasConsequence alarm ringLater\n";
+    let src = SESSIONS.to_string()
+        + "action globalClass alarm\nconsequence ring endSession\nconsequence ringLater timed long 30 ring\nhasConsequence alarm ringLater\n";
     let (p, mut st) = start(&src);
     play(&p, &mut st, "alarm(global)");
     assert_eq!((st.clock, st.sessions), (10, 0));
@@ -732,9 +733,54 @@ fn a_timer_that_re_arms_itself_with_no_delay_is_a_runaway_not_a_hang() {
 
 #[test]
 fn a_negative_duration_is_a_runtime_error() {
-    let src = "class g\nattribute g d long -5\nobject global is g\ninitial global\naction g go\nduration go global.d\ngoal 1 global.d > long 1\n";
+    let src =
+        "class g\nattribute g d long -5\nobject global is g\ninitial global\naction g go\nduration go global.d\ngoal 1 global.d > long 1\n";
     let (p, mut st) = start(src);
     let a = legal(&p, &st)[0];
     let e = p.apply(&mut st, a).unwrap_err();
     assert!(matches!(e.kind, playforge::wgdl::RtKind::NegativeDelay { delay: -5 }), "{e:?}");
+}
+
+// ---------------------------------------------------------------- syntax leniency and lints
+
+#[test]
+fn type_words_are_case_insensitive_and_duration_takes_a_path() {
+    let src = "class g\nattribute g speed Long 7\nattribute g ok BOOLEAN True\nattribute g label STRING hi\nobject global is g\ninitial global\nduration global.speed\naction g go\ngoal 1 game.time >= Long 14\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "go(global)");
+    assert_eq!(st.clock, 7);
+    play(&p, &mut st, "go(global)");
+    assert_eq!(st.goal, 1);
+}
+
+fn warnings(src: &str) -> Vec<String> {
+    util::compile(src).warnings.items.iter().map(|d| d.kind.to_string()).collect()
+}
+
+#[test]
+fn precedence_traps_are_warned_about() {
+    let base = "class g\nattribute g a long 1\nattribute g b boolean true\nobject global is g\ninitial global\naction g go\nconsequence set direct global.a = global.a + long 1\nhasConsequence go set\ngoal 1 global.a > long 3\n";
+    let with = |line: &str| warnings(&format!("{base}{line}\n"));
+    assert!(with("condition go global.b == true && global.a > 0").iter().any(|w| w.contains("`a == (b && c)`")));
+    assert!(with("condition go global.b && global.b || global.b").iter().any(|w| w.contains("`a && (b || c)`")));
+    assert!(with("condition go global.b || global.b && global.b").iter().any(|w| w.contains("`(a || b) && c`")));
+    assert!(with("condition go global.a * 6 / 4 > 1").iter().any(|w| w.contains("`a * (b / c)`")));
+    assert!(with("condition go (global.b == true) && global.a > 0").iter().all(|w| !w.contains("precedence")));
+}
+
+#[test]
+fn a_game_value_nothing_increases_is_warned_about() {
+    let src = "class g\nattribute g a long 0\nobject global is g\ninitial global\naction g go\nconsequence c game increase missions, done\nhasConsequence go c\ngoal 1 game.missions.done >= long 1\ngoal 2 game.missions.dnoe >= long 2\n";
+    let w = warnings(src);
+    assert!(w.iter().any(|w| w.contains("`missions.dnoe` is never increased")), "{w:?}");
+    assert!(!w.iter().any(|w| w.contains("`missions.done` is never")), "{w:?}");
+}
+
+#[test]
+fn deleted_objects_cannot_be_read_through_this_after_delete() {
+    let src = "class g\nattribute g n long 0\nobject global is g\ninitial global\nclass t\nattribute t v long 3\nobject tree is t\ninitial tree\naction t fell\nconsequence gone delete this\nconsequence read direct global.n = this.v\nhasConsequence fell gone\nhasConsequence fell read\ngoal 1 global.n > long 1\n";
+    let (p, mut st) = start(src);
+    let a = legal(&p, &st).into_iter().find(|a| p.action_name(&st, *a) == "fell(tree)").unwrap();
+    let e = p.apply(&mut st, a).unwrap_err();
+    assert!(matches!(e.kind, playforge::wgdl::RtKind::DeadObject { .. }), "{e:?}");
 }

@@ -3,18 +3,18 @@
 /// Shared helpers: compile a game from text or from `games/`.
 mod util;
 
+/// The interpreter against hand-written native twins, move for move.
+mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;
-/// The semantics the thesis pins: Simple Coins, the chapter-4 examples, time and sessions.
-mod semantics;
-/// Random play: every applied action was legal, clone/hash agree, timers fire in order.
-mod properties;
-/// The interpreter against hand-written native twins, move for move.
-mod differential;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
+/// Random play: every applied action was legal, clone/hash agree, timers fire in order.
+mod properties;
 /// Searchers: determinism, enhancements, the Simple Coins optimum, shipped configs.
 mod search;
+/// The semantics the thesis pins: Simple Coins, the chapter-4 examples, time and sessions.
+mod semantics;
 /// Project tidiness: every source file opens with a `//!` paragraph.
 mod tidy;

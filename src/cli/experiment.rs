@@ -78,7 +78,14 @@ pub fn play(args: &PlayArgs) -> Result<()> {
     for (o, n) in objs {
         writeln!(out, "  {n:>5}  {o}")?;
     }
-    writeln!(out, "\nsearch: {} iterations in {:.2} s ({:.0}/s) over {} sub-games", report.iterations, report.seconds, report.iterations as f64 / report.seconds.max(1e-9), report.stages.len())?;
+    writeln!(
+        out,
+        "\nsearch: {} iterations in {:.2} s ({:.0}/s) over {} sub-games",
+        report.iterations,
+        report.seconds,
+        report.iterations as f64 / report.seconds.max(1e-9),
+        report.stages.len()
+    )?;
     writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png)", dir.display())?;
     Ok(())
 }

@@ -63,10 +63,26 @@ pub fn check(path: &Path) -> Result<()> {
     writeln!(out, "  classes      {}", p.classes.len())?;
     for cl in &p.classes {
         let parent = cl.parent.map(|x| format!(" : {}", p.classes[x as usize].name)).unwrap_or_default();
-        writeln!(out, "    {}{parent}  ({} attributes, {} constants, {} descriptions)", cl.name, cl.attrs.len(), cl.consts.len(), cl.gods.iter().filter(|&&g| p.gods[g as usize].class == p.classes.iter().position(|x| x.name == cl.name).unwrap_or(0) as u16).count())?;
+        writeln!(
+            out,
+            "    {}{parent}  ({} attributes, {} constants, {} descriptions)",
+            cl.name,
+            cl.attrs.len(),
+            cl.consts.len(),
+            cl.gods
+                .iter()
+                .filter(|&&g| p.gods[g as usize].class == p.classes.iter().position(|x| x.name == cl.name).unwrap_or(0) as u16)
+                .count()
+        )?;
     }
     writeln!(out, "  objects      {} descriptions, {} initial instances", p.gods.len(), p.initial.len())?;
-    writeln!(out, "  actions      {} player, {} rules, {} create hooks", count(wgdl::ActionKind::Player), count(wgdl::ActionKind::Rule), count(wgdl::ActionKind::OnCreate))?;
+    writeln!(
+        out,
+        "  actions      {} player, {} rules, {} create hooks",
+        count(wgdl::ActionKind::Player),
+        count(wgdl::ActionKind::Rule),
+        count(wgdl::ActionKind::OnCreate)
+    )?;
     writeln!(out, "  consequences {} compiled", p.conses.len())?;
     writeln!(out, "  groups       {}", p.groups.iter().map(|g| format!("{} {}", g.name, g.weight)).collect::<Vec<_>>().join(", "))?;
     writeln!(out, "  goals        {}", p.goals.len())?;
@@ -194,7 +210,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Status::StepLimit => format!("stopped: `limit steps` ({}) reached without reaching the last goal", p.limits.steps),
         Status::Running => format!("stopped after {step} moves (the game goes on)"),
     };
-    writeln!(out, "{why}; goals reached {}/{}, {} moves, game time {} s, {} sessions", st.goal, p.goals.len(), st.moves, st.clock, st.sessions)?;
+    writeln!(
+        out,
+        "{why}; goals reached {}/{}, {} moves, game time {} s, {} sessions",
+        st.goal,
+        p.goals.len(),
+        st.moves,
+        st.clock,
+        st.sessions
+    )?;
     Ok(())
 }
 
@@ -227,7 +251,14 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             playouts += 1;
         }
         let secs = t0.elapsed().as_secs_f64();
-        writeln!(out, "| {} | {:.0} | {:.0} | {:.1} |", path.display(), playouts as f64 / secs, moves as f64 / secs, moves as f64 / playouts as f64)?;
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {:.1} |",
+            path.display(),
+            playouts as f64 / secs,
+            moves as f64 / secs,
+            moves as f64 / playouts as f64
+        )?;
     }
     Ok(())
 }

@@ -66,7 +66,8 @@ impl Evaluator<State> for ResultEval {
         if !(0..self.terms.len()).any(|i| self.only_worsens(i)) {
             return None;
         }
-        let b = (0..self.terms.len()).map(|i| self.terms[i].1.weight * if self.only_worsens(i) { self.norm(st, i) } else { 1.0 }).sum::<f64>();
+        let b =
+            (0..self.terms.len()).map(|i| self.terms[i].1.weight * if self.only_worsens(i) { self.norm(st, i) } else { 1.0 }).sum::<f64>();
         Some(b / self.total_weight)
     }
 }
@@ -125,11 +126,8 @@ pub fn load_game(cfg: &PlayConfig) -> Result<Arc<Program>, String> {
         None => wgdl::load(path).map_err(|e| e.to_string())?,
         Some(goals) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let mut out: String = text
-                .lines()
-                .map(|l| if l.split_whitespace().next() == Some("goal") { "" } else { l })
-                .collect::<Vec<_>>()
-                .join("\n");
+            let mut out: String =
+                text.lines().map(|l| if l.split_whitespace().next() == Some("goal") { "" } else { l }).collect::<Vec<_>>().join("\n");
             out.push_str("\n// goals from the profile\n");
             for (k, g) in goals.iter().enumerate() {
                 out.push_str(&format!("goal {} {g}\n", k + 1));
@@ -220,7 +218,12 @@ pub fn write_outputs(cfg: &PlayConfig, r: &PlayReport) -> Result<std::path::Path
     let mut slim = r.clone();
     slim.trajectory.clear();
     write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&slim).map_err(|e| e.to_string())?.as_bytes()).map_err(io)?;
-    let path: Vec<serde_json::Value> = r.trajectory.iter().skip(1).map(|s| serde_json::json!({ "move": s.moves, "time": s.time, "session": s.session, "action": s.action })).collect();
+    let path: Vec<serde_json::Value> = r
+        .trajectory
+        .iter()
+        .skip(1)
+        .map(|s| serde_json::json!({ "move": s.moves, "time": s.time, "session": s.session, "action": s.action }))
+        .collect();
     write_atomic(&dir.join("path.json"), serde_json::to_string_pretty(&path).map_err(|e| e.to_string())?.as_bytes()).map_err(io)?;
     let mut header = vec!["move".to_string(), "time".into(), "session".into(), "action".into()];
     header.extend(r.terms.iter().map(|t| t.value.clone()));

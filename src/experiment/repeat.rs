@@ -82,11 +82,21 @@ pub struct Outcome {
 }
 
 /// The resolved config of one condition with one seed.
-pub fn condition_config(file: &ExperimentFile, base: &toml::Table, cond: &toml::Table, seed: u64) -> Result<(String, PlayConfig), ConfigError> {
+pub fn condition_config(
+    file: &ExperimentFile,
+    base: &toml::Table,
+    cond: &toml::Table,
+    seed: u64,
+) -> Result<(String, PlayConfig), ConfigError> {
     let mut over = cond.clone();
     let name = match over.remove("name") {
         Some(toml::Value::String(s)) => s,
-        _ => return Err(ConfigError::Invalid { path: file.experiment.name.clone(), message: "every [[condition]] needs name = \"…\"".into() }),
+        _ => {
+            return Err(ConfigError::Invalid {
+                path: file.experiment.name.clone(),
+                message: "every [[condition]] needs name = \"…\"".into(),
+            });
+        }
     };
     let mut t = base.clone();
     // A budget in the overrides replaces the base's budget of the other kind.
@@ -117,7 +127,8 @@ pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
     if file.conditions.is_empty() {
         return Err(format!("{}: no [[condition]]", path.display()));
     }
-    let base_text = std::fs::read_to_string(&file.experiment.base).map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
+    let base_text = std::fs::read_to_string(&file.experiment.base)
+        .map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
     let base: toml::Table = toml::from_str(&base_text).map_err(|e| format!("{}: {e}", file.experiment.base.display()))?;
     // Resolve every condition now, so a typo fails before hours of runs.
     for c in &file.conditions {
@@ -145,7 +156,19 @@ fn read_done(path: &Path) -> Vec<Run> {
 
 fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
     let header: Vec<String> = ["condition", "seed", "metric", "value", "iterations", "seconds"].iter().map(|s| s.to_string()).collect();
-    let rows: Vec<Vec<String>> = runs.iter().map(|r| vec![r.condition.clone(), r.seed.to_string(), r.metric.to_string(), r.value.to_string(), r.iterations.to_string(), format!("{:.4}", r.seconds)]).collect();
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.condition.clone(),
+                r.seed.to_string(),
+                r.metric.to_string(),
+                r.value.to_string(),
+                r.iterations.to_string(),
+                format!("{:.4}", r.seconds),
+            ]
+        })
+        .collect();
     write_atomic(path, &csv_bytes(&header, &rows))
 }
 
@@ -172,9 +195,20 @@ pub fn run(path: &Path, resume: bool, progress: &(dyn Fn(usize, usize, &str) + S
         let metric = if h.metric == "value" {
             rep.value
         } else {
-            rep.terms.iter().find(|t| t.value == h.metric).map(|t| t.raw).ok_or_else(|| format!("metric `{}` is not a result term of condition `{name}`", h.metric))?
+            rep.terms
+                .iter()
+                .find(|t| t.value == h.metric)
+                .map(|t| t.raw)
+                .ok_or_else(|| format!("metric `{}` is not a result term of condition `{name}`", h.metric))?
         };
-        let r = Run { condition: name.clone(), seed: cfg.experiment.seed, metric, value: rep.value, iterations: rep.iterations, seconds: rep.seconds };
+        let r = Run {
+            condition: name.clone(),
+            seed: cfg.experiment.seed,
+            metric,
+            value: rep.value,
+            iterations: rep.iterations,
+            seconds: rep.seconds,
+        };
         let mut d = done.lock().expect("no panic while holding results");
         d.0 += 1;
         d.1.push(r);
@@ -216,16 +250,31 @@ fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run]) -> Resu
             }
         }
     }
-    let header_row: Vec<String> = ["condition", "n", "mean", "sd", "ci95_low", "ci95_high", "iterations_per_s"].iter().map(|s| s.to_string()).collect();
+    let header_row: Vec<String> =
+        ["condition", "n", "mean", "sd", "ci95_low", "ci95_high", "iterations_per_s"].iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<String>> = summaries
         .iter()
-        .map(|(n, s, ips)| vec![n.clone(), s.n.to_string(), s.mean.to_string(), s.sd.to_string(), (s.mean - s.ci95).to_string(), (s.mean + s.ci95).to_string(), format!("{ips:.0}")])
+        .map(|(n, s, ips)| {
+            vec![
+                n.clone(),
+                s.n.to_string(),
+                s.mean.to_string(),
+                s.sd.to_string(),
+                (s.mean - s.ci95).to_string(),
+                (s.mean + s.ci95).to_string(),
+                format!("{ips:.0}"),
+            ]
+        })
         .collect();
     write_atomic(&dir.join("summary.csv"), &csv_bytes(&header_row, &rows)).map_err(io)?;
     write_atomic(&dir.join("welch.md"), markdown_tests(&tests).as_bytes()).map_err(io)?;
-    let bars: Vec<chart::Bar> = summaries.iter().map(|(n, s, _)| chart::Bar { label: n.clone(), mean: s.mean, half_width: if s.ci95.is_finite() { s.ci95 } else { 0.0 } }).collect();
+    let bars: Vec<chart::Bar> = summaries
+        .iter()
+        .map(|(n, s, _)| chart::Bar { label: n.clone(), mean: s.mean, half_width: if s.ci95.is_finite() { s.ci95 } else { 0.0 } })
+        .collect();
     let title = format!("{} — mean {} ± 95% CI ({} seeds)", header.name, header.metric, header.seeds);
-    chart::bars(&dir.join("chart.png"), &title, &header.metric, &bars, 140 * bars.len().max(4) as u32 + 200, 520).map_err(|e| format!("drawing chart.png: {e}"))?;
+    chart::bars(&dir.join("chart.png"), &title, &header.metric, &bars, 140 * bars.len().max(4) as u32 + 200, 520)
+        .map_err(|e| format!("drawing chart.png: {e}"))?;
     Ok(Outcome { dir: dir.to_path_buf(), header, summaries, tests })
 }
 

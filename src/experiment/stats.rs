@@ -48,7 +48,12 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     if se == 0.0 {
         let equal = sa.mean == sb.mean;
         let p = if equal { 1.0 } else { 0.0 };
-        return Some(Welch { t: if equal { 0.0 } else { f64::INFINITY.copysign(sa.mean - sb.mean) }, df: f64::INFINITY, p_two_sided: p, p_greater: if sa.mean > sb.mean { 0.0 } else { 1.0 } });
+        return Some(Welch {
+            t: if equal { 0.0 } else { f64::INFINITY.copysign(sa.mean - sb.mean) },
+            df: f64::INFINITY,
+            p_two_sided: p,
+            p_greater: if sa.mean > sb.mean { 0.0 } else { 1.0 },
+        });
     }
     let t = (sa.mean - sb.mean) / se;
     let df = (va + vb).powi(2) / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);

@@ -111,7 +111,13 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
             }
             if panel.series.len() > 1 || panel.series.iter().any(|s| !s.name.is_empty()) {
-                chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).label_font(("sans-serif", 12)).position(SeriesLabelPosition::LowerRight).draw()?;
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .label_font(("sans-serif", 12))
+                    .position(SeriesLabelPosition::LowerRight)
+                    .draw()?;
             }
         }
         root.present()?;
@@ -162,7 +168,14 @@ pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, h
             let c = color(i);
             let x = i as f64;
             chart.draw_series(std::iter::once(Rectangle::new([(x + 0.15, y0), (x + 0.85, b.mean)], c.mix(0.75).filled())))?;
-            chart.draw_series(std::iter::once(ErrorBar::new_vertical(x + 0.5, b.mean - b.half_width, b.mean, b.mean + b.half_width, BLACK.stroke_width(2), 12)))?;
+            chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                x + 0.5,
+                b.mean - b.half_width,
+                b.mean,
+                b.mean + b.half_width,
+                BLACK.stroke_width(2),
+                12,
+            )))?;
         }
         root.present()?;
     }

@@ -143,7 +143,10 @@ impl Formula {
 
     /// UCB1: x_j + C·√(D·ln n / n_j).
     pub fn ucb1(c: f64, d: f64) -> Formula {
-        Self::add(Self::v(Var::Mean), Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::c(d), Self::ln_parent()), Self::v(Var::Visits)))))
+        Self::add(
+            Self::v(Var::Mean),
+            Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::c(d), Self::ln_parent()), Self::v(Var::Visits)))),
+        )
     }
 
     /// V_j = max(D, x_j(1 − x_j)) as the thesis defines it for UCB-Tuned.
@@ -154,7 +157,10 @@ impl Formula {
 
     /// UCB-Tuned 1: x_j + C·√(V_j·ln n / n_j).
     pub fn ucb_tuned1(c: f64, d: f64) -> Formula {
-        Self::add(Self::v(Var::Mean), Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))))
+        Self::add(
+            Self::v(Var::Mean),
+            Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))),
+        )
     }
 
     /// UCB-Tuned 2: UCB-Tuned 1 + ln n / n_j.
@@ -176,7 +182,10 @@ impl Formula {
     /// UCB for SP (the thesis's): y_j + C·√(V_j·ln n / n_j), y_j = (1 − w)·x_j + w·b_j.
     pub fn ucb_for_sp(c: f64, d: f64, w: f64) -> Formula {
         let y = Self::add(Self::mul(Self::c(1.0 - w), Self::v(Var::Mean)), Self::mul(Self::c(w), Self::v(Var::Best)));
-        Self::add(y, Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))))
+        Self::add(
+            y,
+            Self::mul(Self::c(c), Self::sqrt(Self::div(Self::mul(Self::tuned_variance(d), Self::ln_parent()), Self::v(Var::Visits)))),
+        )
     }
 
     pub fn eval(&self, s: &Stats) -> f64 {
@@ -261,7 +270,9 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
             i += 1;
         } else if c.is_ascii_digit() || c == '.' {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == '.' || b[i] == 'e' || ((b[i] == '-' || b[i] == '+') && i > s && b[i - 1] == 'e')) {
+            while i < b.len()
+                && (b[i].is_ascii_digit() || b[i] == '.' || b[i] == 'e' || ((b[i] == '-' || b[i] == '+') && i > s && b[i - 1] == 'e'))
+            {
                 i += 1;
             }
             let t: String = b[s..i].iter().collect();
@@ -501,7 +512,13 @@ mod tests {
 
     #[test]
     fn printed_formulas_parse_back() {
-        for f in [Formula::ucb1(0.7, 2.0), Formula::ucb_tuned1(1.0, 0.02), Formula::ucb_tuned2(1.0, 0.02), Formula::sp_mcts(0.5, 10000.0), Formula::ucb_for_sp(1.0, 0.02, 0.2)] {
+        for f in [
+            Formula::ucb1(0.7, 2.0),
+            Formula::ucb_tuned1(1.0, 0.02),
+            Formula::ucb_tuned2(1.0, 0.02),
+            Formula::sp_mcts(0.5, 10000.0),
+            Formula::ucb_for_sp(1.0, 0.02, 0.2),
+        ] {
             let text = f.to_string();
             let back = Formula::parse(&text).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(back, f, "{text}");

@@ -324,7 +324,15 @@ impl<G: Game + Goals> Tree<G> {
 
     /// Phase 3 (tree only): add the new node (unless it was a duplicate), backpropagate, and
     /// keep the best result.
-    pub fn update(&mut self, game: &G, sel: Selected<G::Move>, sim: Simulated<G::State, G::Move>, cfg: &MctsConfig, root: &G::State, sub: SubGame) -> Result<(), G::Error> {
+    pub fn update(
+        &mut self,
+        game: &G,
+        sel: Selected<G::Move>,
+        sim: Simulated<G::State, G::Move>,
+        cfg: &MctsConfig,
+        root: &G::State,
+        sub: SubGame,
+    ) -> Result<(), G::Error> {
         self.iterations += 1;
         if sim.forfeited {
             self.forfeited += 1;
@@ -414,7 +422,21 @@ impl<G: Game + Goals> Tree<G> {
         let depth = self.nodes[parent as usize].depth + 1;
         let id = self.nodes.len() as u32;
         let moves = untried.len() as u32;
-        self.nodes.push(Node { mv: Some(mv), parent, children: Vec::new(), untried, visits: 0, sum: 0.0, sumsq: 0.0, best: 0.0, moves, depth, terminal, mover, exhausted: false });
+        self.nodes.push(Node {
+            mv: Some(mv),
+            parent,
+            children: Vec::new(),
+            untried,
+            visits: 0,
+            sum: 0.0,
+            sumsq: 0.0,
+            best: 0.0,
+            moves,
+            depth,
+            terminal,
+            mover,
+            exhausted: false,
+        });
         self.nodes[parent as usize].children.push(id);
         if self.per_depth.len() <= depth as usize {
             self.per_depth.resize(depth as usize + 1, 0);
@@ -424,7 +446,16 @@ impl<G: Game + Goals> Tree<G> {
     }
 
     /// Add-best-path: every state along the winning playout becomes a node.
-    fn add_path(&mut self, game: &G, root: &G::State, prefix: &[G::Move], from: u32, playout: &[G::Move], cfg: &MctsConfig, sub: SubGame) -> Result<u32, G::Error> {
+    fn add_path(
+        &mut self,
+        game: &G,
+        root: &G::State,
+        prefix: &[G::Move],
+        from: u32,
+        playout: &[G::Move],
+        cfg: &MctsConfig,
+        sub: SubGame,
+    ) -> Result<u32, G::Error> {
         let mut st = root.clone();
         for &m in prefix {
             game.apply(&mut st, m)?;
@@ -527,7 +558,15 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
         if let Some(seen) = seen_at_depth
             && seen.contains(&hash)
         {
-            return Ok(Simulated { new_child: None, values: [0.0; 4], duplicate: true, forfeited: false, playout: Vec::new(), final_state: None, final_value: 0.0 });
+            return Ok(Simulated {
+                new_child: None,
+                values: [0.0; 4],
+                duplicate: true,
+                forfeited: false,
+                playout: Vec::new(),
+                final_state: None,
+                final_value: 0.0,
+            });
         }
         game.legal(st, &mut scratch.legal)?;
         let terminal = is_terminal(game, st, &scratch.legal, sub);

@@ -47,7 +47,16 @@ pub struct PlanConfig {
 
 impl Default for PlanConfig {
     fn default() -> PlanConfig {
-        PlanConfig { algorithm: Algorithm::Mcts, mcts: MctsConfig::default(), budget: Budget::Iterations(1000), subgoals: usize::MAX, split_runs: 1, root_parallel: 1, tree_parallel: 1, seed: 1 }
+        PlanConfig {
+            algorithm: Algorithm::Mcts,
+            mcts: MctsConfig::default(),
+            budget: Budget::Iterations(1000),
+            subgoals: usize::MAX,
+            split_runs: 1,
+            root_parallel: 1,
+            tree_parallel: 1,
+            seed: 1,
+        }
     }
 }
 
@@ -138,7 +147,15 @@ where
 }
 
 /// One sub-game: split runs × root-parallel trees × tree-parallel workers; the best is kept.
-fn stage_search<G, E>(game: &G, root: &G::State, eval: &E, cfg: &PlanConfig, sub: SubGame, budget: Budget, stage: u64) -> Result<SearchResult<G::State, G::Move>, G::Error>
+fn stage_search<G, E>(
+    game: &G,
+    root: &G::State,
+    eval: &E,
+    cfg: &PlanConfig,
+    sub: SubGame,
+    budget: Budget,
+    stage: u64,
+) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
     G: Game + Goals + Sync,
     G::State: Send + Sync,
@@ -176,7 +193,15 @@ where
     Ok(b)
 }
 
-fn one_tree<G, E>(game: &G, root: &G::State, eval: &E, cfg: &PlanConfig, sub: SubGame, budget: Budget, seed: u64) -> Result<SearchResult<G::State, G::Move>, G::Error>
+fn one_tree<G, E>(
+    game: &G,
+    root: &G::State,
+    eval: &E,
+    cfg: &PlanConfig,
+    sub: SubGame,
+    budget: Budget,
+    seed: u64,
+) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
     G: Game + Goals + Sync,
     G::State: Send + Sync,
@@ -202,7 +227,16 @@ where
                 }
             }
             let b = best.expect("one NMCS run");
-            Ok(SearchResult { value: b.value, path: b.seq, state: b.state, iterations: n.playouts, aborted: 0, forfeited: 0, nodes: 0, elapsed: t0.elapsed() })
+            Ok(SearchResult {
+                value: b.value,
+                path: b.seq,
+                state: b.state,
+                iterations: n.playouts,
+                aborted: 0,
+                forfeited: 0,
+                nodes: 0,
+                elapsed: t0.elapsed(),
+            })
         }
         Algorithm::Mcts if cfg.tree_parallel > 1 => tree_parallel(game, root, eval, &cfg.mcts, sub, budget, seed, cfg.tree_parallel),
         Algorithm::Mcts => {
@@ -215,7 +249,16 @@ where
 /// Tree parallelism: `workers` threads share one tree behind a global mutex held during
 /// selection and update; replay, expansion and playout run unlocked.
 #[allow(clippy::too_many_arguments)]
-fn tree_parallel<G, E>(game: &G, root: &G::State, eval: &E, cfg: &MctsConfig, sub: SubGame, budget: Budget, seed: u64, workers: usize) -> Result<SearchResult<G::State, G::Move>, G::Error>
+fn tree_parallel<G, E>(
+    game: &G,
+    root: &G::State,
+    eval: &E,
+    cfg: &MctsConfig,
+    sub: SubGame,
+    budget: Budget,
+    seed: u64,
+    workers: usize,
+) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
     G: Game + Goals + Sync,
     G::State: Send + Sync,
@@ -269,13 +312,29 @@ where
     if t.best_value == f64::NEG_INFINITY {
         t.best_value = eval.value(root, 0);
     }
-    Ok(SearchResult { value: t.best_value, path: t.best_path, state: t.best_state, iterations: t.iterations, aborted: t.aborted, forfeited: t.forfeited, nodes: t.nodes.len(), elapsed: t0.elapsed() })
+    Ok(SearchResult {
+        value: t.best_value,
+        path: t.best_path,
+        state: t.best_state,
+        iterations: t.iterations,
+        aborted: t.aborted,
+        forfeited: t.forfeited,
+        nodes: t.nodes.len(),
+        elapsed: t0.elapsed(),
+    })
 }
 
 /// Move-by-move play with tree reuse: search `per_move` from the current state, play the most
 /// visited root move, keep that move's subtree as the next root. For games with opponents each
 /// node's statistics are from the point of view of the side that moved into it.
-pub fn play_move_by_move<G, E>(game: &G, eval: &E, cfg: &MctsConfig, per_move: Budget, max_moves: usize, seed: u64) -> Result<(Vec<G::Move>, G::State), G::Error>
+pub fn play_move_by_move<G, E>(
+    game: &G,
+    eval: &E,
+    cfg: &MctsConfig,
+    per_move: Budget,
+    max_moves: usize,
+    seed: u64,
+) -> Result<(Vec<G::Move>, G::State), G::Error>
 where
     G: Game + Goals,
     E: Evaluator<G::State>,

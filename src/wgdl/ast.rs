@@ -62,7 +62,10 @@ pub enum ConsBody {
     Conditional(Expr, Ident),
     Timed(Expr, Ident),
     /// `game increase seg, seg, … [by expr]`.
-    GameIncrease { path: Vec<Expr>, by: Option<Expr> },
+    GameIncrease {
+        path: Vec<Expr>,
+        by: Option<Expr>,
+    },
     /// `delete <object expression>` (extension).
     Delete(Expr),
     /// `endSession` (extension): the current session ends now.
@@ -73,27 +76,75 @@ pub enum ConsBody {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum DeclKind {
-    Class { name: Ident, parent: Option<Ident> },
-    Object { name: Ident, class: Ident },
+    Class {
+        name: Ident,
+        parent: Option<Ident>,
+    },
+    Object {
+        name: Ident,
+        class: Ident,
+    },
     /// The three attribute forms. `constant` is the `attribute class C …` form; `ty` is absent in
     /// the per-object form `attribute obj name value`.
-    Attribute { constant: bool, target: Ident, name: Ident, ty: Option<(TypeExpr, Span)>, value: Expr },
-    Action { name: Ident, kind: ActionKind },
-    Condition { action: Ident, expr: Expr },
-    Consequence { name: Ident, body: ConsBody },
-    HasConsequence { action: Ident, consequence: Ident },
-    Initial { object: Ident },
-    Goal { k: u32, k_span: Span, expr: Expr },
+    Attribute {
+        constant: bool,
+        target: Ident,
+        name: Ident,
+        ty: Option<(TypeExpr, Span)>,
+        value: Expr,
+    },
+    Action {
+        name: Ident,
+        kind: ActionKind,
+    },
+    Condition {
+        action: Ident,
+        expr: Expr,
+    },
+    Consequence {
+        name: Ident,
+        body: ConsBody,
+    },
+    HasConsequence {
+        action: Ident,
+        consequence: Ident,
+    },
+    Initial {
+        object: Ident,
+    },
+    Goal {
+        k: u32,
+        k_span: Span,
+        expr: Expr,
+    },
     /// `game name seg . seg …`: a name for a game value store path.
-    GameValue { name: Ident, path: Vec<Ident> },
-    ActionGroup { name: Ident, weight: f64 },
-    IsInGroup { group: Ident, action: Ident },
+    GameValue {
+        name: Ident,
+        path: Vec<Ident>,
+    },
+    ActionGroup {
+        name: Ident,
+        weight: f64,
+    },
+    IsInGroup {
+        group: Ident,
+        action: Ident,
+    },
     /// `duration [action] expr` (extension): seconds a player action takes.
-    Duration { action: Option<Ident>, expr: Expr },
+    Duration {
+        action: Option<Ident>,
+        expr: Expr,
+    },
     /// `session length|pause expr` (extension): the player profile.
-    Session { key: Ident, expr: Expr },
+    Session {
+        key: Ident,
+        expr: Expr,
+    },
     /// `limit ruleFirings|objects|timers|steps n` (extension).
-    Limit { key: Ident, value: u64 },
+    Limit {
+        key: Ident,
+        value: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -34,6 +34,8 @@ pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagno
 #[derive(Clone, Debug)]
 struct StoreReq {
     segs: Vec<String>,
+    /// Where the path is read (`game.x`), and whether as a `sum`; `None` for increments.
+    read: Option<(Span, bool)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -106,6 +108,9 @@ struct Compiler<'a> {
     default_duration: Option<(ExprId, bool)>,
     session_length: i64,
     session_pause: i64,
+    /// The game deletes objects: accesses through `this`, bound instances and named objects
+    /// check that the object is alive (otherwise they are plain slot loads).
+    has_delete: bool,
     /// Attribute names assigned anywhere, for the "never holds" lint.
     pub assigned: std::collections::HashSet<String>,
 }
@@ -154,6 +159,7 @@ impl<'a> Compiler<'a> {
             default_duration: None,
             session_length: 0,
             session_pause: 0,
+            has_delete: file.decls.iter().any(|d| matches!(&d.kind, DeclKind::Consequence { body: ConsBody::Delete(_), .. })),
             assigned: Default::default(),
         }
     }
@@ -209,6 +215,39 @@ impl<'a> Compiler<'a> {
         self.compile_goals();
         self.check_store_size();
         self.lint_unused_consequences();
+        self.lint_unincreased_reads();
+    }
+
+    /// Warns about `game.x` reads that no `game increase` can ever change (a typo, usually).
+    fn lint_unincreased_reads(&mut self) {
+        // Increment targets as paths; a computed segment matches any name (`*`).
+        let mut targets: Vec<Vec<String>> = Vec::new();
+        for r in &self.store_reqs {
+            if r.read.is_none() {
+                targets.push(r.segs.clone());
+            }
+        }
+        for (_, req, rest) in &self.dyn_incs {
+            let mut t = self.store_reqs[*req].segs.clone();
+            t.extend(rest.iter().map(|x| x.clone().unwrap_or_else(|| "*".into())));
+            targets.push(t);
+        }
+        let matches = |read: &[String], target: &[String], sum: bool| {
+            let prefix_ok = |n: usize| read.iter().zip(target).take(n).all(|(a, b)| b == "*" || a == b);
+            if sum { target.len() > read.len() && prefix_ok(read.len()) } else { target.len() == read.len() && prefix_ok(read.len()) }
+        };
+        let mut warn = Vec::new();
+        for r in &self.store_reqs {
+            if let Some((span, sum)) = r.read
+                && !targets.iter().any(|t| matches(&r.segs, t, sum))
+            {
+                let path = r.segs.join(".");
+                warn.push((span, format!("game value `{path}{}` is never increased by any `game increase`, so it is always 0; expected a path that some consequence increases", if sum { ".sum" } else { "" })));
+            }
+        }
+        for (span, msg) in warn {
+            self.warn(span, DiagKind::Lint(msg));
+        }
     }
 
     /// `game increase` segments computed at run time (`this.name`) get a store node for every
@@ -229,10 +268,13 @@ impl<'a> Compiler<'a> {
             }
             if total > MAX_STORE_NODES as u128 {
                 let span = self.conses[*id as usize].span;
-                self.error(span, DiagKind::Invalid {
-                    what: format!("computed `game increase` paths need more than {MAX_STORE_NODES} game value store counters"),
-                    expected: "fewer computed segments such as `this.name` in one path (each can be any of the game's names)".into(),
-                });
+                self.error(
+                    span,
+                    DiagKind::Invalid {
+                        what: format!("computed `game increase` paths need more than {MAX_STORE_NODES} game value store counters"),
+                        expected: "fewer computed segments such as `this.name` in one path (each can be any of the game's names)".into(),
+                    },
+                );
                 return;
             }
         }
@@ -250,7 +292,13 @@ impl<'a> Compiler<'a> {
                     continue;
                 }
                 self.class_ix.insert(name.name.clone(), self.classes.len() as ClassId);
-                self.classes.push(ClassDecl { name: name.name.clone(), parent: None, span: name.span, own_attrs: vec![], own_consts: vec![] });
+                self.classes.push(ClassDecl {
+                    name: name.name.clone(),
+                    parent: None,
+                    span: name.span,
+                    own_attrs: vec![],
+                    own_consts: vec![],
+                });
                 parents.push(parent.clone());
             }
         }
@@ -260,7 +308,14 @@ impl<'a> Compiler<'a> {
                     Some(&pc) => self.classes[i].parent = Some(pc),
                     None => {
                         let known = Self::known(&self.class_ix);
-                        self.error(p.span, DiagKind::UnknownName { what: "parent class", name: p.name.clone(), expected: format!("a declared class ({known})") });
+                        self.error(
+                            p.span,
+                            DiagKind::UnknownName {
+                                what: "parent class",
+                                name: p.name.clone(),
+                                expected: format!("a declared class ({known})"),
+                            },
+                        );
                     }
                 }
             }
@@ -326,7 +381,11 @@ impl<'a> Compiler<'a> {
             Some(&c) => Some(c),
             None => {
                 let known = Self::known(&self.class_ix);
-                let hint = if self.god_ix.contains_key(&id.name) { format!("a class, but `{}` is an object description", id.name) } else { format!("a declared class ({known})") };
+                let hint = if self.god_ix.contains_key(&id.name) {
+                    format!("a class, but `{}` is an object description", id.name)
+                } else {
+                    format!("a declared class ({known})")
+                };
                 self.error(id.span, DiagKind::UnknownName { what, name: id.name.clone(), expected: hint });
                 None
             }
@@ -367,7 +426,10 @@ impl<'a> Compiler<'a> {
                 }
                 if self.class_ix.contains_key(&name.name) {
                     let first_line = line_of(&self.source, self.classes[self.class_ix[&name.name] as usize].span);
-                    self.error(name.span, DiagKind::Duplicate { what: "name (a class and an object description)", name: name.name.clone(), first_line });
+                    self.error(
+                        name.span,
+                        DiagKind::Duplicate { what: "name (a class and an object description)", name: name.name.clone(), first_line },
+                    );
                     continue;
                 }
                 let Some(c) = self.resolve_class(class, "class") else { continue };
@@ -379,23 +441,23 @@ impl<'a> Compiler<'a> {
             let DeclKind::Attribute { constant, target, name, ty, value } = &d.kind else { continue };
             if let Some(&c) = self.class_ix.get(&target.name) {
                 let Some((te, tspan)) = ty else {
-                    self.error(name.span.to(value.span), DiagKind::Unexpected {
-                        found: "a value without a type".into(),
-                        expected: format!("a type before the value: `attribute {} {} long 0` (`{}` is a class)", target.name, name.name, target.name),
-                    });
+                    self.error(
+                        name.span.to(value.span),
+                        DiagKind::Unexpected {
+                            found: "a value without a type".into(),
+                            expected: format!(
+                                "a type before the value: `attribute {} {} long 0` (`{}` is a class)",
+                                target.name, name.name, target.name
+                            ),
+                        },
+                    );
                     continue;
                 };
                 let Some(t) = self.type_of(te) else { continue };
-                // Duplicates in this class or an ancestor.
-                let mut k = Some(c);
-                let mut dup = None;
-                while let Some(x) = k {
-                    let cd = &self.classes[x as usize];
-                    if let Some((a, _)) = cd.own_attrs.iter().chain(cd.own_consts.iter()).find(|(a, _)| a.name == name.name) {
-                        dup = Some(a.span);
-                    }
-                    k = cd.parent;
-                }
+                // Duplicates in this class (ancestors are checked once all lines are read, so that
+                // the order of lines does not matter).
+                let cd = &self.classes[c as usize];
+                let dup = cd.own_attrs.iter().chain(cd.own_consts.iter()).find(|(a, _)| a.name == name.name).map(|(a, _)| a.span);
                 if let Some(first) = dup {
                     let first_line = line_of(&self.source, first);
                     self.error(name.span, DiagKind::Duplicate { what: "attribute", name: name.name.clone(), first_line });
@@ -406,21 +468,75 @@ impl<'a> Compiler<'a> {
                 if *constant { cd.own_consts.push((info, Some(value.clone()))) } else { cd.own_attrs.push((info, Some(value.clone()))) }
             } else if self.god_ix.contains_key(&target.name) {
                 if *constant {
-                    self.error(target.span, DiagKind::UnknownName { what: "class", name: target.name.clone(), expected: "a class after `attribute class` (this is an object description)".into() });
+                    self.error(
+                        target.span,
+                        DiagKind::UnknownName {
+                            what: "class",
+                            name: target.name.clone(),
+                            expected: "a class after `attribute class` (this is an object description)".into(),
+                        },
+                    );
                 }
                 // Per-object values are applied in collect_objects.
             } else {
                 let mut all = Self::known(&self.class_ix);
                 all.push_str("; objects: ");
                 all.push_str(&Self::known(&self.god_ix));
-                self.error(target.span, DiagKind::UnknownName { what: "class or object description", name: target.name.clone(), expected: format!("a declared class or object ({all})") });
+                self.error(
+                    target.span,
+                    DiagKind::UnknownName {
+                        what: "class or object description",
+                        name: target.name.clone(),
+                        expected: format!("a declared class or object ({all})"),
+                    },
+                );
+            }
+        }
+        // An attribute declared again in a subclass (in any line order) is a duplicate.
+        for c in 0..self.classes.len() {
+            let mut anc = self.classes[c].parent;
+            while let Some(a) = anc {
+                let inherited: Vec<(String, Span)> = self.classes[a as usize]
+                    .own_attrs
+                    .iter()
+                    .chain(&self.classes[a as usize].own_consts)
+                    .map(|(i, _)| (i.name.clone(), i.span))
+                    .collect();
+                let mut errs = Vec::new();
+                let cd = &mut self.classes[c];
+                for list in [&mut cd.own_attrs, &mut cd.own_consts] {
+                    list.retain(|(i, _)| match inherited.iter().find(|(n, _)| *n == i.name) {
+                        Some((_, first)) => {
+                            errs.push((i.span, i.name.clone(), *first));
+                            false
+                        }
+                        None => true,
+                    });
+                }
+                for (span, name, first) in errs {
+                    let first_line = line_of(&self.source, first);
+                    self.error(
+                        Span { lo: span.lo, hi: span.lo + name.len() as u32 },
+                        DiagKind::Duplicate { what: "attribute (inherited)", name, first_line },
+                    );
+                }
+                anc = self.classes[a as usize].parent;
             }
         }
         // Layout: inherited attributes first, so offsets hold in every subclass.
         self.out_classes = self
             .classes
             .iter()
-            .map(|c| ClassInfo { name: c.name.clone(), parent: c.parent, attrs: vec![], consts: vec![], actions: vec![], create_hooks: vec![], gods: vec![], span: c.span })
+            .map(|c| ClassInfo {
+                name: c.name.clone(),
+                parent: c.parent,
+                attrs: vec![],
+                consts: vec![],
+                actions: vec![],
+                create_hooks: vec![],
+                gods: vec![],
+                span: c.span,
+            })
             .collect();
         for &c in &self.class_order.clone() {
             let (mut attrs, mut consts) = match self.classes[c as usize].parent {
@@ -445,17 +561,36 @@ impl<'a> Compiler<'a> {
             ExprKind::ObjRef(name) => {
                 let Some(&g) = self.god_ix.get(&name.name) else {
                     let known = Self::known(&self.god_ix);
-                    self.error(name.span, DiagKind::UnknownName { what: "object description", name: name.name.clone(), expected: format!("a declared object ({known})") });
+                    self.error(
+                        name.span,
+                        DiagKind::UnknownName {
+                            what: "object description",
+                            name: name.name.clone(),
+                            expected: format!("a declared object ({known})"),
+                        },
+                    );
                     return None;
                 };
                 let Some(&id) = self.named.get(&g) else {
-                    self.error(name.span, DiagKind::Invalid { what: format!("`object:{}` names a description with no `initial` instance", name.name), expected: format!("`initial {}` somewhere in the file", name.name) });
+                    self.error(
+                        name.span,
+                        DiagKind::Invalid {
+                            what: format!("`object:{}` names a description with no `initial` instance", name.name),
+                            expected: format!("`initial {}` somewhere in the file", name.name),
+                        },
+                    );
                     return None;
                 };
                 (id as i64, Ty::Obj(self.god_decl[g as usize].1))
             }
             _ => {
-                self.error(e.span, DiagKind::Unexpected { found: "an expression".into(), expected: "a literal value (attribute values are constants)".into() });
+                self.error(
+                    e.span,
+                    DiagKind::Unexpected {
+                        found: "an expression".into(),
+                        expected: "a literal value (attribute values are constants)".into(),
+                    },
+                );
                 return None;
             }
         };
@@ -500,8 +635,15 @@ impl<'a> Compiler<'a> {
                     }
                     None => {
                         let known = Self::known(&self.god_ix);
-                        let hint = if self.class_ix.contains_key(&object.name) { format!("an object description, but `{}` is a class; declare `object <name> is {}`", object.name, object.name) } else { format!("a declared object description ({known})") };
-                        self.error(object.span, DiagKind::UnknownName { what: "object description", name: object.name.clone(), expected: hint });
+                        let hint = if self.class_ix.contains_key(&object.name) {
+                            format!("an object description, but `{}` is a class; declare `object <name> is {}`", object.name, object.name)
+                        } else {
+                            format!("a declared object description ({known})")
+                        };
+                        self.error(
+                            object.span,
+                            DiagKind::UnknownName { what: "object description", name: object.name.clone(), expected: hint },
+                        );
                     }
                 }
             }
@@ -539,13 +681,28 @@ impl<'a> Compiler<'a> {
             let Some(&g) = self.god_ix.get(&target.name) else { continue };
             if let Some(first) = seen.insert((g, name.name.clone()), name.span) {
                 let first_line = line_of(&self.source, first);
-                self.error(name.span, DiagKind::Duplicate { what: "attribute value", name: format!("{}.{}", target.name, name.name), first_line });
+                self.error(
+                    name.span,
+                    DiagKind::Duplicate { what: "attribute value", name: format!("{}.{}", target.name, name.name), first_line },
+                );
                 continue;
             }
             let class = self.gods[g as usize].class;
             let Some((is_const, idx, aty)) = self.find_attr(class, &name.name) else {
-                let known: Vec<String> = self.out_classes[class as usize].attrs.iter().chain(&self.out_classes[class as usize].consts).map(|a| a.name.clone()).collect();
-                self.error(name.span, DiagKind::UnknownAttribute { class: self.classes[class as usize].name.clone(), attr: name.name.clone(), known: if known.is_empty() { "none declared".into() } else { known.join(", ") } });
+                let known: Vec<String> = self.out_classes[class as usize]
+                    .attrs
+                    .iter()
+                    .chain(&self.out_classes[class as usize].consts)
+                    .map(|a| a.name.clone())
+                    .collect();
+                self.error(
+                    name.span,
+                    DiagKind::UnknownAttribute {
+                        class: self.classes[class as usize].name.clone(),
+                        attr: name.name.clone(),
+                        known: if known.is_empty() { "none declared".into() } else { known.join(", ") },
+                    },
+                );
                 continue;
             };
             if let Some((te, tspan)) = ty
@@ -571,7 +728,13 @@ impl<'a> Compiler<'a> {
         for d in self.decls() {
             if let DeclKind::GameValue { name, path } = &d.kind {
                 if BUILTINS.contains(&name.name.as_str()) {
-                    self.error(name.span, DiagKind::Invalid { what: format!("`game.{}` is a built-in game value", name.name), expected: format!("a name other than {}", BUILTINS.join(", ")) });
+                    self.error(
+                        name.span,
+                        DiagKind::Invalid {
+                            what: format!("`game.{}` is a built-in game value", name.name),
+                            expected: format!("a name other than {}", BUILTINS.join(", ")),
+                        },
+                    );
                     continue;
                 }
                 if let Some((_, first)) = self.game_defs.get(&name.name) {
@@ -581,7 +744,13 @@ impl<'a> Compiler<'a> {
                 }
                 let segs: Vec<String> = path.iter().map(|s| s.name.clone()).collect();
                 if segs.last().map(|s| s.as_str()) == Some("sum") && segs.len() == 1 {
-                    self.error(path[0].span, DiagKind::Invalid { what: "`sum` alone is not a store path".into(), expected: "a path such as `building.built.sum`".into() });
+                    self.error(
+                        path[0].span,
+                        DiagKind::Invalid {
+                            what: "`sum` alone is not a store path".into(),
+                            expected: "a path such as `building.built.sum`".into(),
+                        },
+                    );
                 }
                 self.game_defs.insert(name.name.clone(), (segs, name.span));
             }
@@ -593,7 +762,13 @@ impl<'a> Compiler<'a> {
             ExprKind::Lit(Lit::Long(v)) if *v >= 0 => Some(*v),
             ExprKind::Lit(Lit::Double(v)) if *v >= 0.0 => Some(v.floor() as i64),
             _ => {
-                self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: format!("{what}: a number of seconds ≥ 0 such as `long 300`") });
+                self.error(
+                    e.span,
+                    DiagKind::Unexpected {
+                        found: format!("`{}`", self.source.slice(e.span)),
+                        expected: format!("{what}: a number of seconds ≥ 0 such as `long 300`"),
+                    },
+                );
                 None
             }
         }
@@ -612,7 +787,14 @@ impl<'a> Compiler<'a> {
                     match key.name.as_str() {
                         "length" => self.session_length = self.const_long(expr, "a session length").unwrap_or(0),
                         "pause" => self.session_pause = self.const_long(expr, "a pause between sessions").unwrap_or(0),
-                        _ => self.error(key.span, DiagKind::UnknownName { what: "session setting", name: key.name.clone(), expected: "`length` or `pause`".into() }),
+                        _ => self.error(
+                            key.span,
+                            DiagKind::UnknownName {
+                                what: "session setting",
+                                name: key.name.clone(),
+                                expected: "`length` or `pause`".into(),
+                            },
+                        ),
                     }
                 }
                 DeclKind::Limit { key, value } => {
@@ -622,7 +804,14 @@ impl<'a> Compiler<'a> {
                         "objects" => self.limits.objects = v,
                         "timers" => self.limits.timers = v,
                         "steps" => self.limits.steps = v,
-                        _ => self.error(key.span, DiagKind::UnknownName { what: "limit", name: key.name.clone(), expected: "ruleFirings, objects, timers or steps".into() }),
+                        _ => self.error(
+                            key.span,
+                            DiagKind::UnknownName {
+                                what: "limit",
+                                name: key.name.clone(),
+                                expected: "ruleFirings, objects, timers or steps".into(),
+                            },
+                        ),
                     }
                 }
                 _ => {}
@@ -630,7 +819,13 @@ impl<'a> Compiler<'a> {
         }
         if self.session_pause > 0 && self.session_length == 0 {
             let span = seen["session pause"];
-            self.error(span, DiagKind::Invalid { what: "a session pause without a session length".into(), expected: "`session length <seconds>` as well".into() });
+            self.error(
+                span,
+                DiagKind::Invalid {
+                    what: "a session pause without a session length".into(),
+                    expected: "`session length <seconds>` as well".into(),
+                },
+            );
         }
     }
 
@@ -671,7 +866,9 @@ impl<'a> Compiler<'a> {
                             let b = match binding {
                                 None => BindKind::None,
                                 Some((Binding::ForEveryGod, bc)) => self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::God),
-                                Some((Binding::ForEveryInstance, bc)) => self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::Instance),
+                                Some((Binding::ForEveryInstance, bc)) => {
+                                    self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::Instance)
+                                }
                             };
                             (ActionKind::Player, c, b)
                         }
@@ -680,7 +877,17 @@ impl<'a> Compiler<'a> {
                         continue;
                     }
                     self.action_ix.insert(name.name.clone(), self.actions.len() as ActionId);
-                    self.actions.push(ActionInfo { name: name.name.clone(), span: name.span, kind: k, class, bind, conditions: vec![], consequences: vec![], group: 0, duration: None });
+                    self.actions.push(ActionInfo {
+                        name: name.name.clone(),
+                        span: name.span,
+                        kind: k,
+                        class,
+                        bind,
+                        conditions: vec![],
+                        consequences: vec![],
+                        group: 0,
+                        duration: None,
+                    });
                 }
                 DeclKind::Consequence { name, .. } => {
                     if let Some(&prev) = self.cons_ix.get(&name.name) {
@@ -701,17 +908,33 @@ impl<'a> Compiler<'a> {
             if let DeclKind::IsInGroup { group, action } = &d.kind {
                 let Some(&g) = group_ix.get(&group.name) else {
                     let known = Self::known(&group_ix);
-                    self.error(group.span, DiagKind::UnknownName { what: "action group", name: group.name.clone(), expected: format!("a group declared with `actionGroup` ({known})") });
+                    self.error(
+                        group.span,
+                        DiagKind::UnknownName {
+                            what: "action group",
+                            name: group.name.clone(),
+                            expected: format!("a group declared with `actionGroup` ({known})"),
+                        },
+                    );
                     continue;
                 };
                 let Some(a) = self.lookup_action(action) else { continue };
                 if self.actions[a as usize].kind != ActionKind::Player {
-                    self.error(action.span, DiagKind::Invalid { what: format!("`{}` is not a player action", action.name), expected: "only player actions (`action <Class> <name>`) belong to groups".into() });
+                    self.error(
+                        action.span,
+                        DiagKind::Invalid {
+                            what: format!("`{}` is not a player action", action.name),
+                            expected: "only player actions (`action <Class> <name>`) belong to groups".into(),
+                        },
+                    );
                     continue;
                 }
                 if let Some(first) = member.insert(a, action.span) {
                     let first_line = line_of(&self.source, first);
-                    self.error(action.span, DiagKind::Duplicate { what: "group membership of action", name: action.name.clone(), first_line });
+                    self.error(
+                        action.span,
+                        DiagKind::Duplicate { what: "group membership of action", name: action.name.clone(), first_line },
+                    );
                     continue;
                 }
                 self.actions[a as usize].group = g;
@@ -725,7 +948,13 @@ impl<'a> Compiler<'a> {
                     let (span, name) = (self.actions[a].span, self.actions[a].name.clone());
                     let groups: Vec<&str> = self.groups.iter().map(|g| g.name.as_str()).collect();
                     let groups = groups.join(", ");
-                    self.error(span, DiagKind::Invalid { what: format!("player action `{name}` is in no action group"), expected: format!("`isInGroup <group> {name}` with one of: {groups}") });
+                    self.error(
+                        span,
+                        DiagKind::Invalid {
+                            what: format!("player action `{name}` is in no action group"),
+                            expected: format!("`isInGroup <group> {name}` with one of: {groups}"),
+                        },
+                    );
                 }
             }
         }
@@ -755,7 +984,10 @@ impl<'a> Compiler<'a> {
             Some(&a) => Some(a),
             None => {
                 let known = Self::known(&self.action_ix);
-                self.error(id.span, DiagKind::UnknownName { what: "action", name: id.name.clone(), expected: format!("a declared action ({known})") });
+                self.error(
+                    id.span,
+                    DiagKind::UnknownName { what: "action", name: id.name.clone(), expected: format!("a declared action ({known})") },
+                );
                 None
             }
         }
@@ -782,7 +1014,14 @@ impl<'a> Compiler<'a> {
                     let Some(a) = self.lookup_action(action) else { continue };
                     let Some(&ci) = self.cons_ix.get(&consequence.name) else {
                         let known = Self::known(&self.cons_ix);
-                        self.error(consequence.span, DiagKind::UnknownName { what: "consequence", name: consequence.name.clone(), expected: format!("a declared consequence ({known})") });
+                        self.error(
+                            consequence.span,
+                            DiagKind::UnknownName {
+                                what: "consequence",
+                                name: consequence.name.clone(),
+                                expected: format!("a declared consequence ({known})"),
+                            },
+                        );
                         continue;
                     };
                     let cx = self.ctx_of(a);
@@ -803,12 +1042,21 @@ impl<'a> Compiler<'a> {
                     Some(a) => {
                         let Some(a) = self.lookup_action(a) else { continue };
                         if self.actions[a as usize].kind != ActionKind::Player {
-                            self.error(d.span, DiagKind::Invalid { what: "a duration on a rule or create hook".into(), expected: "durations only on player actions".into() });
+                            self.error(
+                                d.span,
+                                DiagKind::Invalid {
+                                    what: "a duration on a rule or create hook".into(),
+                                    expected: "durations only on player actions".into(),
+                                },
+                            );
                             continue;
                         }
                         if let Some(&first) = durations.get(&Some(a)) {
                             let first_line = line_of(&self.source, first);
-                            self.error(d.span, DiagKind::Duplicate { what: "duration of action", name: self.actions[a as usize].name.clone(), first_line });
+                            self.error(
+                                d.span,
+                                DiagKind::Duplicate { what: "duration of action", name: self.actions[a as usize].name.clone(), first_line },
+                            );
                             continue;
                         }
                         durations.insert(Some(a), d.span);
@@ -850,7 +1098,13 @@ impl<'a> Compiler<'a> {
         }
         for (i, (k, (e, span, text))) in by_k.into_iter().enumerate() {
             if k as usize != i + 1 {
-                self.error(span, DiagKind::Invalid { what: format!("goal {k} follows goal {i}"), expected: format!("goals numbered 1, 2, 3, … without gaps (goal {} is missing)", i + 1) });
+                self.error(
+                    span,
+                    DiagKind::Invalid {
+                        what: format!("goal {k} follows goal {i}"),
+                        expected: format!("goals numbered 1, 2, 3, … without gaps (goal {} is missing)", i + 1),
+                    },
+                );
             }
             self.goals.push(GoalInfo { k, expr: e, text });
         }
@@ -866,7 +1120,12 @@ impl<'a> Compiler<'a> {
         }
         unused.sort();
         for (_, span, name) in unused {
-            self.warn(span, DiagKind::Lint(format!("consequence `{name}` is never attached (`hasConsequence <action> {name}`) or used by a conditional/timed consequence")));
+            self.warn(
+                span,
+                DiagKind::Lint(format!(
+                    "consequence `{name}` is never attached (`hasConsequence <action> {name}`) or used by a conditional/timed consequence"
+                )),
+            );
         }
     }
 
@@ -907,10 +1166,13 @@ impl<'a> Compiler<'a> {
     }
 
     fn chain_too_deep(&mut self, span: Span) {
-        self.error(span, DiagKind::Invalid {
-            what: format!("consequences chain more than {MAX_CHAIN} deep (conditional/timed targets)"),
-            expected: format!("at most {MAX_CHAIN} consequences applying one another in a row"),
-        });
+        self.error(
+            span,
+            DiagKind::Invalid {
+                what: format!("consequences chain more than {MAX_CHAIN} deep (conditional/timed targets)"),
+                expected: format!("at most {MAX_CHAIN} consequences applying one another in a row"),
+            },
+        );
     }
 
     fn cons_name(&self, ci: usize) -> String {
@@ -923,7 +1185,10 @@ impl<'a> Compiler<'a> {
     fn target(&mut self, ci: usize, id: &ast::Ident, cx: CtxKey, timed: bool) -> Option<ConsId> {
         let Some(&ti) = self.cons_ix.get(&id.name) else {
             let known = Self::known(&self.cons_ix);
-            self.error(id.span, DiagKind::UnknownName { what: "consequence", name: id.name.clone(), expected: format!("a declared consequence ({known})") });
+            self.error(
+                id.span,
+                DiagKind::UnknownName { what: "consequence", name: id.name.clone(), expected: format!("a declared consequence ({known})") },
+            );
             return None;
         };
         if self.cons_stack.len() >= MAX_CHAIN {
@@ -940,7 +1205,13 @@ impl<'a> Compiler<'a> {
         Some(match body {
             ConsBody::Direct(e) => {
                 let ExprKind::Binary(BinOp::Assign, lhs, rhs) = &e.kind else {
-                    self.error(e.span, DiagKind::Invalid { what: "a direct consequence that assigns nothing".into(), expected: "an assignment `<attribute> = <expression>`".into() });
+                    self.error(
+                        e.span,
+                        DiagKind::Invalid {
+                            what: "a direct consequence that assigns nothing".into(),
+                            expected: "an assignment `<attribute> = <expression>`".into(),
+                        },
+                    );
                     return None;
                 };
                 let (place, ty) = self.place(lhs, cx)?;
@@ -975,7 +1246,13 @@ impl<'a> Compiler<'a> {
                     Ty::Obj(want) if self.class_is_sub(made, want) => {}
                     _ => {
                         let (expected, found) = (self.ty_name(ty), self.ty_name(Ty::Obj(made)));
-                        self.error(place.span, DiagKind::TypeMismatch { expected: format!("an attribute of type object:{}", found.trim_start_matches("object:")), found: expected });
+                        self.error(
+                            place.span,
+                            DiagKind::TypeMismatch {
+                                expected: format!("an attribute of type object:{}", found.trim_start_matches("object:")),
+                                found: expected,
+                            },
+                        );
                         return None;
                     }
                 }
@@ -1001,8 +1278,24 @@ impl<'a> Compiler<'a> {
                         }
                     }
                 }
+                if fixed.len() == 1 && rest.is_empty() && BUILTINS.contains(&fixed[0].as_str()) {
+                    self.error(
+                        span,
+                        DiagKind::Invalid {
+                            what: format!("`game increase {}` on a built-in game value", fixed[0]),
+                            expected: format!("a counter name other than {}", BUILTINS.join(", ")),
+                        },
+                    );
+                    return None;
+                }
                 if fixed.last().map(|s| s.as_str()) == Some("sum") && rest.is_empty() {
-                    self.error(span, DiagKind::Invalid { what: "`game increase` on a `sum`".into(), expected: "a counter path; `sum` is computed from the counters below it".into() });
+                    self.error(
+                        span,
+                        DiagKind::Invalid {
+                            what: "`game increase` on a `sum`".into(),
+                            expected: "a counter path; `sum` is computed from the counters below it".into(),
+                        },
+                    );
                     return None;
                 }
                 let by = match by {
@@ -1061,7 +1354,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn store_req(&mut self, segs: Vec<String>) -> usize {
-        self.store_reqs.push(StoreReq { segs });
+        self.store_reqs.push(StoreReq { segs, read: None });
         self.store_reqs.len() - 1
     }
 
@@ -1069,7 +1362,13 @@ impl<'a> Compiler<'a> {
         let name = match &e.kind {
             ExprKind::Path(p) if p.len() == 1 => &p[0],
             _ => {
-                self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: "an object description name, or the class bound by `forEveryGOD`".into() });
+                self.error(
+                    e.span,
+                    DiagKind::Unexpected {
+                        found: format!("`{}`", self.source.slice(e.span)),
+                        expected: "an object description name, or the class bound by `forEveryGOD`".into(),
+                    },
+                );
                 return None;
             }
         };
@@ -1101,7 +1400,13 @@ impl<'a> Compiler<'a> {
         if self.max_depth > 32 {
             self.max_depth = 0;
             let span = self.spans[start];
-            self.error(span, DiagKind::Invalid { what: "an expression nested too deeply".into(), expected: "at most 32 pending values; split it with brackets or attributes".into() });
+            self.error(
+                span,
+                DiagKind::Invalid {
+                    what: "an expression nested too deeply".into(),
+                    expected: "at most 32 pending values; split it with brackets or attributes".into(),
+                },
+            );
             return None;
         }
         Some(ExprId { start: start as u32, len: (self.code.len() - start) as u32 })
@@ -1109,7 +1414,23 @@ impl<'a> Compiler<'a> {
 
     fn emit(&mut self, op: Op, span: Span) {
         let delta: isize = match op {
-            Op::Const(_) | Op::Slot(_) | Op::This(_) | Op::Bound(_) | Op::ThisConst(_) | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::ThisObj | Op::BoundObj | Op::GodName | Op::StoreOwn(_) | Op::StoreSum(_) | Op::Time | Op::SessionTime | Op::Sessions | Op::Moves => 1,
+            Op::Const(_)
+            | Op::Slot(_)
+            | Op::This(_)
+            | Op::Bound(_)
+            | Op::ThisConst(_)
+            | Op::BoundConst(_)
+            | Op::GodInit(_)
+            | Op::GodConst(_)
+            | Op::ThisObj
+            | Op::BoundObj
+            | Op::GodName
+            | Op::StoreOwn(_)
+            | Op::StoreSum(_)
+            | Op::Time
+            | Op::SessionTime
+            | Op::Sessions
+            | Op::Moves => 1,
             Op::Field(_) | Op::FieldConst(_) | Op::NameOf | Op::NegL | Op::NegD | Op::L2D | Op::L2DUnder | Op::Not => 0,
             _ => -1,
         };
@@ -1208,7 +1529,13 @@ impl<'a> Compiler<'a> {
         let opspan = Span { lo: l.span.hi, hi: r.span.lo };
         match op {
             BinOp::Assign => {
-                self.error(opspan, DiagKind::Invalid { what: "`=` inside an expression".into(), expected: "`==` to compare; assignment only as the whole of a direct consequence".into() });
+                self.error(
+                    opspan,
+                    DiagKind::Invalid {
+                        what: "`=` inside an expression".into(),
+                        expected: "`==` to compare; assignment only as the whole of a direct consequence".into(),
+                    },
+                );
                 None
             }
             BinOp::And | BinOp::Or => {
@@ -1281,7 +1608,13 @@ impl<'a> Compiler<'a> {
                         return Some(Ty::Bool);
                     }
                     let (a, b) = (self.ty_name(lt), self.ty_name(rt));
-                    self.error(span, DiagKind::TypeMismatch { expected: format!("both sides of `{}` of one type ({a} on the left)", op.symbol()), found: b });
+                    self.error(
+                        span,
+                        DiagKind::TypeMismatch {
+                            expected: format!("both sides of `{}` of one type ({a} on the left)", op.symbol()),
+                            found: b,
+                        },
+                    );
                     return None;
                 }
                 let bad = if numeric(lt) { (rt, r.span) } else { (lt, l.span) };
@@ -1325,11 +1658,15 @@ impl<'a> Compiler<'a> {
         if sum {
             path.pop();
             if path.is_empty() {
-                self.error(span, DiagKind::Invalid { what: "`game.sum`".into(), expected: "a path before `sum`, e.g. `game.building.built.sum`".into() });
+                self.error(
+                    span,
+                    DiagKind::Invalid { what: "`game.sum`".into(), expected: "a path before `sum`, e.g. `game.building.built.sum`".into() },
+                );
                 return None;
             }
         }
         let req = self.store_req(path) as u32;
+        self.store_reqs[req as usize].read = Some((span, sum));
         self.emit(if sum { Op::StoreSum(req) } else { Op::StoreOwn(req) }, span);
         Some(Ty::Long)
     }
@@ -1340,7 +1677,13 @@ impl<'a> Compiler<'a> {
             return match cx.this {
                 Some(c) => Some(Base::This(c)),
                 None => {
-                    self.error(root.span, DiagKind::Invalid { what: "`this` in a rule or goal, which belongs to no object".into(), expected: "an object name such as `global`".into() });
+                    self.error(
+                        root.span,
+                        DiagKind::Invalid {
+                            what: "`this` in a rule or goal, which belongs to no object".into(),
+                            expected: "an object name such as `global`".into(),
+                        },
+                    );
                     None
                 }
             };
@@ -1354,13 +1697,21 @@ impl<'a> Compiler<'a> {
             return match self.named.get(&g) {
                 Some(&id) => Some(Base::Named(id, self.gods[g as usize].class)),
                 None => {
-                    self.error(root.span, DiagKind::Invalid { what: format!("`{name}` has no `initial` instance to refer to"), expected: format!("`initial {name}`, or `this`/a bound class") });
+                    self.error(
+                        root.span,
+                        DiagKind::Invalid {
+                            what: format!("`{name}` has no `initial` instance to refer to"),
+                            expected: format!("`initial {name}`, or `this`/a bound class"),
+                        },
+                    );
                     None
                 }
             };
         }
         let expected = if self.class_ix.contains_key(name) {
-            format!("`this`, an object name or the bound class; class `{name}` is not bound by `forEveryGOD`/`forEveryInstance` in this action")
+            format!(
+                "`this`, an object name or the bound class; class `{name}` is not bound by `forEveryGOD`/`forEveryInstance` in this action"
+            )
         } else {
             format!("`this`, an object name ({}) or the bound class", Self::known(&self.god_ix))
         };
@@ -1371,7 +1722,14 @@ impl<'a> Compiler<'a> {
     fn no_such_attr(&mut self, class: ClassId, id: &ast::Ident) {
         let ci = &self.out_classes[class as usize];
         let known: Vec<String> = ci.attrs.iter().chain(&ci.consts).map(|a| a.name.clone()).collect();
-        self.error(id.span, DiagKind::UnknownAttribute { class: ci.name.clone(), attr: id.name.clone(), known: if known.is_empty() { "none declared".into() } else { known.join(", ") } });
+        self.error(
+            id.span,
+            DiagKind::UnknownAttribute {
+                class: ci.name.clone(),
+                attr: id.name.clone(),
+                known: if known.is_empty() { "none declared".into() } else { known.join(", ") },
+            },
+        );
     }
 
     /// Reads an attribute path; pushes its value.
@@ -1394,7 +1752,13 @@ impl<'a> Compiler<'a> {
                     Some(Ty::Obj(c))
                 }
                 Base::BoundGod(_) => {
-                    self.error(span0, DiagKind::Invalid { what: format!("`{}` is an object description here (forEveryGOD), not an object", p[0].name), expected: format!("one of its attributes, e.g. `{}.<attribute>`", p[0].name) });
+                    self.error(
+                        span0,
+                        DiagKind::Invalid {
+                            what: format!("`{}` is an object description here (forEveryGOD), not an object", p[0].name),
+                            expected: format!("one of its attributes, e.g. `{}.<attribute>`", p[0].name),
+                        },
+                    );
                     None
                 }
             };
@@ -1406,18 +1770,31 @@ impl<'a> Compiler<'a> {
         let span = span0.to(first.span);
         let mut ty = match self.find_attr(class, &first.name) {
             Some((is_const, idx, ty)) => {
-                let op = match (base, is_const) {
-                    (Base::This(_), false) => Op::This(idx as u32),
-                    (Base::This(_), true) => Op::ThisConst(idx as u32),
-                    (Base::BoundObj(_), false) => Op::Bound(idx as u32),
-                    (Base::BoundObj(_), true) => Op::BoundConst(idx as u32),
-                    (Base::BoundGod(_), false) => Op::GodInit(idx as u32),
-                    (Base::BoundGod(_), true) => Op::GodConst(idx as u32),
-                    (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
-                    (Base::Named(id, _), true) => Op::Const(self.gods[self.initial[id as usize] as usize].consts[idx]),
-                };
-                self.emit(op, span);
-                ty
+                if self.has_delete && !is_const && !matches!(base, Base::BoundGod(_)) {
+                    // Checked: the object may have been deleted.
+                    let obj = match base {
+                        Base::This(_) => Op::ThisObj,
+                        Base::BoundObj(_) => Op::BoundObj,
+                        Base::Named(id, _) => Op::Const(id as i64),
+                        Base::BoundGod(_) => unreachable!("excluded above"),
+                    };
+                    self.emit(obj, span0);
+                    self.emit(Op::Field(idx as u32), span);
+                    ty
+                } else {
+                    let op = match (base, is_const) {
+                        (Base::This(_), false) => Op::This(idx as u32),
+                        (Base::This(_), true) => Op::ThisConst(idx as u32),
+                        (Base::BoundObj(_), false) => Op::Bound(idx as u32),
+                        (Base::BoundObj(_), true) => Op::BoundConst(idx as u32),
+                        (Base::BoundGod(_), false) => Op::GodInit(idx as u32),
+                        (Base::BoundGod(_), true) => Op::GodConst(idx as u32),
+                        (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
+                        (Base::Named(id, _), true) => Op::Const(self.gods[self.initial[id as usize] as usize].consts[idx]),
+                    };
+                    self.emit(op, span);
+                    ty
+                }
             }
             None if first.name == "name" => {
                 match base {
@@ -1475,15 +1852,51 @@ impl<'a> Compiler<'a> {
     /// An assignment target: an instance attribute of an object.
     fn place(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(Place, Ty)> {
         let ExprKind::Path(p) = &e.kind else {
-            self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", self.source.slice(e.span)), expected: "an attribute to assign to, such as `global.coins`".into() });
+            self.error(
+                e.span,
+                DiagKind::Unexpected {
+                    found: format!("`{}`", self.source.slice(e.span)),
+                    expected: "an attribute to assign to, such as `global.coins`".into(),
+                },
+            );
             return None;
         };
         if p.len() < 2 {
-            self.error(e.span, DiagKind::Unexpected { found: format!("`{}`", p[0].name), expected: "an attribute to assign to, such as `this.isFree`".into() });
+            self.error(
+                e.span,
+                DiagKind::Unexpected {
+                    found: format!("`{}`", p[0].name),
+                    expected: "an attribute to assign to, such as `this.isFree`".into(),
+                },
+            );
             return None;
         }
         let last = &p[p.len() - 1];
-        let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
+        let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 && self.has_delete {
+            // Checked writes: the object may have been deleted.
+            let (op, c) = match self.path_base(&p[0], cx)? {
+                Base::This(c) => (Op::ThisObj, c),
+                Base::BoundObj(c) => (Op::BoundObj, c),
+                Base::Named(id, c) => (Op::Const(id as i64), c),
+                Base::BoundGod(_) => {
+                    self.error(
+                        p[0].span,
+                        DiagKind::Invalid {
+                            what: format!(
+                                "assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)",
+                                p[0].name
+                            ),
+                            expected: "an attribute of `this`, a named object or a bound instance".into(),
+                        },
+                    );
+                    return None;
+                }
+            };
+            let start = self.begin();
+            self.emit(op, p[0].span);
+            let id = self.end(start)?;
+            (c, Box::new(move |o| Place::Field(id, o)))
+        } else if p.len() == 2 {
             match self.path_base(&p[0], cx)? {
                 Base::This(c) => (c, Box::new(Place::This)),
                 Base::BoundObj(c) => (c, Box::new(Place::Bound)),
@@ -1492,7 +1905,16 @@ impl<'a> Compiler<'a> {
                     (c, Box::new(move |o| Place::Slot(base + o)))
                 }
                 Base::BoundGod(_) => {
-                    self.error(p[0].span, DiagKind::Invalid { what: format!("assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)", p[0].name), expected: "an attribute of `this`, a named object or a bound instance".into() });
+                    self.error(
+                        p[0].span,
+                        DiagKind::Invalid {
+                            what: format!(
+                                "assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)",
+                                p[0].name
+                            ),
+                            expected: "an attribute of `this`, a named object or a bound instance".into(),
+                        },
+                    );
                     return None;
                 }
             }
@@ -1513,7 +1935,10 @@ impl<'a> Compiler<'a> {
                 Some((place_of(idx as u32), ty))
             }
             Some((true, _, _)) => {
-                self.error(last.span, DiagKind::AssignToConstant { class: self.classes[class as usize].name.clone(), attr: last.name.clone() });
+                self.error(
+                    last.span,
+                    DiagKind::AssignToConstant { class: self.classes[class as usize].name.clone(), attr: last.name.clone() },
+                );
                 None
             }
             None => {
@@ -1584,9 +2009,12 @@ impl<'a> Compiler<'a> {
                 code[i] = Op::Slot(s + store_slots);
             }
         }
-        let rules_read_time = self.actions.iter().filter(|a| a.kind == ActionKind::Rule).flat_map(|a| a.conditions.iter()).any(|e| {
-            code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| matches!(op, Op::Time | Op::SessionTime))
-        });
+        let rules_read_time = self
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Rule)
+            .flat_map(|a| a.conditions.iter())
+            .any(|e| code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| matches!(op, Op::Time | Op::SessionTime)));
         let mut conses = self.conses;
         for c in conses.iter_mut() {
             match &mut c.code {
@@ -1624,7 +2052,6 @@ impl<'a> Compiler<'a> {
             max_stack: 32,
         }
     }
-
 }
 
 /// The game value store's nodes while they are laid out.

@@ -27,9 +27,7 @@ pub struct Token {
     pub span: Span,
 }
 
-const OPS: [&str; 19] = [
-    "==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":",
-];
+const OPS: [&str; 19] = ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":"];
 
 pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let bytes = src.as_bytes();

@@ -11,18 +11,9 @@ use super::diag::{DiagKind, Diagnostic, SourceFile};
 use super::program::{Op, Program};
 
 pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
-    let src = &program.source;
     let assigned = assigned_attributes(file);
-    let changes_time = program.default_duration.is_some() || program.session_length > 0 || program.actions.iter().any(|a| a.duration.is_some());
-    for d in &file.decls {
-        match &d.kind {
-            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } | DeclKind::Consequence { body: ast::ConsBody::Conditional(expr, _), .. } => {
-                precedence(expr, src, diags);
-            }
-            DeclKind::Consequence { body: ast::ConsBody::Direct(expr), .. } => precedence(expr, src, diags),
-            _ => {}
-        }
-    }
+    let changes_time =
+        program.default_duration.is_some() || program.session_length > 0 || program.actions.iter().any(|a| a.duration.is_some());
     // Goals: evaluate in the start state when nothing they read can change.
     let Ok(start) = program.initial_state() else { return };
     for (i, g) in program.goals.iter().enumerate() {
@@ -53,10 +44,13 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
         }
     }
     if program.goals.is_empty() {
-        diags.push(Diagnostic::warning(Default::default(), DiagKind::Lint(format!(
-            "no `goal`: the game never ends by itself; runs stop after `limit steps` ({} moves)",
-            program.limits.steps
-        ))));
+        diags.push(Diagnostic::warning(
+            Default::default(),
+            DiagKind::Lint(format!(
+                "no `goal`: the game never ends by itself; runs stop after `limit steps` ({} moves)",
+                program.limits.steps
+            )),
+        ));
     }
 }
 
@@ -96,10 +90,14 @@ fn assigned_attributes(file: &ast::File) -> Vec<String> {
 
 /// True when every attribute the i-th goal (in k order) reads is never assigned.
 fn reads_unassigned(file: &ast::File, i: usize, assigned: &[String]) -> bool {
-    let mut goals: Vec<(u32, &ast::Expr)> = file.decls.iter().filter_map(|d| match &d.kind {
-        DeclKind::Goal { k, expr, .. } => Some((*k, expr)),
-        _ => None,
-    }).collect();
+    let mut goals: Vec<(u32, &ast::Expr)> = file
+        .decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DeclKind::Goal { k, expr, .. } => Some((*k, expr)),
+            _ => None,
+        })
+        .collect();
     goals.sort_by_key(|g| g.0);
     let Some((_, e)) = goals.get(i) else { return false };
     let mut ok = true;
@@ -170,26 +168,48 @@ fn const_bool(e: &ast::Expr) -> Option<bool> {
     }
 }
 
+/// Warns where the thesis's operator order reads differently from the usual one. Runs on the
+/// AST before compiling, so the warning stands beside any type error the trap causes.
+pub fn precedence_traps(file: &ast::File, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
+    for d in &file.decls {
+        let exprs: Vec<&ast::Expr> = match &d.kind {
+            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } => vec![expr],
+            DeclKind::Consequence { body, .. } => match body {
+                ast::ConsBody::Direct(e) | ast::ConsBody::Conditional(e, _) | ast::ConsBody::Timed(e, _) => vec![e],
+                _ => vec![],
+            },
+            DeclKind::Duration { expr, .. } => vec![expr],
+            _ => vec![],
+        };
+        for e in exprs {
+            precedence(e, src, diags);
+        }
+    }
+}
+
+fn bracketed(src: &SourceFile, e: &ast::Expr) -> bool {
+    src.slice(e.span).starts_with('(')
+}
+
 fn precedence(e: &ast::Expr, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
+    let logical = |x: &ast::Expr| matches!(x.kind, ExprKind::Binary(BinOp::And | BinOp::Or | BinOp::Xor, _, _));
     walk(e, &mut |x| {
-        if let ExprKind::Binary(op, _, r) = &x.kind
-            && let ExprKind::Binary(rop, _, _) = &r.kind
-        {
-            let bracketed = src.slice(r.span).starts_with('(');
-            let trap = matches!((op, rop), (BinOp::Mul, BinOp::Div)) || matches!((op, rop), (BinOp::Mul | BinOp::Div, BinOp::Div));
-            if trap && !bracketed && *op == BinOp::Mul {
-                diags.push(Diagnostic::warning(x.span, DiagKind::Lint(
-                    "WGDL gives `/` a higher precedence than `*` (thesis section 4.3): this reads `a * (b / c)`; add brackets to say which you mean".into(),
-                )));
+        let ExprKind::Binary(op, l, r) = &x.kind else { return };
+        let msg = match op {
+            BinOp::Mul if matches!(r.kind, ExprKind::Binary(BinOp::Div, _, _)) && !bracketed(src, r) => {
+                "WGDL gives `/` a higher precedence than `*`: this reads `a * (b / c)`"
             }
-        }
-        if let ExprKind::Binary(BinOp::And, l, _) = &x.kind
-            && let ExprKind::Binary(BinOp::Or, _, _) = &l.kind
-            && !src.slice(l.span).starts_with('(')
-        {
-            diags.push(Diagnostic::warning(x.span, DiagKind::Lint(
-                "WGDL gives `||` a higher precedence than `&&` (thesis section 4.3): this reads `(a || b) && c`; add brackets to say which you mean".into(),
-            )));
-        }
+            BinOp::And if matches!(l.kind, ExprKind::Binary(BinOp::Or, _, _)) && !bracketed(src, l) => {
+                "WGDL gives `||` a higher precedence than `&&`: this reads `(a || b) && c`"
+            }
+            BinOp::And if matches!(r.kind, ExprKind::Binary(BinOp::Or, _, _)) && !bracketed(src, r) => {
+                "WGDL gives `||` a higher precedence than `&&`: this reads `a && (b || c)`"
+            }
+            BinOp::Eq | BinOp::Ne if (logical(l) && !bracketed(src, l)) || (logical(r) && !bracketed(src, r)) => {
+                "WGDL gives `==` and `!=` a lower precedence than `&&`, `||` and `xor`: `a == b && c` reads `a == (b && c)`"
+            }
+            _ => return,
+        };
+        diags.push(Diagnostic::warning(x.span, DiagKind::Lint(format!("{msg}; add brackets to say which you mean (thesis section 4.3)"))));
     });
 }

@@ -33,6 +33,7 @@ pub fn compile_str(name: &str, text: &str) -> Result<Compiled, Diagnostics> {
     let mut diags = Vec::new();
     let tokens = lexer::lex(&file.text, &mut diags);
     let ast = parser::parse(&tokens, &mut diags);
+    lint::precedence_traps(&ast, &file, &mut diags);
     let program = compile::compile(&ast, file.clone(), &mut diags);
     if let Some(p) = &program {
         lint::lint(&ast, p, &mut diags);

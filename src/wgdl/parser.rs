@@ -74,8 +74,14 @@ fn describe(t: Option<&Token>) -> String {
     }
 }
 
+/// The type word `n` spells, in any case (`long`, `Long`, `STRING`, …): the thesis mixes
+/// `string`/`String` and `TRUE`/`true`, so case is ignored.
+fn type_word(n: &str) -> Option<&'static str> {
+    ["long", "double", "boolean", "string"].into_iter().find(|t| n.eq_ignore_ascii_case(t))
+}
+
 fn is_type_word(n: &str) -> bool {
-    matches!(n, "long" | "double" | "boolean" | "string" | "String")
+    type_word(n).is_some()
 }
 
 impl<'a> LineParser<'a> {
@@ -212,8 +218,11 @@ impl<'a> LineParser<'a> {
                 DeclKind::IsInGroup { group, action }
             }
             "duration" => {
+                // `duration act <expr>` names an action; `duration global.speed` is an expression.
                 let action = match (self.peek_name(), self.peek_at(1)) {
-                    (Some(n), Some(_)) if !is_type_word(n) && n != "game" && n != "this" => Some(self.ident("an action name")?),
+                    (Some(n), Some(next)) if !is_type_word(n) && n != "game" && n != "this" && !matches!(next.tok, Tok::Op(_)) => {
+                        Some(self.ident("an action name")?)
+                    }
                     _ => None,
                 };
                 DeclKind::Duration { action, expr: self.expr()? }
@@ -227,15 +236,15 @@ impl<'a> LineParser<'a> {
                 let span = self.here();
                 let v = self.number("a whole number")?;
                 if v < 1.0 || v.fract() != 0.0 {
-                    return Err(Diagnostic::error(span, DiagKind::BadLiteral { ty: "limit", text: v.to_string(), expected: "a whole number ≥ 1" }));
+                    return Err(Diagnostic::error(
+                        span,
+                        DiagKind::BadLiteral { ty: "limit", text: v.to_string(), expected: "a whole number ≥ 1" },
+                    ));
                 }
                 DeclKind::Limit { key, value: v as u64 }
             }
             _ => {
-                return Err(Diagnostic::error(
-                    head.span,
-                    DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS },
-                ));
+                return Err(Diagnostic::error(head.span, DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS }));
             }
         };
         self.expect_end()?;
@@ -257,7 +266,7 @@ impl<'a> LineParser<'a> {
     /// A store path segment in a `game` definition: a bare name, `String word` or "quoted".
     fn path_segment(&mut self) -> PResult<Ident> {
         if let Some(n) = self.peek_name()
-            && (n == "string" || n == "String")
+            && type_word(n) == Some("string")
         {
             self.pos += 1;
         }
@@ -272,11 +281,11 @@ impl<'a> LineParser<'a> {
 
     fn type_expr(&mut self) -> PResult<(TypeExpr, Span)> {
         let id = self.ident("a type: long, double, boolean, string or object:<Class>")?;
-        let t = match id.name.as_str() {
+        let t = match type_word(&id.name).unwrap_or(id.name.as_str()) {
             "long" => TypeExpr::Long,
             "double" => TypeExpr::Double,
             "boolean" => TypeExpr::Boolean,
-            "string" | "String" => TypeExpr::String,
+            "string" => TypeExpr::String,
             "object" => {
                 self.expect_op(":")?;
                 let c = self.ident("a class name after `object:`")?;
@@ -486,7 +495,8 @@ impl<'a> LineParser<'a> {
     }
 
     fn consequence_body(&mut self) -> PResult<ConsBody> {
-        let kind = self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession")?;
+        let kind =
+            self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession")?;
         let body = match kind.name.as_str() {
             "direct" => ConsBody::Direct(self.one_arg("direct", "1 argument: `direct <attribute> = <expression>`")?),
             "create" => ConsBody::Create(self.one_arg("create", "1 argument: `create <object description or class>`")?),
@@ -513,7 +523,12 @@ impl<'a> LineParser<'a> {
             "game" => {
                 self.keyword("increase")?;
                 if self.at_end() || self.peek_name() == Some("by") {
-                    return self.arity("game increase", 1, "at least 1 argument: `game increase String building, String built, this.name`", &[]);
+                    return self.arity(
+                        "game increase",
+                        1,
+                        "at least 1 argument: `game increase String building, String built, this.name`",
+                        &[],
+                    );
                 }
                 let mut path = vec![self.expr()?];
                 while self.eat_op(",") {
@@ -534,7 +549,9 @@ impl<'a> LineParser<'a> {
                     kind.span,
                     DiagKind::Unexpected {
                         found: format!("`{}`", kind.name),
-                        expected: "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession".into(),
+                        expected:
+                            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession"
+                                .into(),
                     },
                 ));
             }
@@ -594,7 +611,12 @@ impl<'a> LineParser<'a> {
                 _ => Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(e)), span },
             });
         }
-        if self.eat_op("!") || (self.peek_name() == Some("not") && { self.pos += 1; true }) {
+        if self.eat_op("!")
+            || (self.peek_name() == Some("not") && {
+                self.pos += 1;
+                true
+            })
+        {
             let e = self.unary()?;
             let span = start.to(e.span);
             return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(e)), span });
@@ -629,11 +651,16 @@ impl<'a> LineParser<'a> {
             }
             Tok::Number(n) => {
                 self.pos += 1;
-                let lit = if n.contains('.') { Lit::Double(n.parse().unwrap_or(0.0)) } else {
+                let lit = if n.contains('.') {
+                    Lit::Double(n.parse().unwrap_or(0.0))
+                } else {
                     match n.parse::<i64>() {
                         Ok(v) => Lit::Long(v),
                         Err(_) => {
-                            return Err(Diagnostic::error(t.span, DiagKind::BadLiteral { ty: "long", text: n.clone(), expected: "a number that fits in 64 bits" }));
+                            return Err(Diagnostic::error(
+                                t.span,
+                                DiagKind::BadLiteral { ty: "long", text: n.clone(), expected: "a number that fits in 64 bits" },
+                            ));
                         }
                     }
                 };
@@ -645,16 +672,16 @@ impl<'a> LineParser<'a> {
             }
             Tok::Name(n) => {
                 let n = n.clone();
-                match n.as_str() {
+                match type_word(&n).unwrap_or(n.as_str()) {
                     "long" | "double" => {
                         self.pos += 1;
-                        self.typed_number(start, if n == "long" { "long" } else { "double" })
+                        self.typed_number(start, if n.eq_ignore_ascii_case("long") { "long" } else { "double" })
                     }
                     "boolean" => {
                         self.pos += 1;
                         self.bool_word(start)
                     }
-                    "string" | "String" => {
+                    "string" => {
                         self.pos += 1;
                         self.string_word(start)
                     }

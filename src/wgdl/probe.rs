@@ -10,8 +10,15 @@ use super::program::{GoalInfo, Op, Program, State, Ty};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueRef {
     /// An instance attribute of an initial object (its index) at an offset.
-    Attr { obj: u32, off: u32, ty: Ty },
-    Const { value: i64, ty: Ty },
+    Attr {
+        obj: u32,
+        off: u32,
+        ty: Ty,
+    },
+    Const {
+        value: i64,
+        ty: Ty,
+    },
     StoreOwn(u32),
     StoreSum(u32),
     Time,
@@ -52,15 +59,23 @@ impl Program {
             let joined = full.join(".");
             let node = self.store.paths.iter().position(|p| *p == joined).ok_or_else(|| {
                 let known: Vec<&str> = self.store.paths.iter().skip(1).map(|s| s.as_str()).take(20).collect();
-                format!("`{path}`: no game value store path `{joined}` in this game (known: {})", if known.is_empty() { "none".into() } else { known.join(", ") })
+                format!(
+                    "`{path}`: no game value store path `{joined}` in this game (known: {})",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                )
             })? as u32;
             return Ok(if sum { ValueRef::StoreSum(node) } else { ValueRef::StoreOwn(node) });
         }
         if segs.len() != 2 {
             return Err(format!("`{path}`: expected `object.attribute` (one level)"));
         }
-        let god = self.gods.iter().position(|g| g.name == segs[0]).ok_or_else(|| format!("`{path}`: no object description `{}`", segs[0]))?;
-        let obj = self.initial.iter().position(|&g| g as usize == god).ok_or_else(|| format!("`{path}`: `{}` has no `initial` instance", segs[0]))? as u32;
+        let god =
+            self.gods.iter().position(|g| g.name == segs[0]).ok_or_else(|| format!("`{path}`: no object description `{}`", segs[0]))?;
+        let obj = self
+            .initial
+            .iter()
+            .position(|&g| g as usize == god)
+            .ok_or_else(|| format!("`{path}`: `{}` has no `initial` instance", segs[0]))? as u32;
         let class = &self.classes[self.gods[god].class as usize];
         if let Some(off) = class.attrs.iter().position(|a| a.name == segs[1]) {
             return Ok(ValueRef::Attr { obj, off: off as u32, ty: class.attrs[off].ty });
@@ -119,7 +134,11 @@ impl Program {
                     p.code.push(op);
                     p.spans.push(span);
                 }
-                p.goals.push(GoalInfo { k, expr: super::program::ExprId { start, len: 3 }, text: format!("game.sessionsFinished >= long {k}") });
+                p.goals.push(GoalInfo {
+                    k,
+                    expr: super::program::ExprId { start, len: 3 },
+                    text: format!("game.sessionsFinished >= long {k}"),
+                });
             }
         }
         Ok(p)

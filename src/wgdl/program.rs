@@ -127,13 +127,32 @@ pub enum Segment {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cons {
     /// Value conversion long→double is compiled into the expression.
-    Assign { place: Place, value: ExprId },
-    Conditional { cond: ExprId, then: ConsId },
-    Timed { delay: ExprId, delay_is_double: bool, then: ConsId },
-    Create { god: GodSel, assign: Option<Place> },
+    Assign {
+        place: Place,
+        value: ExprId,
+    },
+    Conditional {
+        cond: ExprId,
+        then: ConsId,
+    },
+    Timed {
+        delay: ExprId,
+        delay_is_double: bool,
+        then: ConsId,
+    },
+    Create {
+        god: GodSel,
+        assign: Option<Place>,
+    },
     /// Increment the counter at `node`, or below it along `rest` when parts are computed.
-    GameIncrease { node: u32, rest: Vec<Segment>, by: Option<ExprId> },
-    Delete { obj: ExprId },
+    GameIncrease {
+        node: u32,
+        rest: Vec<Segment>,
+        by: Option<ExprId>,
+    },
+    Delete {
+        obj: ExprId,
+    },
     EndSession,
 }
 
@@ -358,17 +377,25 @@ pub enum RtKind {
     DivisionByZero,
     #[error("path goes through `null` (reading `{attr}`); expected the object reference to be set first")]
     NullPath { attr: String },
-    #[error("path goes through a deleted object (reading `{attr}`); expected a live object (clear references to an object when deleting it)")]
+    #[error(
+        "path goes through a deleted object (reading `{attr}`); expected a live object (clear references to an object when deleting it)"
+    )]
     DeadObject { attr: String },
-    #[error("runaway rules: more than {limit} rule firings after one move, last `{rule}`; expected a rule whose consequences make its own condition false")]
+    #[error(
+        "runaway rules: more than {limit} rule firings after one move, last `{rule}`; expected a rule whose consequences make its own condition false"
+    )]
     RunawayRule { rule: String, limit: u32 },
     #[error("too many objects (limit {limit}); expected fewer `create` consequences (`limit objects N` raises it)")]
     TooManyObjects { limit: u32 },
-    #[error("too many pending timers (limit {limit}); expected fewer timed consequences — one may be scheduling itself (`limit timers N` raises it)")]
+    #[error(
+        "too many pending timers (limit {limit}); expected fewer timed consequences — one may be scheduling itself (`limit timers N` raises it)"
+    )]
     TooManyTimers { limit: u32 },
     #[error("`create:` hooks nest deeper than {limit}; expected hooks that end — a hook probably creates an object of its own class")]
     CreateTooDeep { limit: u32 },
-    #[error("runaway timers: more than {limit} timed consequences fired in one step, last `{consequence}`; expected timers that do not re-arm themselves with no delay")]
+    #[error(
+        "runaway timers: more than {limit} timed consequences fired in one step, last `{consequence}`; expected timers that do not re-arm themselves with no delay"
+    )]
     RunawayTimers { consequence: String, limit: u32 },
     #[error("runaway sessions: more than {limit} sessions ended in one step; expected a rule that does not end every new session")]
     RunawaySessions { limit: u32 },
@@ -630,11 +657,7 @@ impl Program {
     fn deref_error(&self, st: &State, v: i64, op_index: usize) -> RuntimeError {
         let span = self.spans[op_index];
         let attr = self.source.slice(span).to_string();
-        if v >= 0 && (v as usize) < st.objects.len() {
-            rt(RtKind::DeadObject { attr }, span)
-        } else {
-            rt(RtKind::NullPath { attr }, span)
-        }
+        if v >= 0 && (v as usize) < st.objects.len() { rt(RtKind::DeadObject { attr }, span) } else { rt(RtKind::NullPath { attr }, span) }
     }
 
     fn session_start(&self, k: i64) -> i64 {
@@ -973,7 +996,9 @@ impl Program {
         if !self.is_legal(st, a)? {
             let err = match self.actions.get(a.def as usize) {
                 Some(info) => rt(RtKind::IllegalAction { action: self.action_name(st, a) }, info.span),
-                None => rt(RtKind::IllegalAction { action: format!("#{} (there are {} actions)", a.def, self.actions.len()) }, Span::default()),
+                None => {
+                    rt(RtKind::IllegalAction { action: format!("#{} (there are {} actions)", a.def, self.actions.len()) }, Span::default())
+                }
             };
             return Err(err);
         }
@@ -1025,7 +1050,13 @@ impl Program {
             Ty::Double => format!("{}", f64::from_bits(v as u64)),
             Ty::Bool => (v != 0).to_string(),
             Ty::Str => self.sym(v).to_string(),
-            Ty::Obj(_) | Ty::Null => if v == NULL { "null".into() } else { format!("object#{v}") },
+            Ty::Obj(_) | Ty::Null => {
+                if v == NULL {
+                    "null".into()
+                } else {
+                    format!("object#{v}")
+                }
+            }
         }
     }
 
