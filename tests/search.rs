@@ -166,3 +166,22 @@ fn shipped_experiment_configs_resolve() {
     }
     assert!(n >= 8, "only {n} experiment configs");
 }
+
+#[test]
+fn retrying_after_a_duplicate_abort_is_an_exact_shortcut() {
+    let c = util::game("simple_coins.wgdl");
+    let g = WgdlGame::new(c.program.clone());
+    let eval = sc_eval(&c);
+    for (seed, cut_off) in [(1, false), (2, true), (3, true)] {
+        let mut with = sc_cfg(30_000, seed);
+        with.mcts.cut_off = cut_off;
+        let mut without = with.clone();
+        without.mcts.retry_duplicates = false;
+        let (a, b) = (plan(&g, &eval, &with).unwrap(), plan(&g, &eval, &without).unwrap());
+        assert_eq!(a.path, b.path, "seed {seed}");
+        assert_eq!(a.value, b.value, "seed {seed}");
+        let aborted = |p: &playforge::search::run::Plan<_, _>| p.stages.iter().map(|s| s.aborted).sum::<u64>();
+        assert_eq!(aborted(&a), aborted(&b), "seed {seed}");
+        assert!(aborted(&a) > 1000, "the test must exercise aborts");
+    }
+}

@@ -314,6 +314,7 @@ impl PlayConfig {
                 node_limit_factor: s.node_limit,
                 max_playout_moves: 100_000,
                 cut_off: s.cut_off,
+                retry_duplicates: true,
             },
             budget: self.budget(),
             subgoals: s.subgoals.unwrap_or(usize::MAX),

@@ -68,6 +68,11 @@ pub struct MctsConfig {
     /// marked exhausted and skipped by selection; the search stops when the root is exhausted.
     /// Sound for deterministic single-player games, where an exhausted subtree's best is exact.
     pub cut_off: bool,
+    /// After a duplicate abort, retry the next untried move at the same leaf instead of
+    /// descending again. An exact shortcut — the next iteration would select the same leaf,
+    /// since an abort changes no statistic and selection draws no random numbers — so it is on
+    /// by default; `false` exists to test that claim.
+    pub retry_duplicates: bool,
 }
 
 impl Default for MctsConfig {
@@ -83,6 +88,7 @@ impl Default for MctsConfig {
             node_limit_factor: None,
             max_playout_moves: 100_000,
             cut_off: false,
+            retry_duplicates: true,
         }
     }
 }
@@ -181,8 +187,16 @@ pub struct Simulated<S, M> {
 /// Scratch buffers reused across iterations (nothing allocated per move).
 pub struct Scratch<G: Game> {
     pub state: G::State,
+    /// The selected leaf's state, kept so that duplicate retries need no replay.
+    pub leaf: G::State,
     pub legal: Vec<G::Move>,
     pub playout: Vec<G::Move>,
+}
+
+impl<G: Game> Scratch<G> {
+    pub fn new(root: &G::State) -> Scratch<G> {
+        Scratch { state: root.clone(), leaf: root.clone(), legal: Vec::with_capacity(256), playout: Vec::with_capacity(256) }
+    }
 }
 
 impl<G: Game + Goals> Tree<G> {
@@ -327,7 +341,7 @@ impl<G: Game + Goals> Tree<G> {
     pub fn update(
         &mut self,
         game: &G,
-        sel: Selected<G::Move>,
+        sel: &Selected<G::Move>,
         sim: Simulated<G::State, G::Move>,
         cfg: &MctsConfig,
         root: &G::State,
@@ -345,7 +359,7 @@ impl<G: Game + Goals> Tree<G> {
             return Ok(());
         }
         let mut tail = sel.leaf;
-        let mut path_moves = sel.path_moves;
+        let mut path_moves = sel.path_moves.clone();
         if let Some((mv, untried, hash, terminal, mover)) = sim.new_child {
             let depth = self.nodes[sel.leaf as usize].depth + 1;
             if cfg.duplicate_detection {
@@ -395,6 +409,19 @@ impl<G: Game + Goals> Tree<G> {
             n = node.parent;
         }
         Ok(())
+    }
+
+    /// After a duplicate abort at `leaf`: the next untried move there, exactly as the next
+    /// iteration's selection would choose it (an abort changes no statistics and selection is
+    /// deterministic), or `None` when the leaf can no longer be expanded.
+    pub fn retry_expand(&mut self, leaf: u32, cfg: &MctsConfig, rng: &mut Rng, estimated_nodes: f64) -> Option<G::Move> {
+        let level_cap = self.level_cap(cfg, estimated_nodes);
+        if self.nodes[leaf as usize].exhausted || !self.can_expand(leaf, level_cap) {
+            return None;
+        }
+        let node = &mut self.nodes[leaf as usize];
+        let k = rng.random_range(0..node.untried.len());
+        Some(node.untried.swap_remove(k))
     }
 
     /// True when the search has nothing left to learn (CUT_OFF: the root is exhausted).
@@ -545,11 +572,29 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
     rng: &mut Rng,
     scratch: &mut Scratch<G>,
 ) -> Result<Simulated<G::State, G::Move>, G::Error> {
-    let st = &mut scratch.state;
-    st.clone_from(root);
+    scratch.leaf.clone_from(root);
     for &m in &sel.path_moves {
-        game.apply(st, m)?;
+        game.apply(&mut scratch.leaf, m)?;
     }
+    simulate_at_leaf(game, sel, leaf_terminal, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
+}
+
+/// Phase 2 from the leaf state already in `scratch.leaf` (after [`simulate`] replayed it).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    sel: &Selected<G::Move>,
+    leaf_terminal: bool,
+    cfg: &MctsConfig,
+    eval: &E,
+    sub: SubGame,
+    best_so_far: f64,
+    seen_at_depth: Option<&HashSet<u64>>,
+    rng: &mut Rng,
+    scratch: &mut Scratch<G>,
+) -> Result<Simulated<G::State, G::Move>, G::Error> {
+    let st = &mut scratch.state;
+    st.clone_from(&scratch.leaf);
     let mut new_child = None;
     if let Some(m) = sel.expand {
         let mover = game.to_move(st) as u8;
@@ -632,18 +677,16 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
     let t0 = Instant::now();
     let f = cfg.formula.compile();
     let mut tree = Tree::new(game, root, sub, cfg)?;
-    let mut scratch = Scratch { state: root.clone(), legal: Vec::with_capacity(256), playout: Vec::with_capacity(256) };
+    let mut scratch = Scratch::new(root);
     let estimate = match budget {
         Budget::Iterations(n) => n as f64,
         Budget::Millis(_) => 0.0,
     };
-    loop {
-        match budget {
-            Budget::Iterations(n) if tree.iterations >= n => break,
-            Budget::Millis(ms) if t0.elapsed() >= Duration::from_millis(ms) => break,
-            _ if tree.done() => break,
-            _ => {}
-        }
+    let spent = |tree: &Tree<G>| match budget {
+        Budget::Iterations(n) => tree.iterations >= n,
+        Budget::Millis(ms) => t0.elapsed() >= Duration::from_millis(ms),
+    };
+    while !spent(&tree) && !tree.done() {
         // For time budgets, estimate the final node count from the speed so far.
         let est = if let Budget::Millis(ms) = budget {
             let el = t0.elapsed().as_secs_f64().max(1e-3);
@@ -651,12 +694,24 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
         } else {
             estimate
         };
-        let sel = tree.select(&f, cfg, rng, est);
+        let mut sel = tree.select(&f, cfg, rng, est);
         let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
         let depth = tree.nodes[sel.leaf as usize].depth as usize + 1;
         let seen = if cfg.duplicate_detection { tree.seen.get(depth) } else { None };
-        let sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
-        tree.update(game, sel, sim, cfg, root, sub)?;
+        let mut sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        // Duplicate aborts: each counts as an iteration; the next one would select this same
+        // leaf again, so retry here without descending and replaying.
+        loop {
+            let duplicate = sim.duplicate;
+            tree.update(game, &sel, sim, cfg, root, sub)?;
+            if !duplicate || spent(&tree) || !cfg.retry_duplicates {
+                break;
+            }
+            let Some(mv) = tree.retry_expand(sel.leaf, cfg, rng, est) else { break };
+            sel.expand = Some(mv);
+            let seen = tree.seen.get(depth);
+            sim = simulate_at_leaf(game, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        }
     }
     if tree.best_value == f64::NEG_INFINITY {
         tree.best_value = eval.value(root, 0);

@@ -280,7 +280,7 @@ where
                 let (tree, started, f) = (&tree, &started, &f);
                 s.spawn(move || -> Result<(), G::Error> {
                     let mut rng = rng::stream(seed, 1, w as u64, 0);
-                    let mut scratch = Scratch { state: root.clone(), legal: Vec::new(), playout: Vec::new() };
+                    let mut scratch = Scratch::new(root);
                     loop {
                         let go = match budget {
                             Budget::Iterations(n) => started.fetch_add(1, Ordering::Relaxed) < n,
@@ -298,7 +298,7 @@ where
                         };
                         let sim = mcts::simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, best, seen, &mut rng, &mut scratch)?;
                         let mut t = tree.lock().expect("no worker panics while holding the tree");
-                        t.update(game, sel, sim, cfg, root, sub)?;
+                        t.update(game, &sel, sim, cfg, root, sub)?;
                     }
                 })
             })
@@ -343,7 +343,7 @@ where
     let sub = SubGame { goal_target: usize::MAX };
     let f = cfg.formula.compile();
     let mut tree = Tree::new(game, &state, sub, cfg)?;
-    let mut scratch = Scratch { state: state.clone(), legal: Vec::new(), playout: Vec::new() };
+    let mut scratch = Scratch::new(&state);
     let mut played = Vec::new();
     let mut legal = Vec::new();
     for step in 0..max_moves {
@@ -364,7 +364,7 @@ where
             let sel = tree.select(&f, cfg, &mut rng, 0.0);
             let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
             let sim = mcts::simulate(game, &state, &sel, leaf_terminal, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
-            tree.update(game, sel, sim, cfg, &state, sub)?;
+            tree.update(game, &sel, sim, cfg, &state, sub)?;
         }
         let root = &tree.nodes[0];
         let Some(&best) = root.children.iter().max_by_key(|&&c| tree.nodes[c as usize].visits) else { break };
