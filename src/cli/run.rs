@@ -40,6 +40,10 @@ pub struct BenchArgs {
     pub seconds: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Measure plain MCTS iterations/s (UCB1, action-group playouts, one sub-game per goal) on 1
+    /// thread and on 2 threads with root parallelism, instead of random playouts.
+    #[arg(long)]
+    pub mcts: bool,
 }
 
 fn load(path: &Path) -> Result<wgdl::Compiled> {
@@ -223,6 +227,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
 }
 
 pub fn bench(args: &BenchArgs) -> Result<()> {
+    if args.mcts {
+        return bench_mcts(args);
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "| game | playouts/s | moves/s | mean moves per playout |")?;
     writeln!(out, "|---|---:|---:|---:|")?;
@@ -259,6 +266,39 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             moves as f64 / secs,
             moves as f64 / playouts as f64
         )?;
+    }
+    Ok(())
+}
+
+fn bench_mcts(args: &BenchArgs) -> Result<()> {
+    use crate::search::mcts::{Budget, MctsConfig};
+    use crate::search::run::{PlanConfig, plan};
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| game | threads | MCTS iterations/s | speed-up |")?;
+    writeln!(out, "|---|---:|---:|---:|")?;
+    for path in &args.games {
+        let c = load(path)?;
+        let p = c.program.clone();
+        let game = crate::game::WgdlGame::new(p.clone());
+        let n_goals = p.goals.len().max(1) as f64;
+        // A neutral evaluator: the fraction of goals reached. Speed does not depend on it.
+        let eval = crate::search::FnEval(move |s: &State| s.goal as f64 / n_goals);
+        let mut base = 0.0;
+        for threads in [1usize, 2] {
+            let cfg = PlanConfig {
+                budget: Budget::Millis((args.seconds * 1000.0) as u64),
+                root_parallel: threads,
+                seed: args.seed,
+                mcts: MctsConfig { group_weights: Some(game.group_weights()), ..MctsConfig::default() },
+                ..PlanConfig::default()
+            };
+            let r = plan(&game, &eval, &cfg).map_err(|e| anyhow::anyhow!(e.render(&p)))?;
+            let rate = r.iterations() as f64 / r.elapsed.as_secs_f64();
+            if threads == 1 {
+                base = rate;
+            }
+            writeln!(out, "| {} | {threads} | {rate:.0} | {:.2}× |", path.display(), rate / base)?;
+        }
     }
     Ok(())
 }
