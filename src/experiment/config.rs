@@ -165,8 +165,12 @@ pub struct SearchSection {
     /// CUT_OFF: skip fully explored subtrees; stop when the root is exhausted.
     #[serde(default)]
     pub cut_off: bool,
-    /// Forfeit factor (the thesis's default 2; best 1); absent = off.
-    pub forfeit: Option<f64>,
+    /// Forfeit factor: a playout stops, scored 0, once its optimistic bound × factor falls below
+    /// the best result so far. The thesis's prototype default is 2 (E12 found 1 best); 0 = off.
+    /// Only acts when the result formula has a bound (a term that can only get worse, such as
+    /// elapsed time when smaller is better).
+    #[serde(default = "forfeit_default")]
+    pub forfeit: f64,
     /// Non-tree (global) selection until the tree has this many nodes.
     pub non_tree_until: Option<usize>,
     /// Progressive widening: initial children cap.
@@ -194,6 +198,9 @@ fn c_default() -> f64 {
     0.7
 }
 fn d_default() -> f64 {
+    2.0
+}
+fn forfeit_default() -> f64 {
     2.0
 }
 fn one_usize() -> usize {
@@ -256,10 +263,8 @@ impl PlayConfig {
         if let Err(e) = self.formula() {
             return bad(format!("[search] formula: {e}"));
         }
-        if let Some(f) = s.forfeit
-            && !(f >= 1.0)
-        {
-            return bad(format!("[search] forfeit = {f}: expected a factor ≥ 1 (the thesis's default is 2, best 1)"));
+        if !(s.forfeit == 0.0 || s.forfeit >= 1.0) {
+            return bad(format!("[search] forfeit = {}: expected 0 (off) or a factor ≥ 1 (the thesis's default is 2, best 1)", s.forfeit));
         }
         for (k, v) in [("split_runs", s.split_runs), ("root_parallel", s.root_parallel), ("tree_parallel", s.tree_parallel)] {
             if v == 0 {
@@ -308,7 +313,7 @@ impl PlayConfig {
                 group_weights,
                 duplicate_detection: s.duplicate_detection,
                 add_best_path: s.add_best_path,
-                forfeit: s.forfeit,
+                forfeit: if s.forfeit > 0.0 { Some(s.forfeit) } else { None },
                 non_tree_until: s.non_tree_until,
                 widening: s.widening,
                 node_limit_factor: s.node_limit,
