@@ -784,3 +784,39 @@ fn deleted_objects_cannot_be_read_through_this_after_delete() {
     let e = p.apply(&mut st, a).unwrap_err();
     assert!(matches!(e.kind, playforge::wgdl::RtKind::DeadObject { .. }), "{e:?}");
 }
+
+#[test]
+fn a_session_start_rule_may_end_the_new_session_even_when_rules_read_the_clock() {
+    // `skip` ends every session that starts with global.tired set; `clock` merely reads the time.
+    let src = "class g\nattribute g tired boolean false\nattribute g t long 0\nobject global is g\ninitial global\nsession length long 100\nsession pause long 50\nduration long 10\naction g rest\nconsequence tire direct global.tired = true\nconsequence stop endSession\nhasConsequence rest tire\nhasConsequence rest stop\naction skip\ncondition skip global.tired\ncondition skip game.sessionsFinished == long 1\nconsequence skipIt endSession\nhasConsequence skip skipIt\naction clock\ncondition clock game.time > global.t\nconsequence see direct global.t = game.time\nhasConsequence clock see\ngoal 1 game.sessionsFinished >= long 5\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "rest(global)");
+    assert_eq!(st.sessions, 2, "session 2 began with `skip` holding and ended at once");
+    assert_eq!(st.clock, 300);
+}
+
+#[test]
+fn session_time_is_zero_during_a_pause() {
+    let src = "class g\nattribute g seen long -1\nobject global is g\ninitial global\nsession length long 100\nsession pause long 50\naction g arm\nconsequence look direct global.seen = game.sessionTime\nconsequence later timed long 120 look\nhasConsequence arm later\naction g rest\nconsequence stop endSession\nhasConsequence rest stop\ngoal 1 game.sessionsFinished >= long 3\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "arm(global)");
+    play(&p, &mut st, "rest(global)");
+    assert_eq!(get(&p, &st, "global.seen"), 0, "the timer fired at t = 120, inside the pause");
+}
+
+#[test]
+fn a_timer_scheduled_before_delete_this_does_not_fire() {
+    let src = "class g\nattribute g n long 0\nobject global is g\ninitial global\nduration long 10\nclass t\nobject tree is t\ninitial tree\naction t fell\nconsequence bump direct global.n = global.n + long 1\nconsequence bumpLater timed long 5 bump\nconsequence gone delete this\nhasConsequence fell bumpLater\nhasConsequence fell gone\naction g wait\ngoal 1 global.n > long 5\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "fell(tree)");
+    play(&p, &mut st, "wait(global)");
+    assert_eq!(get(&p, &st, "global.n"), 0);
+}
+
+#[test]
+fn a_per_action_duration_may_start_with_a_bracket() {
+    let src = "class g\nattribute g x long 2\nobject global is g\ninitial global\naction g sleep\nduration sleep (global.x + long 1) * long 2\ngoal 1 game.time > long 100\n";
+    let (p, mut st) = start(src);
+    play(&p, &mut st, "sleep(global)");
+    assert_eq!(st.clock, 6);
+}

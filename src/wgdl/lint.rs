@@ -3,8 +3,9 @@
 //!
 //! - goals and conditions that can never hold: constant after folding, or reading only values
 //!   that no consequence ever changes and false in the start state;
-//! - precedence traps of the thesis's operator order: `a * b / c` (means `a * (b / c)`) and
-//!   `a || b && c` (means `(a || b) && c`) written without brackets.
+//! - precedence traps of the thesis's operator order written without brackets: `a * b / c`
+//!   (means `a * (b / c)`), `a || b && c` (`(a || b) && c`), `a && b || c` (`a && (b || c)`) and
+//!   `a == b && c` (`a == (b && c)`); these run on the AST before compiling.
 
 use super::ast::{self, BinOp, DeclKind, ExprKind};
 use super::diag::{DiagKind, Diagnostic, SourceFile};

@@ -99,7 +99,7 @@ impl Program {
             ValueRef::StoreOwn(n) => st.slots[n as usize] as f64,
             ValueRef::StoreSum(n) => (st.slots[self.n_store_nodes() + n as usize] - st.slots[n as usize]) as f64,
             ValueRef::Time => st.clock as f64,
-            ValueRef::SessionTime => (st.clock - st.sessions * (self.session_length + self.session_pause)) as f64,
+            ValueRef::SessionTime => (st.clock - st.sessions * (self.session_length + self.session_pause)).max(0) as f64,
             ValueRef::Sessions => st.sessions as f64,
             ValueRef::Moves => st.moves as f64,
         }

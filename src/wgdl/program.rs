@@ -166,6 +166,13 @@ pub struct ConsInfo {
     pub bind: BindKind,
 }
 
+impl ConsInfo {
+    /// The context binds an object (so a timer's `bound` is an object index).
+    pub fn bind_instance(&self) -> bool {
+        matches!(self.bind, BindKind::Instance(_))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BindKind {
     None,
@@ -399,7 +406,7 @@ pub enum RtKind {
     RunawayTimers { consequence: String, limit: u32 },
     #[error("runaway sessions: more than {limit} sessions ended in one step; expected a rule that does not end every new session")]
     RunawaySessions { limit: u32 },
-    #[error("negative delay {delay} s; expected a time ≥ 0")]
+    #[error("negative delay or duration {delay} s; expected a time ≥ 0")]
     NegativeDelay { delay: i64 },
     #[error("action `{action}` is not legal here; expected one of the legal actions")]
     IllegalAction { action: String },
@@ -585,7 +592,8 @@ impl Program {
                     push!(st.slots[nn + n as usize] - st.slots[n as usize])
                 }
                 Op::Time => push!(st.clock),
-                Op::SessionTime => push!(st.clock.saturating_sub(self.session_start(st.sessions))),
+                // Within the pause (the next session has not begun) it is 0.
+                Op::SessionTime => push!(st.clock.saturating_sub(self.session_start(st.sessions)).max(0)),
                 Op::Sessions => push!(st.sessions),
                 Op::Moves => push!(st.moves as i64),
                 Op::AddL => bin!(|a, b| a.wrapping_add(b)),
@@ -763,7 +771,8 @@ impl Program {
         }
     }
 
-    /// Fires rules to a fixpoint: passes over all rules in file order until one pass fires none.
+    /// Fires rules to a fixpoint: passes over all rules in file order until one pass fires none,
+    /// or until a rule asks to end the session.
     fn fire_rules(&self, st: &mut State) -> Result<(), RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
         let mut firings = 0u32;
@@ -776,8 +785,17 @@ impl Program {
                     if firings > self.limits.rule_firings {
                         return Err(rt(RtKind::RunawayRule { rule: a.name.clone(), limit: self.limits.rule_firings }, a.span));
                     }
+                    let pending = std::mem::take(&mut st.end_session);
                     for &c in &a.consequences {
                         self.exec(st, c, ctx, 0)?;
+                    }
+                    let requested = st.end_session;
+                    st.end_session |= pending;
+                    if requested {
+                        // This rule ends the session: firing stops here, the session ends, and
+                        // rules fire afresh in the new one (a rule could not otherwise make its
+                        // own condition false before the session is over).
+                        return Ok(());
                     }
                     fired = true;
                 }
@@ -792,6 +810,12 @@ impl Program {
     /// a fixpoint after each. Stops early — at that timer's time — when a consequence asks to end
     /// the session, and says so. Once the clock has moved, rules that read the clock fire again.
     fn advance_to(&self, st: &mut State, t: i64) -> Result<bool, RuntimeError> {
+        self.advance(st, t, true)
+    }
+
+    /// [`Program::advance_to`]; `clock_rules` = false leaves the final firing of clock-reading
+    /// rules to the caller (a session boundary fires rules once the new session has begun).
+    fn advance(&self, st: &mut State, t: i64, clock_rules: bool) -> Result<bool, RuntimeError> {
         let mut fired = 0u32;
         while let Some(&timer) = st.timers.last() {
             if timer.due > t {
@@ -803,6 +827,11 @@ impl Program {
             }
             st.timers.pop();
             st.clock = st.clock.max(timer.due);
+            // A timer scheduled by an object deleted later in the same action dies with it.
+            let dead = |id: u32| st.objects.get(id as usize).is_some_and(|o| !o.alive);
+            if dead(timer.this) || (self.conses[timer.cons as usize].bind_instance() && dead(timer.bound)) {
+                continue;
+            }
             self.exec(st, timer.cons, Ctx { this: timer.this, bound: timer.bound }, 0)?;
             self.fire_rules(st)?;
             if st.end_session {
@@ -811,7 +840,7 @@ impl Program {
         }
         if t > st.clock {
             st.clock = t;
-            if self.rules_read_time {
+            if clock_rules && self.rules_read_time {
                 self.fire_rules(st)?;
                 return Ok(st.end_session);
             }
@@ -836,7 +865,7 @@ impl Program {
             }
             st.sessions += 1;
             let next = self.session_start(st.sessions);
-            while self.advance_to(st, next)? {
+            while self.advance(st, next, false)? {
                 st.end_session = false;
             }
         } else {
