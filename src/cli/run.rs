@@ -110,25 +110,13 @@ fn values(p: &Program, st: &State) -> Vec<(String, Ty, i64)> {
         v.push((format!("game.{path}"), Ty::Long, st.slots[i]));
     }
     for (id, o) in st.objects.iter().enumerate() {
-        let name = object_label(p, st, id as u32);
+        let name = p.object_label(st, id as u32);
         for (k, a) in p.classes[o.class as usize].attrs.iter().enumerate() {
             let val = if o.alive { st.slots[(o.base as usize) + k] } else { 0 };
             v.push((format!("{name}.{}", a.name), a.ty, val));
         }
     }
     v
-}
-
-fn object_label(p: &Program, st: &State, id: u32) -> String {
-    let o = st.objects[id as usize];
-    let g = &p.gods[o.god as usize];
-    let twins = st.objects.iter().filter(|x| x.god == o.god).count();
-    if twins > 1 {
-        let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
-        format!("{}#{nth}", g.name)
-    } else {
-        g.name.clone()
-    }
 }
 
 fn diff(p: &Program, before: &[(String, Ty, i64)], after: &[(String, Ty, i64)]) -> String {

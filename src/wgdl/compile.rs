@@ -1872,50 +1872,39 @@ impl<'a> Compiler<'a> {
             return None;
         }
         let last = &p[p.len() - 1];
-        let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 && self.has_delete {
-            // Checked writes: the object may have been deleted.
-            let (op, c) = match self.path_base(&p[0], cx)? {
-                Base::This(c) => (Op::ThisObj, c),
-                Base::BoundObj(c) => (Op::BoundObj, c),
-                Base::Named(id, c) => (Op::Const(id as i64), c),
-                Base::BoundGod(_) => {
-                    self.error(
-                        p[0].span,
-                        DiagKind::Invalid {
-                            what: format!(
-                                "assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)",
-                                p[0].name
-                            ),
-                            expected: "an attribute of `this`, a named object or a bound instance".into(),
-                        },
-                    );
-                    return None;
-                }
-            };
-            let start = self.begin();
-            self.emit(op, p[0].span);
-            let id = self.end(start)?;
-            (c, Box::new(move |o| Place::Field(id, o)))
-        } else if p.len() == 2 {
-            match self.path_base(&p[0], cx)? {
-                Base::This(c) => (c, Box::new(Place::This)),
-                Base::BoundObj(c) => (c, Box::new(Place::Bound)),
-                Base::Named(id, c) => {
-                    let base = self.initial_base[id as usize];
-                    (c, Box::new(move |o| Place::Slot(base + o)))
-                }
-                Base::BoundGod(_) => {
-                    self.error(
-                        p[0].span,
-                        DiagKind::Invalid {
-                            what: format!(
-                                "assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)",
-                                p[0].name
-                            ),
-                            expected: "an attribute of `this`, a named object or a bound instance".into(),
-                        },
-                    );
-                    return None;
+        let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
+            let base = self.path_base(&p[0], cx)?;
+            if let Base::BoundGod(_) = base {
+                self.error(
+                    p[0].span,
+                    DiagKind::Invalid {
+                        what: format!("assigning to the description `{}` (forEveryGOD binds descriptions, which are constant)", p[0].name),
+                        expected: "an attribute of `this`, a named object or a bound instance".into(),
+                    },
+                );
+                return None;
+            }
+            if self.has_delete {
+                // Checked writes: the object may have been deleted.
+                let (op, c) = match base {
+                    Base::This(c) => (Op::ThisObj, c),
+                    Base::BoundObj(c) => (Op::BoundObj, c),
+                    Base::Named(id, c) => (Op::Const(id as i64), c),
+                    Base::BoundGod(_) => unreachable!("rejected above"),
+                };
+                let start = self.begin();
+                self.emit(op, p[0].span);
+                let id = self.end(start)?;
+                (c, Box::new(move |o| Place::Field(id, o)))
+            } else {
+                match base {
+                    Base::This(c) => (c, Box::new(Place::This)),
+                    Base::BoundObj(c) => (c, Box::new(Place::Bound)),
+                    Base::Named(id, c) => {
+                        let slot = self.initial_base[id as usize];
+                        (c, Box::new(move |o| Place::Slot(slot + o)))
+                    }
+                    Base::BoundGod(_) => unreachable!("rejected above"),
                 }
             }
         } else {

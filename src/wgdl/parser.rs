@@ -222,7 +222,10 @@ impl<'a> LineParser<'a> {
                 let action = match (self.peek_name(), self.peek_at(1)) {
                     // WGDL has no function calls: `name (` or `name -` starts the action's expression.
                     (Some(n), Some(next))
-                        if !is_type_word(n) && n != "game" && n != "this" && !matches!(next.tok, Tok::Op(o) if o != "(" && o != "-" && o != "!") =>
+                        if !is_type_word(n)
+                            && n != "game"
+                            && n != "this"
+                            && !matches!(next.tok, Tok::Op(o) if o != "(" && o != "-" && o != "!") =>
                     {
                         Some(self.ident("an action name")?)
                     }

@@ -1046,22 +1046,22 @@ impl Program {
         }
     }
 
+    /// An object's readable name: its description, numbered (`plot#2`) when there are several.
+    pub fn object_label(&self, st: &State, id: u32) -> String {
+        let Some(o) = st.objects.get(id as usize) else { return "?".into() };
+        let g = &self.gods[o.god as usize];
+        if st.objects.iter().filter(|x| x.god == o.god).count() > 1 {
+            let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
+            format!("{}#{nth}", g.name)
+        } else {
+            g.name.clone()
+        }
+    }
+
     /// `getCoins(coin20)`, `plantSeed(farm#3, wheat)`: a readable name for a move.
     pub fn action_name(&self, st: &State, a: Action) -> String {
         let info = &self.actions[a.def as usize];
-        let obj = |id: u32| match st.objects.get(id as usize) {
-            Some(o) => {
-                let g = &self.gods[o.god as usize];
-                let twins = st.objects.iter().filter(|x| x.god == o.god).count();
-                if twins > 1 {
-                    let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
-                    format!("{}#{nth}", g.name)
-                } else {
-                    g.name.clone()
-                }
-            }
-            None => "?".into(),
-        };
+        let obj = |id: u32| self.object_label(st, id);
         match info.bind {
             BindKind::None => format!("{}({})", info.name, obj(a.this)),
             BindKind::Instance(_) => format!("{}({}, {})", info.name, obj(a.this), obj(a.bound)),
