@@ -4,10 +4,10 @@
 //! regeneration over a pause, level-ups (two from one XP gain), missions paid through the game
 //! value store. Random group-weighted play finishes all four sessions without runtime errors.
 
-use crate::util;
+use crate::util::{self, legal, names, play};
 use playforge::game::{Game, WgdlGame, pick_grouped};
 use playforge::wgdl::program::Op;
-use playforge::wgdl::{Action, Program, State, Status};
+use playforge::wgdl::{Program, State, Status};
 use rand::RngExt;
 
 fn program() -> std::sync::Arc<Program> {
@@ -50,26 +50,6 @@ fn slot(p: &Program, st: &State, name: &str) -> usize {
 fn set(p: &Program, st: &mut State, name: &str, v: i64) {
     let k = slot(p, st, name);
     st.slots[k] = v;
-}
-
-fn legal(p: &Program, st: &State) -> Vec<Action> {
-    let mut v = Vec::new();
-    p.legal_actions(st, &mut v).expect("legal actions");
-    v
-}
-
-fn names(p: &Program, st: &State) -> Vec<String> {
-    legal(p, st).iter().map(|&a| p.action_name(st, a)).collect()
-}
-
-/// Plays the legal move printed as `name`, panicking if it is not legal.
-fn play(p: &Program, st: &mut State, name: &str) {
-    let moves = legal(p, st);
-    let a = *moves
-        .iter()
-        .find(|&&a| p.action_name(st, a) == name)
-        .unwrap_or_else(|| panic!("`{name}` is not legal; legal: {:?}", names(p, st)));
-    p.apply(st, a).unwrap_or_else(|e| panic!("{}", e.render(p)));
 }
 
 /// The thesis's score for Magic Land.

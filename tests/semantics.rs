@@ -7,7 +7,7 @@
 //! The games are written in the tests and driven move by move by the moves' readable names
 //! (`getCoins(coin20)`), reading attributes back from the state.
 
-use crate::util;
+use crate::util::{self, legal, names, play};
 use playforge::wgdl::program::NONE;
 use playforge::wgdl::{Action, Program, RtKind, State, Status, Ty};
 
@@ -34,26 +34,6 @@ fn attr(p: &Program, st: &State, id: u32, name: &str) -> i64 {
 fn get(p: &Program, st: &State, path: &str) -> i64 {
     let (god, name) = path.split_once('.').expect("object.attribute");
     attr(p, st, obj(p, st, god, 1), name)
-}
-
-fn legal(p: &Program, st: &State) -> Vec<Action> {
-    let mut out = Vec::new();
-    p.legal_actions(st, &mut out).expect("legal actions");
-    out
-}
-
-fn names(p: &Program, st: &State) -> Vec<String> {
-    legal(p, st).into_iter().map(|a| p.action_name(st, a)).collect()
-}
-
-/// Applies the legal move called `name` (as [`Program::action_name`] writes it).
-fn play(p: &Program, st: &mut State, name: &str) {
-    let moves = legal(p, st);
-    let a = *moves
-        .iter()
-        .find(|&&a| p.action_name(st, a) == name)
-        .unwrap_or_else(|| panic!("`{name}` is not legal; legal: {:?}", names(p, st)));
-    p.apply(st, a).unwrap_or_else(|e| panic!("{}", e.render(p)));
 }
 
 fn start(src: &str) -> (std::sync::Arc<Program>, State) {

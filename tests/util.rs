@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use playforge::wgdl::{self, Compiled, Diagnostics};
+use playforge::wgdl::{self, Action, Compiled, Diagnostics, Program, State};
 use std::path::Path;
 
 /// Compiles WGDL text, panicking with the rendered diagnostics on failure.
@@ -23,4 +23,29 @@ pub fn compile_err(src: &str) -> Diagnostics {
 pub fn game(name: &str) -> Compiled {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name);
     wgdl::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every legal move in `st`.
+#[allow(dead_code)]
+pub fn legal(p: &Program, st: &State) -> Vec<Action> {
+    let mut out = Vec::new();
+    p.legal_actions(st, &mut out).expect("legal actions");
+    out
+}
+
+/// The legal moves as [`Program::action_name`] writes them.
+#[allow(dead_code)]
+pub fn names(p: &Program, st: &State) -> Vec<String> {
+    legal(p, st).into_iter().map(|a| p.action_name(st, a)).collect()
+}
+
+/// Applies the legal move called `name`, panicking (with the legal moves) if there is none.
+#[allow(dead_code)]
+pub fn play(p: &Program, st: &mut State, name: &str) {
+    let moves = legal(p, st);
+    let a = *moves
+        .iter()
+        .find(|&&a| p.action_name(st, a) == name)
+        .unwrap_or_else(|| panic!("`{name}` is not legal; legal: {:?}", names(p, st)));
+    p.apply(st, a).unwrap_or_else(|e| panic!("{}", e.render(p)));
 }
