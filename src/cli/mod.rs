@@ -26,7 +26,8 @@ enum Command {
     },
     /// Play random or scripted moves and print each move with the values it changed.
     Run(run::RunArgs),
-    /// Measure random playouts per second on one thread.
+    /// Measure random playouts per second on one thread (`--mcts`: MCTS iterations per second on
+    /// 1 and 2 threads).
     Bench(run::BenchArgs),
     /// Search a game as a TOML config describes (result formula, profile, MCTS/NMCS and its
     /// enhancements); print the best result and write outputs/<experiment>/seed-<seed>/.

@@ -216,15 +216,15 @@ impl Default for SearchSection {
 /// A config error: the file and what is wrong, with the toml crate's line and column.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
 }
 
 impl PlayConfig {
     pub fn load(path: &Path) -> Result<PlayConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Io { path: path.display().to_string(), err })?;
         Self::parse(&path.display().to_string(), &text)
     }
 

@@ -49,14 +49,14 @@ pub fn compile_str(name: &str, text: &str) -> Result<Compiled, Diagnostics> {
 /// Errors from [`load`]: the file could not be read, or it does not compile.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{0}")]
     Compile(Diagnostics),
 }
 
 /// Reads and compiles a `.wgdl` file.
 pub fn load(path: &Path) -> Result<Compiled, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.display().to_string(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|err| LoadError::Io { path: path.display().to_string(), err })?;
     compile_str(&path.display().to_string(), &text).map_err(LoadError::Compile)
 }
