@@ -524,7 +524,7 @@ mod tests {
             assert_eq!(back, f, "{text}");
             assert_eq!(back.eval(&stats()), f.eval(&stats()));
         }
-        assert_eq!(Formula::parse("a - (b - c)").is_err(), true);
+        assert!(Formula::parse("a - (b - c)").is_err(), "`a`, `b`, `c` are not variables");
         let f = Formula::parse("mean - (visits - parent) / (best / moves)").unwrap();
         assert_eq!(Formula::parse(&f.to_string()).unwrap(), f);
     }

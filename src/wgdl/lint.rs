@@ -173,18 +173,16 @@ fn const_bool(e: &ast::Expr) -> Option<bool> {
 /// AST before compiling, so the warning stands beside any type error the trap causes.
 pub fn precedence_traps(file: &ast::File, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
     for d in &file.decls {
-        let exprs: Vec<&ast::Expr> = match &d.kind {
-            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } => vec![expr],
-            DeclKind::Consequence { body, .. } => match body {
-                ast::ConsBody::Direct(e) | ast::ConsBody::Conditional(e, _) | ast::ConsBody::Timed(e, _) => vec![e],
-                _ => vec![],
-            },
-            DeclKind::Duration { expr, .. } => vec![expr],
-            _ => vec![],
+        let expr = match &d.kind {
+            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } | DeclKind::Duration { expr, .. } => expr,
+            DeclKind::Consequence {
+                body: ast::ConsBody::Direct(e) | ast::ConsBody::Conditional(e, _) | ast::ConsBody::Timed(e, _),
+                ..
+            } => e,
+            DeclKind::Consequence { body: ast::ConsBody::GameIncrease { by: Some(e), .. }, .. } => e,
+            _ => continue,
         };
-        for e in exprs {
-            precedence(e, src, diags);
-        }
+        precedence(expr, src, diags);
     }
 }
 
