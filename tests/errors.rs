@@ -643,3 +643,12 @@ fn fuzz_long() {
     }
     assert_eq!(panics, 0);
 }
+
+#[test]
+fn an_object_with_an_unknown_class_is_reported_once() {
+    let src = "class building\nclass house : building\nobject poor is hous\nattribute poor coins 5\ninitial poor\naction building go\nconsequence c direct poor.coins = long 1\nhasConsequence go c\n";
+    let d = wgdl::compile_str("x.wgdl", src).err().expect("an unknown class is an error");
+    let errors: Vec<String> = d.errors().map(|e| e.kind.to_string()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("unknown class `hous`"), "{errors:?}");
+}

@@ -111,6 +111,8 @@ struct Compiler<'a> {
     /// The game deletes objects: accesses through `this`, bound instances and named objects
     /// check that the object is alive (otherwise they are plain slot loads).
     has_delete: bool,
+    /// Object descriptions whose declaration failed (already reported).
+    broken_gods: std::collections::HashSet<String>,
     /// Attribute names assigned anywhere, for the "never holds" lint.
     pub assigned: std::collections::HashSet<String>,
 }
@@ -161,10 +163,18 @@ impl<'a> Compiler<'a> {
             session_pause: 0,
             has_delete: file.decls.iter().any(|d| matches!(&d.kind, DeclKind::Consequence { body: ConsBody::Delete(_), .. })),
             assigned: Default::default(),
+            broken_gods: Default::default(),
         }
     }
 
     fn error(&mut self, span: Span, kind: DiagKind) {
+        // An object whose own declaration failed (its class is unknown) was reported once there;
+        // later uses of its name would only repeat that error.
+        if let DiagKind::UnknownName { what: "object description" | "object" | "class or object description", name, .. } = &kind
+            && self.broken_gods.contains(name)
+        {
+            return;
+        }
         let d = Diagnostic::error(span, kind);
         // A consequence compiled in several contexts may report the same problem twice.
         if !self.diags.contains(&d) {
@@ -432,7 +442,10 @@ impl<'a> Compiler<'a> {
                     );
                     continue;
                 }
-                let Some(c) = self.resolve_class(class, "class") else { continue };
+                let Some(c) = self.resolve_class(class, "class") else {
+                    self.broken_gods.insert(name.name.clone());
+                    continue;
+                };
                 self.god_ix.insert(name.name.clone(), self.god_decl.len() as GodId);
                 self.god_decl.push((name.name.clone(), c, name.span));
             }
