@@ -359,7 +359,7 @@ impl<G: Game + Goals> Tree<G> {
             return Ok(());
         }
         let mut tail = sel.leaf;
-        let mut path_moves = sel.path_moves.clone();
+        let mut expanded = None;
         if let Some((mv, untried, hash, terminal, mover)) = sim.new_child {
             let depth = self.nodes[sel.leaf as usize].depth + 1;
             if cfg.duplicate_detection {
@@ -376,13 +376,16 @@ impl<G: Game + Goals> Tree<G> {
                 }
             }
             tail = self.push(sel.leaf, mv, untried, terminal, mover);
-            path_moves.push(mv);
+            expanded = Some(mv);
         }
+        // Only a new best needs the path as a list (no allocation on other iterations).
         if sim.final_value > self.best_value
             && let Some(state) = sim.final_state
         {
+            let mut path_moves = sel.path_moves.clone();
+            path_moves.extend(expanded);
             self.best_value = sim.final_value;
-            self.best_path = path_moves.clone();
+            self.best_path.clone_from(&path_moves);
             self.best_path.extend_from_slice(&sim.playout);
             self.best_state = state;
             if cfg.add_best_path && !sim.playout.is_empty() {

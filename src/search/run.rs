@@ -88,6 +88,12 @@ impl<S, M> Plan<S, M> {
     }
 }
 
+/// A game the parallel searches can share across threads: [`Goals`] plus the `Send`/`Sync`
+/// bounds root and tree parallelism need. Every such game is one (blanket impl).
+pub trait SearchGame: Game<State: Send + Sync, Move: Send + Sync, Error: Send> + Goals + Sync {}
+
+impl<G> SearchGame for G where G: Game<State: Send + Sync, Move: Send + Sync, Error: Send> + Goals + Sync {}
+
 /// The goal indices at which the sub-games end: `k` runs spread evenly over `n_goals` goals.
 pub fn stage_targets(n_goals: usize, k: usize) -> Vec<usize> {
     if n_goals == 0 {
@@ -100,10 +106,7 @@ pub fn stage_targets(n_goals: usize, k: usize) -> Vec<usize> {
 /// Searches the whole game from its start state.
 pub fn plan<G, E>(game: &G, eval: &E, cfg: &PlanConfig) -> Result<Plan<G::State, G::Move>, G::Error>
 where
-    G: Game + Goals + Sync,
-    G::State: Send + Sync,
-    G::Move: Send + Sync,
-    G::Error: Send,
+    G: SearchGame,
     E: Evaluator<G::State>,
 {
     let start = game.initial()?;
@@ -112,10 +115,7 @@ where
 
 pub fn plan_from<G, E>(game: &G, start: &G::State, eval: &E, cfg: &PlanConfig) -> Result<Plan<G::State, G::Move>, G::Error>
 where
-    G: Game + Goals + Sync,
-    G::State: Send + Sync,
-    G::Move: Send + Sync,
-    G::Error: Send,
+    G: SearchGame,
     E: Evaluator<G::State>,
 {
     let t0 = Instant::now();
@@ -157,10 +157,7 @@ fn stage_search<G, E>(
     stage: u64,
 ) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
-    G: Game + Goals + Sync,
-    G::State: Send + Sync,
-    G::Move: Send + Sync,
-    G::Error: Send,
+    G: SearchGame,
     E: Evaluator<G::State>,
 {
     let runs = cfg.split_runs.max(1);
@@ -203,10 +200,7 @@ fn one_tree<G, E>(
     seed: u64,
 ) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
-    G: Game + Goals + Sync,
-    G::State: Send + Sync,
-    G::Move: Send + Sync,
-    G::Error: Send,
+    G: SearchGame,
     E: Evaluator<G::State>,
 {
     match cfg.algorithm {
@@ -260,10 +254,7 @@ fn tree_parallel<G, E>(
     workers: usize,
 ) -> Result<SearchResult<G::State, G::Move>, G::Error>
 where
-    G: Game + Goals + Sync,
-    G::State: Send + Sync,
-    G::Move: Send + Sync,
-    G::Error: Send,
+    G: SearchGame,
     E: Evaluator<G::State>,
 {
     let t0 = Instant::now();
