@@ -201,6 +201,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Status::Stuck => "stuck: no legal move".to_string(),
         Status::StepLimit => format!("stopped: `limit steps` ({}) reached without reaching the last goal", p.limits.steps),
         Status::Running => format!("stopped after {step} moves (the game goes on)"),
+        Status::Won(k) => format!("won by {}", p.players.get(k as usize).map_or("?", |s| s.as_str())),
+        Status::Draw => "a draw".to_string(),
+        Status::TurnLimit => format!("stopped: `limit turns` ({}) reached without a winner", p.limits.turns),
     };
     writeln!(
         out,

@@ -41,6 +41,10 @@ pub enum TypeExpr {
 pub enum Binding {
     ForEveryInstance,
     ForEveryGod,
+    /// `forEveryNumber <var> <lo> <hi>` (extension): one move per whole number in [lo, hi].
+    ForEveryNumber(i64, i64),
+    /// `forEveryHex <var>` (extension): one move per walkable cell of the hex map.
+    ForEveryHex,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +55,9 @@ pub enum ActionKind {
     Player { class: Ident, binding: Option<(Binding, Ident)> },
     /// `action create:Class name`: runs when an object of Class is created.
     OnCreate { class: Ident },
+    /// `action round:Class name [forEveryInstance B]` (extension): runs at the end of every
+    /// round for each live object of Class (× each live B).
+    OnRound { class: Ident, binding: Option<(Binding, Ident)> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +77,8 @@ pub enum ConsBody {
     Delete(Expr),
     /// `endSession` (extension): the current session ends now.
     EndSession,
+    /// `endTurn` (extension): the acting object's turn ends after this move.
+    EndTurn,
     /// A body that did not parse (already reported); the consequence's name stays declared.
     Error,
 }
@@ -140,11 +149,95 @@ pub enum DeclKind {
         key: Ident,
         expr: Expr,
     },
-    /// `limit ruleFirings|objects|timers|steps n` (extension).
+    /// `limit ruleFirings|objects|timers|steps|turns n` (extension).
     Limit {
         key: Ident,
         value: u64,
     },
+    /// `players <name> <name> …` (extension): the sides, in order (side 0, 1, …).
+    Players {
+        names: Vec<Ident>,
+    },
+    /// `turn <Class> <sideAttribute> [while <condition>]` (extension): objects of Class take turns.
+    Turn {
+        class: Ident,
+        side: Ident,
+        cond: Option<Expr>,
+    },
+    /// `turnOrder grouped|alternating` (extension).
+    TurnOrder {
+        mode: Ident,
+    },
+    /// `winner <player> <condition>` / `draw <condition>` (extension); `player` is `None` for a draw.
+    Outcome {
+        player: Option<Ident>,
+        expr: Expr,
+    },
+    /// `hexmap "<file>"` (extension): the hex map, relative to the game file.
+    HexMap {
+        path: String,
+        path_span: Span,
+    },
+    /// `hexOccupants <Class> <posAttribute> <sideAttribute> [while <condition>]` (extension).
+    HexOccupants {
+        class: Ident,
+        pos: Ident,
+        side: Ident,
+        cond: Option<Expr>,
+    },
+    /// `grid <name> <width> <height>` (extension): a board of long cells, all 0 at the start.
+    Grid {
+        name: Ident,
+        width: u32,
+        height: u32,
+    },
+    /// `parameter <description>.<attribute> <min> <max>` (extension): a tunable value.
+    Parameter {
+        god: Ident,
+        attr: Ident,
+        min: f64,
+        max: f64,
+    },
+    /// `policy <name> <action> <pick> [if <condition>]` (extension): one tier of a policy.
+    Policy {
+        name: Ident,
+        action: Ident,
+        pick: Pick,
+        cond: Option<Expr>,
+    },
+    /// `policyOnly <action>`: the action is never offered to a search, only to policies.
+    PolicyOnly {
+        action: Ident,
+    },
+    /// `choose <action> <n> by <expr>`: per owner, only the n bindings with the lowest key.
+    Choose {
+        action: Ident,
+        n: u32,
+        key: Expr,
+    },
+    /// `lastResort <action> <n>`: legal only when at most n other moves are.
+    LastResort {
+        action: Ident,
+        n: u32,
+    },
+    /// `unless <action> <other>`: legal only when no move of `other` is.
+    Unless {
+        action: Ident,
+        other: Ident,
+    },
+}
+
+/// How a policy tier picks among its moves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pick {
+    /// The first in legal-move order.
+    First,
+    /// Uniformly at random.
+    Random,
+    /// At random with probability proportional to the expression (≤ 0 counts as 0).
+    Weight(Expr),
+    /// The move with the largest value (the first of equals).
+    Max(Expr),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -173,6 +266,10 @@ pub enum ExprKind {
     GameValue(Vec<Ident>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `f(a, b)`, `hex.walk(a, b)`, `board.line(x, y, dx, dy)` (extension): a built-in function.
+    Call(Vec<Ident>, Vec<Expr>),
+    /// `board[x, y]` (extension): a grid cell.
+    Index(Ident, Box<Expr>, Box<Expr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,6 +342,12 @@ impl fmt::Display for Expr {
             ExprKind::Unary(UnOp::Neg, e) => write!(f, "-({e})"),
             ExprKind::Unary(UnOp::Not, e) => write!(f, "!({e})"),
             ExprKind::Binary(op, l, r) => write!(f, "({l} {} {r})", op.symbol()),
+            ExprKind::Call(name, args) => {
+                let names: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{}({})", names.join("."), args.join(", "))
+            }
+            ExprKind::Index(g, x, y) => write!(f, "{}[{x}, {y}]", g.name),
         }
     }
 }

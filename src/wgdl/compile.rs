@@ -24,7 +24,13 @@ const MAX_STORE_NODES: usize = 1_000_000;
 const MAX_CHAIN: usize = 100;
 
 pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Option<Program> {
+    compile_with(file, source, diags, &CompileOptions::default())
+}
+
+/// [`compile`] with options: where auxiliary files (maps) are, parameter overrides.
+pub fn compile_with(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>, opts: &CompileOptions) -> Option<Program> {
     let mut c = Compiler::new(file, source, diags);
+    c.x.opts = opts.clone();
     c.run();
     let ok = !c.diags.iter().any(|d| d.severity == super::diag::Severity::Error);
     if ok { Some(c.finish()) } else { None }
@@ -42,9 +48,15 @@ struct StoreReq {
 struct CtxKey {
     this: Option<ClassId>,
     bind: BindKind,
+    /// The symbol of a `forEveryNumber`/`forEveryHex` variable ([`NO_VAR`] if none).
+    var: i64,
 }
 
-const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None };
+const NO_VAR: i64 = -1;
+const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None, var: NO_VAR };
+
+mod ext;
+pub use ext::CompileOptions;
 
 /// The root of an attribute path.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +66,8 @@ enum Base {
     BoundGod(ClassId),
     /// An initial object named by its description: object index and class.
     Named(u32, ClassId),
+    /// A bound number or hex cell (forEveryNumber, forEveryHex).
+    Num,
 }
 
 struct ClassDecl {
@@ -115,6 +129,10 @@ struct Compiler<'a> {
     broken_gods: std::collections::HashSet<String>,
     /// Attribute names assigned anywhere, for the "never holds" lint.
     pub assigned: std::collections::HashSet<String>,
+    /// The symbol of each action's number/hex variable ([`NO_VAR`] if none).
+    action_var: Vec<i64>,
+    /// What the extensions collect (players, turns, hex map, grids, parameters, policies).
+    x: ext::Ext,
 }
 
 fn line_of(src: &SourceFile, span: Span) -> usize {
@@ -154,6 +172,8 @@ impl<'a> Compiler<'a> {
             named: HashMap::new(),
             initial_base: Vec::new(),
             slot_fixups: Vec::new(),
+            action_var: Vec::new(),
+            x: ext::Ext::default(),
             is_sub: Vec::new(),
             groups: Vec::new(),
             goals: Vec::new(),
@@ -217,12 +237,16 @@ impl<'a> Compiler<'a> {
         self.collect_classes();
         self.collect_attributes();
         self.collect_objects();
+        self.collect_parameters();
         self.collect_game_defs();
         self.collect_misc();
+        self.collect_ext_decls();
         self.collect_groups();
         self.collect_actions();
+        self.collect_filters();
         self.compile_actions();
         self.compile_goals();
+        self.compile_ext();
         self.check_store_size();
         self.lint_unused_consequences();
         self.lint_unincreased_reads();
@@ -817,12 +841,13 @@ impl<'a> Compiler<'a> {
                         "objects" => self.limits.objects = v,
                         "timers" => self.limits.timers = v,
                         "steps" => self.limits.steps = v,
+                        "turns" => self.limits.turns = v,
                         _ => self.error(
                             key.span,
                             DiagKind::UnknownName {
                                 what: "limit",
                                 name: key.name.clone(),
-                                expected: "ruleFirings, objects, timers or steps".into(),
+                                expected: "ruleFirings, objects, timers, steps or turns".into(),
                             },
                         ),
                     }
@@ -871,10 +896,11 @@ impl<'a> Compiler<'a> {
                         self.error(name.span, DiagKind::Duplicate { what: "action", name: name.name.clone(), first_line });
                         continue;
                     }
+                    let mut var = NO_VAR;
                     let (k, class, bind) = match kind {
                         AstActionKind::Rule => (ActionKind::Rule, None, BindKind::None),
                         AstActionKind::OnCreate { class } => (ActionKind::OnCreate, self.resolve_class(class, "class"), BindKind::None),
-                        AstActionKind::Player { class, binding } => {
+                        AstActionKind::Player { class, binding } | AstActionKind::OnRound { class, binding } => {
                             let c = self.resolve_class(class, "class");
                             let b = match binding {
                                 None => BindKind::None,
@@ -882,8 +908,35 @@ impl<'a> Compiler<'a> {
                                 Some((Binding::ForEveryInstance, bc)) => {
                                     self.resolve_class(bc, "class").map_or(BindKind::None, BindKind::Instance)
                                 }
+                                Some((Binding::ForEveryNumber(lo, hi), v)) => {
+                                    var = self.intern(&v.name);
+                                    BindKind::Number(*lo as u32, *hi as u32)
+                                }
+                                Some((Binding::ForEveryHex, v)) => {
+                                    var = self.intern(&v.name);
+                                    if self.x.hex.is_none() {
+                                        self.error(
+                                            v.span,
+                                            DiagKind::Invalid {
+                                                what: "`forEveryHex` without a hex map".into(),
+                                                expected: "a `hexmap \"<file>\"` line".into(),
+                                            },
+                                        );
+                                    }
+                                    BindKind::Hex
+                                }
                             };
-                            (ActionKind::Player, c, b)
+                            let round = matches!(kind, AstActionKind::OnRound { .. });
+                            if round && !matches!(b, BindKind::None | BindKind::Instance(_)) {
+                                self.error(
+                                    name.span,
+                                    DiagKind::Invalid {
+                                        what: "a `round:` hook with a binding other than forEveryInstance".into(),
+                                        expected: "`action round:<Class> <name>` or `… forEveryInstance <Class>`".into(),
+                                    },
+                                );
+                            }
+                            (if round { ActionKind::OnRound } else { ActionKind::Player }, c, b)
                         }
                     };
                     if k != ActionKind::Rule && class.is_none() {
@@ -900,7 +953,12 @@ impl<'a> Compiler<'a> {
                         consequences: vec![],
                         group: 0,
                         duration: None,
+                        policy_only: false,
+                        choose: None,
+                        last_resort: None,
+                        unless: Vec::new(),
                     });
+                    self.action_var.push(var);
                 }
                 DeclKind::Consequence { name, .. } => {
                     if let Some(&prev) = self.cons_ix.get(&name.name) {
@@ -983,7 +1041,7 @@ impl<'a> Compiler<'a> {
                     match info.kind {
                         ActionKind::Player => actions.push(a as ActionId),
                         ActionKind::OnCreate => hooks.push(a as ActionId),
-                        ActionKind::Rule => {}
+                        ActionKind::Rule | ActionKind::OnRound => {}
                     }
                 }
             }
@@ -1008,7 +1066,7 @@ impl<'a> Compiler<'a> {
 
     fn ctx_of(&self, a: ActionId) -> CtxKey {
         let info = &self.actions[a as usize];
-        CtxKey { this: info.class, bind: info.bind }
+        CtxKey { this: info.class, bind: info.bind, var: self.action_var[a as usize] }
     }
 
     fn compile_actions(&mut self) {
@@ -1332,6 +1390,16 @@ impl<'a> Compiler<'a> {
                 Cons::Delete { obj: self.end(start)? }
             }
             ConsBody::EndSession => Cons::EndSession,
+            ConsBody::EndTurn => {
+                if self.x.turn_decl.is_none() {
+                    self.error(
+                        span,
+                        DiagKind::Invalid { what: "`endTurn` in a game without turns".into(), expected: "a `turn <Class> <side>` line".into() },
+                    );
+                    return None;
+                }
+                Cons::EndTurn
+            }
             // The parser reported it.
             ConsBody::Error => return None,
         })
@@ -1362,8 +1430,9 @@ impl<'a> Compiler<'a> {
             || self.god_ix.contains_key(name)
             || match cx.bind {
                 BindKind::God(c) | BindKind::Instance(c) => self.classes[c as usize].name == name,
-                BindKind::None => false,
+                BindKind::None | BindKind::Number(..) | BindKind::Hex => false,
             }
+            || (cx.var != NO_VAR && self.syms[cx.var as usize] == name)
     }
 
     fn store_req(&mut self, segs: Vec<String>) -> usize {
@@ -1443,8 +1512,15 @@ impl<'a> Compiler<'a> {
             | Op::Time
             | Op::SessionTime
             | Op::Sessions
-            | Op::Moves => 1,
-            Op::Field(_) | Op::FieldConst(_) | Op::NameOf | Op::NegL | Op::NegD | Op::L2D | Op::L2DUnder | Op::Not => 0,
+            | Op::Moves
+            | Op::Agg(_)
+            | Op::Actor
+            | Op::Round
+            | Op::Turns
+            | Op::ToMove => 1,
+            Op::Field(_) | Op::FieldConst(_) | Op::NameOf | Op::NegL | Op::NegD | Op::L2D | Op::L2DUnder | Op::Not | Op::Load | Op::Skip(_) => 0,
+            Op::Call(b) => 1 - b.arity() as isize,
+            Op::GridLine(_) => -3,
             _ => -1,
         };
         self.depth = (self.depth as isize + delta).max(0) as usize;
@@ -1535,6 +1611,12 @@ impl<'a> Compiler<'a> {
                 Some(t)
             }
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx),
+            ExprKind::Call(name, args) => self.call(name, args, e.span, cx),
+            ExprKind::Index(g, x, y) => {
+                self.grid_cell(g, x, y, cx)?;
+                self.emit(Op::Load, e.span);
+                Some(Ty::Long)
+            }
         }
     }
 
@@ -1655,6 +1737,23 @@ impl<'a> Compiler<'a> {
                 "sessionTime" => Some(Op::SessionTime),
                 "sessionsFinished" => Some(Op::Sessions),
                 "moves" => Some(Op::Moves),
+                "round" | "turns" | "toMove" | "actor" if self.x.turn_decl.is_none() => {
+                    self.error(
+                        span,
+                        DiagKind::Invalid {
+                            what: format!("`game.{}` in a game without turns", segs[0].name),
+                            expected: "a `turn <Class> <side>` line".into(),
+                        },
+                    );
+                    return None;
+                }
+                "round" => Some(Op::Round),
+                "turns" => Some(Op::Turns),
+                "toMove" => Some(Op::ToMove),
+                "actor" => {
+                    self.emit(Op::Actor, span);
+                    return Some(Ty::Obj(self.x.turn_decl.expect("checked above").0));
+                }
                 _ => None,
             };
             if let Some(op) = op {
@@ -1686,6 +1785,9 @@ impl<'a> Compiler<'a> {
 
     fn path_base(&mut self, root: &ast::Ident, cx: CtxKey) -> Option<Base> {
         let name = root.name.as_str();
+        if cx.var != NO_VAR && self.syms[cx.var as usize] == name {
+            return Some(Base::Num);
+        }
         if name == "this" {
             return match cx.this {
                 Some(c) => Some(Base::This(c)),
@@ -1749,9 +1851,21 @@ impl<'a> Compiler<'a> {
     fn path(&mut self, p: &[ast::Ident], cx: CtxKey) -> Option<Ty> {
         let base = self.path_base(&p[0], cx)?;
         let span0 = p[0].span;
+        if let Base::Num = base {
+            if p.len() > 1 {
+                self.error(
+                    p[1].span,
+                    DiagKind::Invalid { what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name), expected: "the number alone".into() },
+                );
+                return None;
+            }
+            self.emit(Op::BoundObj, span0);
+            return Some(Ty::Long);
+        }
         // Just an object.
         if p.len() == 1 {
             return match base {
+                Base::Num => unreachable!("handled above"),
                 Base::This(c) => {
                     self.emit(Op::ThisObj, span0);
                     Some(Ty::Obj(c))
@@ -1778,6 +1892,7 @@ impl<'a> Compiler<'a> {
         }
         let class = match base {
             Base::This(c) | Base::BoundObj(c) | Base::BoundGod(c) | Base::Named(_, c) => c,
+            Base::Num => unreachable!("handled above"),
         };
         let first = &p[1];
         let span = span0.to(first.span);
@@ -1789,7 +1904,7 @@ impl<'a> Compiler<'a> {
                         Base::This(_) => Op::ThisObj,
                         Base::BoundObj(_) => Op::BoundObj,
                         Base::Named(id, _) => Op::Const(id as i64),
-                        Base::BoundGod(_) => unreachable!("excluded above"),
+                        Base::BoundGod(_) | Base::Num => unreachable!("excluded above"),
                     };
                     self.emit(obj, span0);
                     self.emit(Op::Field(idx as u32), span);
@@ -1804,6 +1919,7 @@ impl<'a> Compiler<'a> {
                         (Base::BoundGod(_), true) => Op::GodConst(idx as u32),
                         (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
                         (Base::Named(id, _), true) => Op::Const(self.gods[self.initial[id as usize] as usize].consts[idx]),
+                        (Base::Num, _) => unreachable!("handled above"),
                     };
                     self.emit(op, span);
                     ty
@@ -1824,6 +1940,7 @@ impl<'a> Compiler<'a> {
                         let s = self.gods[self.initial[id as usize] as usize].name_sym;
                         self.emit(Op::Const(s), span);
                     }
+                    Base::Num => unreachable!("handled above"),
                 }
                 Ty::Str
             }
@@ -1864,6 +1981,12 @@ impl<'a> Compiler<'a> {
 
     /// An assignment target: an instance attribute of an object.
     fn place(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(Place, Ty)> {
+        if let ExprKind::Index(g, x, y) = &e.kind {
+            let start = self.begin();
+            self.grid_cell(g, x, y, cx)?;
+            let id = self.end(start)?;
+            return Some((Place::Dyn(id), Ty::Long));
+        }
         let ExprKind::Path(p) = &e.kind else {
             self.error(
                 e.span,
@@ -1887,6 +2010,10 @@ impl<'a> Compiler<'a> {
         let last = &p[p.len() - 1];
         let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
             let base = self.path_base(&p[0], cx)?;
+            if let Base::Num = base {
+                self.error(p[1].span, DiagKind::Invalid { what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name), expected: "an object attribute to assign to".into() });
+                return None;
+            }
             if let Base::BoundGod(_) = base {
                 self.error(
                     p[0].span,
@@ -1903,7 +2030,7 @@ impl<'a> Compiler<'a> {
                     Base::This(c) => (Op::ThisObj, c),
                     Base::BoundObj(c) => (Op::BoundObj, c),
                     Base::Named(id, c) => (Op::Const(id as i64), c),
-                    Base::BoundGod(_) => unreachable!("rejected above"),
+                    Base::BoundGod(_) | Base::Num => unreachable!("rejected above"),
                 };
                 let start = self.begin();
                 self.emit(op, p[0].span);
@@ -1917,7 +2044,7 @@ impl<'a> Compiler<'a> {
                         let slot = self.initial_base[id as usize];
                         (c, Box::new(move |o| Place::Slot(slot + o)))
                     }
-                    Base::BoundGod(_) => unreachable!("rejected above"),
+                    Base::BoundGod(_) | Base::Num => unreachable!("rejected above"),
                 }
             }
         } else {
@@ -1997,7 +2124,9 @@ impl<'a> Compiler<'a> {
         }
         let Trie { paths, parent, .. } = trie;
         let n_nodes = paths.len() as u32;
-        let store_slots = 2 * n_nodes;
+        // Grids sit between the store and the objects.
+        let grid_base = 2 * n_nodes;
+        let store_slots = 2 * n_nodes + self.x.grid_slots;
         let mut code = self.code;
         for op in code.iter_mut() {
             match op {
@@ -2010,6 +2139,10 @@ impl<'a> Compiler<'a> {
             if let Op::Slot(s) = code[i] {
                 code[i] = Op::Slot(s + store_slots);
             }
+        }
+        let mut grids = self.x.grids.clone();
+        for g in grids.iter_mut() {
+            g.base += grid_base;
         }
         let rules_read_time = self
             .actions
@@ -2026,6 +2159,9 @@ impl<'a> Compiler<'a> {
                 _ => {}
             }
         }
+        let round_hooks: Vec<ActionId> =
+            self.actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
+        let has_filters = self.actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         Program {
             source: self.source,
             syms,
@@ -2052,6 +2188,18 @@ impl<'a> Compiler<'a> {
             session_pause: self.session_pause,
             is_sub: self.is_sub,
             max_stack: 32,
+            round_hooks,
+            has_filters,
+            players: self.x.players,
+            turn: self.x.turn,
+            outcomes: self.x.outcomes,
+            hex: self.x.hex,
+            occupants: self.x.occupants,
+            grids,
+            grid_slots: self.x.grid_slots,
+            params: self.x.params,
+            policies: self.x.policies,
+            aggs: self.x.aggs,
         }
     }
 }

@@ -27,7 +27,7 @@ pub struct Token {
     pub span: Span,
 }
 
-const OPS: [&str; 19] = ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":"];
+const OPS: [&str; 21] = ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":", "[", "]"];
 
 pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let bytes = src.as_bytes();

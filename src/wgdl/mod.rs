@@ -9,12 +9,15 @@
 pub mod ast;
 pub mod compile;
 pub mod diag;
+pub mod hex;
 pub mod lexer;
 pub mod lint;
 pub mod parser;
 pub mod probe;
 pub mod program;
+mod turns;
 
+pub use compile::CompileOptions;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
 
@@ -29,12 +32,17 @@ pub struct Compiled {
 
 /// Compiles WGDL source text. `name` is used in messages (usually the file path).
 pub fn compile_str(name: &str, text: &str) -> Result<Compiled, Diagnostics> {
+    compile_str_with(name, text, &CompileOptions::default())
+}
+
+/// [`compile_str`] with options (map directory, parameter overrides, turn order).
+pub fn compile_str_with(name: &str, text: &str, opts: &CompileOptions) -> Result<Compiled, Diagnostics> {
     let file = Arc::new(SourceFile::new(name, text));
     let mut diags = Vec::new();
     let tokens = lexer::lex(&file.text, &mut diags);
     let ast = parser::parse(&tokens, &mut diags);
     lint::precedence_traps(&ast, &file, &mut diags);
-    let program = compile::compile(&ast, file.clone(), &mut diags);
+    let program = compile::compile_with(&ast, file.clone(), &mut diags, opts);
     if let Some(p) = &program {
         lint::lint(&ast, p, &mut diags);
     }
@@ -57,6 +65,15 @@ pub enum LoadError {
 
 /// Reads and compiles a `.wgdl` file.
 pub fn load(path: &Path) -> Result<Compiled, LoadError> {
+    load_with(path, &CompileOptions::default())
+}
+
+/// [`load`] with options; maps are found relative to the file unless `opts` says otherwise.
+pub fn load_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|err| LoadError::Io { path: path.display().to_string(), err })?;
-    compile_str(&path.display().to_string(), &text).map_err(LoadError::Compile)
+    let mut opts = opts.clone();
+    if opts.base_dir.is_none() {
+        opts.base_dir = path.parent().map(|p| p.to_path_buf());
+    }
+    compile_str_with(&path.display().to_string(), &text, &opts).map_err(LoadError::Compile)
 }

@@ -16,7 +16,8 @@ use super::diag::{DiagKind, Diagnostic, Span};
 use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
-actionGroup, isInGroup, duration, session, limit";
+actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, parameter, \
+policy, policyOnly, choose, lastResort, unless";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     let mut decls = Vec::new();
@@ -249,12 +250,136 @@ impl<'a> LineParser<'a> {
                 }
                 DeclKind::Limit { key, value: v as u64 }
             }
+            "players" => {
+                let mut names = vec![self.ident("a player (side) name")?];
+                while !self.at_end() {
+                    names.push(self.ident("a player (side) name")?);
+                }
+                DeclKind::Players { names }
+            }
+            "turn" => {
+                let class = self.ident("the class whose objects take turns")?;
+                let side = self.ident("the attribute (long) giving each object's side: 0, 1, …")?;
+                let cond = self.while_cond()?;
+                DeclKind::Turn { class, side, cond }
+            }
+            "turnOrder" => DeclKind::TurnOrder { mode: self.ident("`grouped` or `alternating`")? },
+            "winner" => {
+                let player = self.ident("a player name declared by `players`")?;
+                DeclKind::Outcome { player: Some(player), expr: self.one_arg("winner", "a condition after the player name")? }
+            }
+            "draw" => DeclKind::Outcome { player: None, expr: self.one_arg("draw", "a condition")? },
+            "hexmap" => match self.peek().map(|t| (&t.tok, t.span)) {
+                Some((Tok::Quoted(s), span)) => {
+                    self.pos += 1;
+                    DeclKind::HexMap { path: s.clone(), path_span: span }
+                }
+                _ => return self.err("a quoted map file name such as \"maps/arena5.hexmap\""),
+            },
+            "hexOccupants" => {
+                let class = self.ident("the class whose objects stand on hexes")?;
+                let pos = self.ident("the attribute (long) holding an object's hex cell")?;
+                let side = self.ident("the attribute (long) holding an object's side")?;
+                let cond = self.while_cond()?;
+                DeclKind::HexOccupants { class, pos, side, cond }
+            }
+            "grid" => {
+                let name = self.ident("a grid name")?;
+                let width = self.count("a grid width (a whole number ≥ 1)")?;
+                let height = self.count("a grid height (a whole number ≥ 1)")?;
+                DeclKind::Grid { name, width, height }
+            }
+            "parameter" => {
+                let god = self.ident("an object description, as in `parameter red_mage.hp 1 100`")?;
+                self.expect_op(".")?;
+                let attr = self.ident("an attribute name after `.`")?;
+                let min = self.signed_number("the smallest value")?;
+                let max = self.signed_number("the largest value")?;
+                DeclKind::Parameter { god, attr, min, max }
+            }
+            "policy" => {
+                let name = self.ident("a policy name")?;
+                let action = self.ident("an action name")?;
+                let how = self.ident("how to pick: first, random, weight <expr> or max <expr>")?;
+                let pick = match how.name.as_str() {
+                    "first" => Pick::First,
+                    "random" => Pick::Random,
+                    "weight" => Pick::Weight(self.expr()?),
+                    "max" => Pick::Max(self.expr()?),
+                    _ => {
+                        return Err(Diagnostic::error(
+                            how.span,
+                            DiagKind::Unexpected {
+                                found: format!("`{}`", how.name),
+                                expected: "how to pick: first, random, weight <expr> or max <expr>".into(),
+                            },
+                        ));
+                    }
+                };
+                let cond = if self.peek_name() == Some("if") {
+                    self.pos += 1;
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
+                DeclKind::Policy { name, action, pick, cond }
+            }
+            "policyOnly" => DeclKind::PolicyOnly { action: self.ident("an action name")? },
+            "choose" => {
+                let action = self.ident("an action name")?;
+                let n = self.count("how many moves to keep (a whole number ≥ 1)")?;
+                self.keyword("by")?;
+                DeclKind::Choose { action, n, key: self.expr()? }
+            }
+            "lastResort" => {
+                let action = self.ident("an action name")?;
+                let span = self.here();
+                let v = self.number("how many other moves may be legal (a whole number ≥ 0)")?;
+                if v < 0.0 || v.fract() != 0.0 {
+                    return Err(Diagnostic::error(
+                        span,
+                        DiagKind::BadLiteral { ty: "lastResort", text: v.to_string(), expected: "a whole number ≥ 0" },
+                    ));
+                }
+                DeclKind::LastResort { action, n: v as u32 }
+            }
+            "unless" => {
+                let action = self.ident("an action name")?;
+                let other = self.ident("the action whose legal moves rule it out")?;
+                DeclKind::Unless { action, other }
+            }
             _ => {
                 return Err(Diagnostic::error(head.span, DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS }));
             }
         };
         self.expect_end()?;
         Ok(Decl { kind, span: self.line_span() })
+    }
+
+    /// `while <condition>` at the end of a line, if present.
+    fn while_cond(&mut self) -> PResult<Option<Expr>> {
+        if self.at_end() {
+            return Ok(None);
+        }
+        self.keyword("while")?;
+        Ok(Some(self.expr()?))
+    }
+
+    /// A whole number ≥ 1.
+    fn count(&mut self, expected: &str) -> PResult<u32> {
+        let span = self.here();
+        let v = self.number(expected)?;
+        if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
+            return Err(Diagnostic::error(span, DiagKind::BadLiteral { ty: "count", text: v.to_string(), expected: "a whole number ≥ 1" }));
+        }
+        Ok(v as u32)
+    }
+
+    /// A number with an optional `-`.
+    fn signed_number(&mut self, expected: &str) -> PResult<f64> {
+        let neg = self.eat_op("-");
+        let v = self.number(expected)?;
+        Ok(if neg { -v } else { v })
     }
 
     fn number(&mut self, expected: &str) -> PResult<f64> {
@@ -448,25 +573,60 @@ impl<'a> LineParser<'a> {
             let name = self.ident("an action name")?;
             return Ok(DeclKind::Action { name, kind: ActionKind::OnCreate { class } });
         }
+        // `action round:Class name [forEveryInstance B]`
+        if self.peek_name() == Some("round") && self.peek_at(1).is_some_and(|t| t.tok == Tok::Op(":")) {
+            self.pos += 2;
+            let class = self.ident("a class name after `round:`")?;
+            let name = self.ident("an action name")?;
+            let binding = self.binding()?;
+            return Ok(DeclKind::Action { name, kind: ActionKind::OnRound { class, binding } });
+        }
         let first = self.ident("an action name, or a class name followed by the action name")?;
         if self.at_end() {
             return Ok(DeclKind::Action { name: first, kind: ActionKind::Rule });
         }
         let name = self.ident("an action name")?;
-        let binding = match self.peek_name() {
-            Some("forEveryInstance") => Some(Binding::ForEveryInstance),
-            Some("forEveryGOD") => Some(Binding::ForEveryGod),
-            Some(_) | None if self.at_end() => None,
-            _ => return self.err("`forEveryInstance <Class>`, `forEveryGOD <Class>` or end of line"),
-        };
-        let binding = match binding {
-            Some(b) => {
-                self.pos += 1;
-                Some((b, self.ident("a class name to bind")?))
-            }
-            None => None,
-        };
+        let binding = self.binding()?;
         Ok(DeclKind::Action { name, kind: ActionKind::Player { class: first, binding } })
+    }
+
+    /// An action's optional binding: `forEveryInstance C`, `forEveryGOD C`,
+    /// `forEveryNumber v lo hi`, `forEveryHex v`.
+    fn binding(&mut self) -> PResult<Option<(Binding, Ident)>> {
+        const EXPECTED: &str =
+            "`forEveryInstance <Class>`, `forEveryGOD <Class>`, `forEveryNumber <name> <from> <to>`, `forEveryHex <name>` or end of line";
+        if self.at_end() {
+            return Ok(None);
+        }
+        let b = match self.peek_name() {
+            Some("forEveryInstance") => Binding::ForEveryInstance,
+            Some("forEveryGOD") => Binding::ForEveryGod,
+            Some("forEveryNumber") => Binding::ForEveryNumber(0, 0),
+            Some("forEveryHex") => Binding::ForEveryHex,
+            _ => return self.err(EXPECTED),
+        };
+        self.pos += 1;
+        Ok(Some(match b {
+            Binding::ForEveryNumber(..) => {
+                let var = self.ident("a name for the bound number")?;
+                let span = self.here();
+                let lo = self.signed_number("the first number")?;
+                let hi = self.signed_number("the last number")?;
+                if lo.fract() != 0.0 || hi.fract() != 0.0 || lo < 0.0 || hi < lo || hi > 1e6 {
+                    return Err(Diagnostic::error(
+                        span,
+                        DiagKind::BadLiteral {
+                            ty: "forEveryNumber",
+                            text: format!("{lo} {hi}"),
+                            expected: "two whole numbers 0 ≤ from ≤ to ≤ 1000000",
+                        },
+                    ));
+                }
+                (Binding::ForEveryNumber(lo as i64, hi as i64), var)
+            }
+            Binding::ForEveryHex => (b, self.ident("a name for the bound hex cell")?),
+            _ => (b, self.ident("a class name to bind")?),
+        }))
     }
 
     fn consequence(&mut self) -> PResult<DeclKind> {
@@ -502,7 +662,7 @@ impl<'a> LineParser<'a> {
 
     fn consequence_body(&mut self) -> PResult<ConsBody> {
         let kind =
-            self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession")?;
+            self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn")?;
         let body = match kind.name.as_str() {
             "direct" => ConsBody::Direct(self.one_arg("direct", "1 argument: `direct <attribute> = <expression>`")?),
             "create" => ConsBody::Create(self.one_arg("create", "1 argument: `create <object description or class>`")?),
@@ -550,13 +710,14 @@ impl<'a> LineParser<'a> {
             }
             "delete" => ConsBody::Delete(self.one_arg("delete", "1 argument: `delete <object>`")?),
             "endSession" => ConsBody::EndSession,
+            "endTurn" => ConsBody::EndTurn,
             _ => {
                 return Err(Diagnostic::error(
                     kind.span,
                     DiagKind::Unexpected {
                         found: format!("`{}`", kind.name),
                         expected:
-                            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete or endSession"
+                            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn"
                                 .into(),
                     },
                 ));
@@ -715,6 +876,19 @@ impl<'a> LineParser<'a> {
                             path.push(self.ident("an attribute name after `.`")?);
                         }
                         let span = start.to(path.last().map_or(start, |i| i.span));
+                        if self.peek_op("(") && n != "game" {
+                            return self.call(path, start);
+                        }
+                        if self.peek_op("[") && path.len() == 1 {
+                            self.grow()?;
+                            self.pos += 1;
+                            let x = self.expr()?;
+                            self.expect_op(",")?;
+                            let y = self.expr()?;
+                            let close = self.expect_op("]")?;
+                            let g = path.pop().expect("one name");
+                            return Ok(Expr { kind: ExprKind::Index(g, Box::new(x), Box::new(y)), span: start.to(close) });
+                        }
                         if n == "game" {
                             if path.len() < 2 {
                                 return self.err("`.` and a game value name after `game`");
@@ -728,6 +902,28 @@ impl<'a> LineParser<'a> {
             }
             _ => self.err("an expression (a value, an attribute path such as this.coins, or `(`)"),
         }
+    }
+}
+
+impl LineParser<'_> {
+    /// `name(args)` after the name: a built-in function call (extension).
+    fn call(&mut self, name: Vec<Ident>, start: Span) -> PResult<Expr> {
+        self.grow()?;
+        self.brackets += 1;
+        if self.brackets > MAX_BRACKETS {
+            return self.err(format!("at most {MAX_BRACKETS} brackets open at once"));
+        }
+        self.pos += 1;
+        let mut args = Vec::new();
+        if !self.peek_op(")") {
+            args.push(self.expr()?);
+            while self.eat_op(",") {
+                args.push(self.expr()?);
+            }
+        }
+        let close = self.expect_op(")")?;
+        self.brackets -= 1;
+        Ok(Expr { kind: ExprKind::Call(name, args), span: start.to(close) })
     }
 }
 

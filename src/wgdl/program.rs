@@ -98,6 +98,57 @@ pub enum Op {
     /// Short-circuit: if the top is false (true), jump forward keeping it; else pop it.
     AndJump(u32),
     OrJump(u32),
+    /// A built-in function (extension): pops its arguments, pushes the result.
+    Call(Builtin),
+    /// Jump over the next n ops (an aggregate's inner expression, evaluated on its own).
+    Skip(u32),
+    /// Pops y and x, pushes the absolute slot of grid cell (x, y) (error when off the grid).
+    GridCell(u16),
+    /// Pops a slot index, pushes the slot's value.
+    Load,
+    /// Pops x, y, dx, dy: the length of the run of cells equal to (x, y) through it along ±(dx, dy).
+    GridLine(u16),
+    /// An aggregate over the live objects of a class (`sumOf`, `countOf`).
+    Agg(u16),
+    /// `game.actor` (the object whose turn it is, or `null`), `game.round`, `game.turns`, `game.toMove`.
+    Actor,
+    Round,
+    Turns,
+    ToMove,
+}
+
+/// Built-in functions. Hex functions take and return cell numbers (see [`super::hex`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    MaxL,
+    MinL,
+    AbsL,
+    MaxD,
+    MinD,
+    AbsD,
+    HexDistance,
+    HexWalk,
+    HexSees,
+    HexWall,
+    HexFree,
+    HexStart,
+    HexHidden,
+    HexApproach,
+    HexStepToward,
+    HexCells,
+}
+
+impl Builtin {
+    pub fn arity(self) -> usize {
+        use Builtin::*;
+        match self {
+            HexCells => 0,
+            AbsL | AbsD | HexWall | HexFree => 1,
+            MaxL | MinL | MaxD | MinD | HexDistance | HexWalk | HexSees | HexStart | HexHidden => 2,
+            HexStepToward => 3,
+            HexApproach => 4,
+        }
+    }
 }
 
 /// Where a direct consequence writes.
@@ -108,6 +159,8 @@ pub enum Place {
     Bound(u32),
     /// The object computed by an expression, at an offset.
     Field(ExprId, u32),
+    /// The absolute slot computed by an expression (a grid cell).
+    Dyn(ExprId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,6 +207,7 @@ pub enum Cons {
         obj: ExprId,
     },
     EndSession,
+    EndTurn,
 }
 
 #[derive(Clone, Debug)]
@@ -178,6 +232,10 @@ pub enum BindKind {
     None,
     Instance(ClassId),
     God(ClassId),
+    /// A whole number in [lo, hi] (forEveryNumber).
+    Number(u32, u32),
+    /// A walkable cell of the hex map (forEveryHex).
+    Hex,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +243,8 @@ pub enum ActionKind {
     Player,
     Rule,
     OnCreate,
+    /// `round:` hooks, run at the end of every round.
+    OnRound,
 }
 
 #[derive(Clone, Debug)]
@@ -200,6 +260,12 @@ pub struct ActionInfo {
     pub group: u16,
     /// Seconds the action takes (player actions); `None` = the game's default duration.
     pub duration: Option<(ExprId, bool)>,
+    /// Move filters (extension): offered to policies only; per owner only the n lowest keys;
+    /// only when at most n other moves are legal; only when no move of these actions is.
+    pub policy_only: bool,
+    pub choose: Option<(u32, ExprId)>,
+    pub last_resort: Option<u32>,
+    pub unless: Vec<ActionId>,
 }
 
 #[derive(Clone, Debug)]
@@ -242,6 +308,90 @@ pub struct Group {
     pub weight: f64,
 }
 
+/// Who takes turns (extension): objects of `class`, their side in attribute slot `side`.
+#[derive(Clone, Debug)]
+pub struct TurnInfo {
+    pub class: ClassId,
+    pub side: u32,
+    /// Only objects for which this holds take their turn (`while`).
+    pub cond: Option<ExprId>,
+    /// R0 B0 R1 B1 … instead of R0 R1 B0 B1.
+    pub alternating: bool,
+}
+
+/// A `winner`/`draw` line.
+#[derive(Clone, Debug)]
+pub struct OutcomeInfo {
+    /// The winning side, `None` for a draw.
+    pub winner: Option<u8>,
+    pub expr: ExprId,
+    pub text: String,
+}
+
+/// Objects standing on hex cells (`hexOccupants`).
+#[derive(Clone, Debug)]
+pub struct Occupants {
+    pub class: ClassId,
+    pub pos: u32,
+    pub side: u32,
+    pub cond: Option<ExprId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GridInfo {
+    pub name: String,
+    /// Absolute slot of cell (0, 0); cell (x, y) is at `base + y * width + x`.
+    pub base: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A declared parameter: an attribute value of one description, with its range.
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    /// `description.attribute`.
+    pub name: String,
+    pub integer: bool,
+    pub min: f64,
+    pub max: f64,
+    /// The value in this program (the file's, or an override).
+    pub value: f64,
+    /// The file's value.
+    pub default: f64,
+}
+
+/// How a policy tier picks.
+#[derive(Clone, Copy, Debug)]
+pub enum PickCode {
+    First,
+    Random,
+    Weight(ExprId, bool),
+    Max(ExprId, bool),
+}
+
+#[derive(Clone, Debug)]
+pub struct Tier {
+    pub action: ActionId,
+    pub pick: PickCode,
+    pub cond: Option<ExprId>,
+}
+
+/// A policy: ordered tiers; the first tier with a move decides.
+#[derive(Clone, Debug)]
+pub struct PolicyInfo {
+    pub name: String,
+    pub tiers: Vec<Tier>,
+}
+
+/// `sumOf(Class, expr)` / `countOf(Class, cond)`.
+#[derive(Clone, Copy, Debug)]
+pub struct AggInfo {
+    pub class: ClassId,
+    pub expr: ExprId,
+    pub count: bool,
+    pub double: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct GoalInfo {
     pub k: u32,
@@ -271,11 +421,13 @@ pub struct Limits {
     pub steps: u32,
     /// Nested `create:` hooks creating objects.
     pub create_depth: u32,
+    /// Turns (of all sides) in one game before it counts as endless (`limit turns`).
+    pub turns: u32,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { rule_firings: 10_000, objects: 100_000, timers: 100_000, steps: 100_000, create_depth: 64 }
+        Limits { rule_firings: 10_000, objects: 100_000, timers: 100_000, steps: 100_000, create_depth: 64, turns: u32::MAX }
     }
 }
 
@@ -318,6 +470,21 @@ pub struct Program {
     /// `is_sub[a * n + b]`: class a is b or derives from b.
     pub is_sub: Vec<bool>,
     pub max_stack: usize,
+    /// Extensions: sides, turns, outcomes, round hooks, hex map, grids, parameters, policies.
+    pub players: Vec<String>,
+    pub turn: Option<TurnInfo>,
+    pub outcomes: Vec<OutcomeInfo>,
+    pub round_hooks: Vec<ActionId>,
+    pub hex: Option<Arc<super::hex::HexMap>>,
+    pub occupants: Option<Occupants>,
+    pub grids: Vec<GridInfo>,
+    /// Slots between the store and the objects (grid cells).
+    pub grid_slots: u32,
+    pub params: Vec<ParamInfo>,
+    pub policies: Vec<PolicyInfo>,
+    pub aggs: Vec<AggInfo>,
+    /// Some action has a move filter (`choose`, `lastResort`, `unless`) or is `policyOnly`.
+    pub has_filters: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -356,6 +523,19 @@ pub enum Status {
     Stuck,
     /// `limit steps` moves were made without reaching the last goal.
     StepLimit,
+    /// A `winner` line held: that side won.
+    Won(u8),
+    /// A `draw` line held.
+    Draw,
+    /// `limit turns` turns were played without a winner.
+    TurnLimit,
+}
+
+impl Status {
+    /// The game is over for a two-sided reason or a limit (not `Running`).
+    pub fn is_over(self) -> bool {
+        self != Status::Running
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -376,6 +556,14 @@ pub struct State {
     pub rng: u64,
     /// Set by an `endSession` consequence during the current move.
     pub end_session: bool,
+    /// Turns (extension): the acting object ([`NONE`] without turns or when nobody can act),
+    /// rounds and turns completed, and the outcome (0 none, 1 draw, 2 + k side k won).
+    pub actor: u32,
+    pub round: u32,
+    pub turns: u32,
+    pub outcome: u8,
+    /// Set by an `endTurn` consequence during the current move.
+    pub end_turn: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -412,6 +600,14 @@ pub enum RtKind {
     IllegalAction { action: String },
     #[error("the object that `delete` names is `null` or already deleted; expected a live object")]
     DeleteNull,
+    #[error("cell ({x}, {y}) is off grid `{grid}` ({w} × {h}); expected 0 ≤ x < {w} and 0 ≤ y < {h}")]
+    OffGrid { grid: String, x: i64, y: i64, w: u32, h: u32 },
+    #[error("hex cell {cell} is not on the map (cells 0 to {last}); expected a cell number, e.g. from `hex.start`")]
+    OffMap { cell: i64, last: usize },
+    #[error("side {side} has no start point {k} on the map ({have} there); expected a map with enough start points for every team")]
+    NoStartPoint { side: i64, k: i64, have: usize },
+    #[error("runaway turns: more than {limit} turns ended in one move; expected a `while` condition that some object meets")]
+    RunawayTurns { limit: u32 },
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.
@@ -430,15 +626,15 @@ impl RuntimeError {
 }
 
 #[cold]
-fn rt(kind: RtKind, span: Span) -> RuntimeError {
+pub(super) fn rt(kind: RtKind, span: Span) -> RuntimeError {
     RuntimeError { kind, span }
 }
 
 /// Evaluation context: whose action is running.
 #[derive(Clone, Copy, Debug)]
-struct Ctx {
-    this: u32,
-    bound: u32,
+pub(super) struct Ctx {
+    pub(super) this: u32,
+    pub(super) bound: u32,
 }
 
 const STACK: usize = 32;
@@ -461,7 +657,7 @@ impl Program {
     pub fn initial_state(&self) -> Result<State, RuntimeError> {
         let n = self.n_store_nodes();
         let mut st = State {
-            slots: vec![0; 2 * n],
+            slots: vec![0; 2 * n + self.grid_slots as usize],
             objects: Vec::new(),
             timers: Vec::new(),
             clock: 0,
@@ -472,6 +668,11 @@ impl Program {
             to_move: 0,
             rng: 0,
             end_session: false,
+            actor: NONE,
+            round: 0,
+            turns: 0,
+            outcome: 0,
+            end_turn: false,
         };
         // All initial objects exist before any create: hook runs, so hooks can use named objects.
         for &g in &self.initial {
@@ -482,7 +683,13 @@ impl Program {
         }
         self.fire_rules(&mut st)?;
         self.settle(&mut st)?;
+        if self.turn.is_some() {
+            st.end_turn = false;
+            st.actor = self.next_actor(&st, None)?.unwrap_or(NONE);
+            st.to_move = self.side_of(&st, st.actor);
+        }
         self.advance_goals(&mut st)?;
+        self.check_outcomes(&mut st)?;
         Ok(st)
     }
 
@@ -522,7 +729,7 @@ impl Program {
         Ok(())
     }
 
-    fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
+    pub(super) fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
         for &c in &a.conditions {
             if self.eval(st, c, ctx)? == 0 {
                 return Ok(false);
@@ -533,7 +740,7 @@ impl Program {
 
     /// Evaluates one compiled expression.
     #[inline]
-    fn eval(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
+    pub(super) fn eval(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
         let code = &self.code[e.start as usize..(e.start + e.len) as usize];
         let mut stack = [0i64; STACK];
         let mut sp = 0usize;
@@ -646,6 +853,37 @@ impl Program {
                     }
                     sp -= 1;
                 }
+                Op::Skip(n) => {
+                    pc += n as usize + 1;
+                    continue;
+                }
+                Op::Call(b) => {
+                    let n = b.arity();
+                    let v = self.builtin(st, b, &stack[sp - n..sp], e.start as usize + pc)?;
+                    sp -= n;
+                    push!(v)
+                }
+                Op::GridCell(g) => {
+                    let gi = &self.grids[g as usize];
+                    let (x, y) = (stack[sp - 2], stack[sp - 1]);
+                    if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
+                        let (grid, w, h) = (gi.name.clone(), gi.width, gi.height);
+                        return Err(rt(RtKind::OffGrid { grid, x, y, w, h }, self.spans[e.start as usize + pc]));
+                    }
+                    sp -= 1;
+                    stack[sp - 1] = gi.base as i64 + y * gi.width as i64 + x;
+                }
+                Op::Load => stack[sp - 1] = st.slots[stack[sp - 1] as usize],
+                Op::GridLine(g) => {
+                    let v = self.grid_line(st, g, &stack[sp - 4..sp]);
+                    sp -= 3;
+                    stack[sp - 1] = v;
+                }
+                Op::Agg(a) => push!(self.aggregate(st, a, ctx)?),
+                Op::Actor => push!(if st.actor == NONE { NULL } else { st.actor as i64 }),
+                Op::Round => push!(st.round as i64),
+                Op::Turns => push!(st.turns as i64),
+                Op::ToMove => push!(st.to_move as i64),
             }
             pc += 1;
         }
@@ -682,12 +920,13 @@ impl Program {
                 let obj = self.eval(st, e, ctx)?;
                 self.deref(st, obj, (e.start + e.len - 1) as usize)?.base + o
             }
+            Place::Dyn(e) => self.eval(st, e, ctx)? as u32,
         };
         st.slots[idx as usize] = v;
         Ok(())
     }
 
-    fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
+    pub(super) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
         let info = &self.conses[c as usize];
         match &info.code {
             Cons::Assign { place, value } => {
@@ -768,12 +1007,16 @@ impl Program {
                 st.end_session = true;
                 Ok(())
             }
+            Cons::EndTurn => {
+                st.end_turn = true;
+                Ok(())
+            }
         }
     }
 
     /// Fires rules to a fixpoint: passes over all rules in file order until one pass fires none,
     /// or until a rule asks to end the session.
-    fn fire_rules(&self, st: &mut State) -> Result<(), RuntimeError> {
+    pub(super) fn fire_rules(&self, st: &mut State) -> Result<(), RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
         let mut firings = 0u32;
         loop {
@@ -950,14 +1193,44 @@ impl Program {
                 Some(o) if o.alive && self.is_sub(o.class, c) => {}
                 _ => return Ok(false),
             },
+            BindKind::Number(lo, hi) => {
+                if a.bound < lo || a.bound > hi {
+                    return Ok(false);
+                }
+            }
+            BindKind::Hex => match &self.hex {
+                Some(h) if (a.bound as usize) < h.len() && !h.wall[a.bound as usize] => {}
+                _ => return Ok(false),
+            },
         }
-        self.conditions_hold(st, info, Ctx { this: a.this, bound: a.bound })
+        if !self.conditions_hold(st, info, Ctx { this: a.this, bound: a.bound })? {
+            return Ok(false);
+        }
+        if self.has_filters {
+            // Filters depend on the other legal moves: decide as the move list does.
+            let mut all = Vec::new();
+            self.legal_actions(st, &mut all)?;
+            return Ok(all.contains(&a));
+        }
+        Ok(true)
     }
 
     /// Fills `out` with every legal action instance: objects in creation order, each object's
     /// actions in declaration order (inherited first), bindings in declaration/creation order.
     pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
+        self.candidate_actions(st, out)?;
+        if self.has_filters {
+            self.filter_moves(st, out, false)?;
+        }
+        Ok(())
+    }
+
+    /// Every action instance whose conditions hold, before move filters.
+    pub(super) fn candidate_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
         out.clear();
+        if st.outcome != 0 {
+            return Ok(());
+        }
         for (oid, obj) in st.objects.iter().enumerate() {
             if !obj.alive {
                 continue;
@@ -988,6 +1261,21 @@ impl Program {
                             }
                         }
                     }
+                    BindKind::Number(lo, hi) => {
+                        for bound in lo..=hi {
+                            if self.conditions_hold(st, info, Ctx { this, bound })? {
+                                out.push(Action { def: a, this, bound });
+                            }
+                        }
+                    }
+                    BindKind::Hex => {
+                        let Some(h) = &self.hex else { continue };
+                        for bound in 0..h.len() as u32 {
+                            if !h.wall[bound as usize] && self.conditions_hold(st, info, Ctx { this, bound })? {
+                                out.push(Action { def: a, this, bound });
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -1004,6 +1292,9 @@ impl Program {
             self.exec(st, c, ctx, 0)?;
         }
         self.fire_rules(st)?;
+        if st.end_turn {
+            self.end_turn(st)?;
+        }
         let duration = match info.duration.or(self.default_duration) {
             Some((e, is_double)) => {
                 let raw = self.eval(st, e, ctx)?;
@@ -1017,7 +1308,8 @@ impl Program {
         };
         self.pass_time(st, duration)?;
         st.moves += 1;
-        self.advance_goals(st)
+        self.advance_goals(st)?;
+        self.check_outcomes(st)
     }
 
     /// [`Program::apply`] after checking that the move is legal.
@@ -1035,8 +1327,14 @@ impl Program {
     }
 
     pub fn status(&self, st: &State, legal: &[Action]) -> Status {
-        if st.goal as usize >= self.goals.len() && !self.goals.is_empty() {
+        if st.outcome == 1 {
+            Status::Draw
+        } else if st.outcome >= 2 {
+            Status::Won(st.outcome - 2)
+        } else if st.goal as usize >= self.goals.len() && !self.goals.is_empty() {
             Status::Finished
+        } else if st.turns >= self.limits.turns {
+            Status::TurnLimit
         } else if st.moves >= self.limits.steps {
             Status::StepLimit
         } else if legal.is_empty() {
@@ -1069,6 +1367,13 @@ impl Program {
                 let g = self.gods.get(a.bound as usize).map_or("?", |g| g.name.as_str());
                 format!("{}({}, {g})", info.name, obj(a.this))
             }
+            BindKind::Number(..) => format!("{}({}, {})", info.name, obj(a.this), a.bound),
+            BindKind::Hex => match &self.hex {
+                Some(h) if (a.bound as usize) < h.len() => {
+                    format!("{}({}, {}:({},{}))", info.name, obj(a.this), a.bound, h.q[a.bound as usize], h.r[a.bound as usize])
+                }
+                _ => format!("{}({}, {})", info.name, obj(a.this), a.bound),
+            },
         }
     }
 
@@ -1109,6 +1414,11 @@ impl Clone for State {
             to_move: self.to_move,
             rng: self.rng,
             end_session: self.end_session,
+            actor: self.actor,
+            round: self.round,
+            turns: self.turns,
+            outcome: self.outcome,
+            end_turn: self.end_turn,
         }
     }
 
@@ -1125,6 +1435,11 @@ impl Clone for State {
         self.to_move = src.to_move;
         self.rng = src.rng;
         self.end_session = src.end_session;
+        self.actor = src.actor;
+        self.round = src.round;
+        self.turns = src.turns;
+        self.outcome = src.outcome;
+        self.end_turn = src.end_turn;
     }
 }
 
@@ -1148,6 +1463,8 @@ impl State {
         mix(self.sessions as u64);
         mix(((self.goal as u64) << 8) | self.to_move as u64);
         mix(self.rng);
+        mix(((self.actor as u64) << 32) | ((self.outcome as u64) << 24) | self.round as u64);
+        mix(self.turns as u64);
         h
     }
 }

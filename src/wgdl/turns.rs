@@ -1,0 +1,433 @@
+//! Run time of the two-sided extensions: turns and rounds, outcomes, built-in functions (hex
+//! geometry, grids, aggregates), move filters and policies. Everything here is generic: a game
+//! says in WGDL which class takes turns, which attribute is a side, which objects stand on hexes
+//! and how a policy ranks its moves; this file only carries those declarations out.
+
+use super::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
+use crate::rng::Rng;
+use rand::RngExt;
+
+impl Program {
+    /// The side (player index) of a turn-taking object; 0 without turns or actor.
+    pub fn side_of(&self, st: &State, obj: u32) -> u8 {
+        match (&self.turn, st.objects.get(obj as usize)) {
+            (Some(t), Some(o)) => st.slots[(o.base + t.side) as usize] as u8,
+            _ => 0,
+        }
+    }
+
+    /// Turn-order key of an object: (side, rank) grouped, (rank, side) alternating, where rank
+    /// counts earlier objects of the same side.
+    fn turn_key(&self, st: &State, obj: u32) -> (i64, i64) {
+        let t = self.turn.as_ref().expect("turns declared");
+        let side_of = |o: usize| st.slots[(st.objects[o].base + t.side) as usize];
+        let side = side_of(obj as usize);
+        let rank = (0..obj as usize).filter(|&o| self.is_sub(st.objects[o].class, t.class) && side_of(o) == side).count() as i64;
+        if t.alternating { (rank, side) } else { (side, rank) }
+    }
+
+    /// The next object to act after `after` in this round (`None`: from the round's start), if
+    /// any: live objects of the turn class whose `while` condition holds.
+    pub(super) fn next_actor(&self, st: &State, after: Option<u32>) -> Result<Option<u32>, RuntimeError> {
+        let t = self.turn.as_ref().expect("turns declared");
+        let after_key = after.filter(|&a| a != NONE).map(|a| self.turn_key(st, a));
+        let mut best: Option<((i64, i64), u32)> = None;
+        for (i, o) in st.objects.iter().enumerate() {
+            if !o.alive || !self.is_sub(o.class, t.class) {
+                continue;
+            }
+            let key = self.turn_key(st, i as u32);
+            if after_key.is_some_and(|a| key <= a) || best.is_some_and(|(b, _)| key >= b) {
+                continue;
+            }
+            if let Some(c) = t.cond
+                && self.eval(st, c, Ctx { this: i as u32, bound: NONE })? == 0
+            {
+                continue;
+            }
+            best = Some((key, i as u32));
+        }
+        Ok(best.map(|(_, i)| i))
+    }
+
+    /// Ends the acting object's turn: the next object in order acts; after the last one the
+    /// round ends (round hooks, then rules) and the first one acts again.
+    pub(super) fn end_turn(&self, st: &mut State) -> Result<(), RuntimeError> {
+        st.end_turn = false;
+        if self.turn.is_none() {
+            return Ok(());
+        }
+        st.turns += 1;
+        let next = if st.actor == NONE { None } else { self.next_actor(st, Some(st.actor))? };
+        st.actor = match next {
+            Some(n) => n,
+            None => {
+                st.round += 1;
+                self.run_round_hooks(st)?;
+                self.fire_rules(st)?;
+                st.end_turn = false;
+                self.next_actor(st, None)?.unwrap_or(NONE)
+            }
+        };
+        st.to_move = self.side_of(st, st.actor);
+        Ok(())
+    }
+
+    fn run_round_hooks(&self, st: &mut State) -> Result<(), RuntimeError> {
+        for &h in &self.round_hooks {
+            let a = &self.actions[h as usize];
+            debug_assert_eq!(a.kind, ActionKind::OnRound);
+            let class = a.class.expect("round hooks have a class");
+            let n = st.objects.len();
+            for this in 0..n {
+                if !st.objects[this].alive || !self.is_sub(st.objects[this].class, class) {
+                    continue;
+                }
+                let this = this as u32;
+                match a.bind {
+                    BindKind::Instance(bc) => {
+                        for b in 0..n {
+                            if !st.objects[this as usize].alive {
+                                break;
+                            }
+                            if !st.objects[b].alive || !self.is_sub(st.objects[b].class, bc) {
+                                continue;
+                            }
+                            let ctx = Ctx { this, bound: b as u32 };
+                            if self.conditions_hold(st, a, ctx)? {
+                                for &c in &a.consequences {
+                                    self.exec(st, c, ctx, 0)?;
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        let ctx = Ctx { this, bound: NONE };
+                        if self.conditions_hold(st, a, ctx)? {
+                            for &c in &a.consequences {
+                                self.exec(st, c, ctx, 0)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the first `winner`/`draw` line that holds (once decided, the outcome stays).
+    pub(super) fn check_outcomes(&self, st: &mut State) -> Result<(), RuntimeError> {
+        if st.outcome != 0 {
+            return Ok(());
+        }
+        let ctx = Ctx { this: NONE, bound: NONE };
+        for o in &self.outcomes {
+            if self.eval(st, o.expr, ctx)? != 0 {
+                st.outcome = o.winner.map_or(1, |k| k + 2);
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ built-in functions
+
+    fn cell(&self, v: i64, op_index: usize) -> Result<usize, RuntimeError> {
+        let n = self.hex.as_ref().map_or(0, |h| h.len());
+        if v < 0 || v as usize >= n {
+            return Err(rt(RtKind::OffMap { cell: v, last: n.saturating_sub(1) }, self.spans[op_index]));
+        }
+        Ok(v as usize)
+    }
+
+    /// The live occupants that count (`hexOccupants … while`), as (object, cell, side).
+    fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
+        let Some(occ) = &self.occupants else { return Ok(()) };
+        for (i, o) in st.objects.iter().enumerate() {
+            if !o.alive || !self.is_sub(o.class, occ.class) {
+                continue;
+            }
+            if let Some(c) = occ.cond
+                && self.eval(st, c, Ctx { this: i as u32, bound: NONE })? == 0
+            {
+                continue;
+            }
+            let pos = st.slots[(o.base + occ.pos) as usize];
+            let side = st.slots[(o.base + occ.side) as usize];
+            if !f(pos, side) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn occupied(&self, st: &State, cell: usize) -> Result<bool, RuntimeError> {
+        let mut found = false;
+        self.for_each_occupant(st, |pos, _| {
+            found = pos == cell as i64;
+            !found
+        })?;
+        Ok(found)
+    }
+
+    pub(super) fn builtin(&self, st: &State, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
+        let d = |v: i64| f64::from_bits(v as u64);
+        let bits = |v: f64| v.to_bits() as i64;
+        Ok(match b {
+            Builtin::MaxL => args[0].max(args[1]),
+            Builtin::MinL => args[0].min(args[1]),
+            Builtin::AbsL => args[0].wrapping_abs(),
+            Builtin::MaxD => bits(d(args[0]).max(d(args[1]))),
+            Builtin::MinD => bits(d(args[0]).min(d(args[1]))),
+            Builtin::AbsD => bits(d(args[0]).abs()),
+            Builtin::HexCells => self.hex.as_ref().map_or(0, |h| h.len() as i64),
+            _ => {
+                let h = self.hex.as_ref().expect("the compiler requires a hexmap for hex built-ins");
+                match b {
+                    Builtin::HexDistance => h.distance(self.cell(args[0], op_index)?, self.cell(args[1], op_index)?),
+                    Builtin::HexWalk => h.walk(self.cell(args[0], op_index)?, self.cell(args[1], op_index)?),
+                    Builtin::HexSees => h.sees(self.cell(args[0], op_index)?, self.cell(args[1], op_index)?) as i64,
+                    Builtin::HexWall => h.wall[self.cell(args[0], op_index)?] as i64,
+                    Builtin::HexFree => {
+                        let c = self.cell(args[0], op_index)?;
+                        (!h.wall[c] && !self.occupied(st, c)?) as i64
+                    }
+                    Builtin::HexStart => {
+                        let (side, k) = (args[0], args[1]);
+                        let have = h.starts.get(side.max(0) as usize).map_or(0, |v| v.len());
+                        if side < 0 || k < 0 || k as usize >= have {
+                            return Err(rt(RtKind::NoStartPoint { side, k, have }, self.spans[op_index]));
+                        }
+                        h.starts[side as usize][k as usize] as i64
+                    }
+                    Builtin::HexHidden => {
+                        let c = self.cell(args[0], op_index)?;
+                        let me = args[1];
+                        let mut hidden = true;
+                        self.for_each_occupant(st, |pos, side| {
+                            if side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, c) {
+                                hidden = false;
+                            }
+                            hidden
+                        })?;
+                        hidden as i64
+                    }
+                    Builtin::HexApproach => {
+                        let from = self.cell(args[0], op_index)?;
+                        let target = self.cell(args[1], op_index)?;
+                        let (budget, range) = (args[2], args[3]);
+                        let mut best: Option<(i64, usize)> = None;
+                        for c in 0..h.len() {
+                            if h.wall[c] || c == from {
+                                continue;
+                            }
+                            let w = h.walk(from, c);
+                            if w > budget || best.is_some_and(|(bw, _)| w >= bw) {
+                                continue;
+                            }
+                            if h.distance(c, target) > range || !h.sees(c, target) || self.occupied(st, c)? {
+                                continue;
+                            }
+                            best = Some((w, c));
+                        }
+                        best.map_or(-1, |(_, c)| c as i64)
+                    }
+                    Builtin::HexStepToward => {
+                        let from = self.cell(args[0], op_index)?;
+                        let to = self.cell(args[1], op_index)?;
+                        let mut err = None;
+                        let found = h.step_toward(from, to, args[2], |c| match self.occupied(st, c) {
+                            Ok(o) => !o,
+                            Err(e) => {
+                                err = Some(e);
+                                true
+                            }
+                        });
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
+                        found.map_or(-1, |c| c as i64)
+                    }
+                    _ => unreachable!("handled above"),
+                }
+            }
+        })
+    }
+
+    pub(super) fn grid_line(&self, st: &State, g: u16, args: &[i64]) -> i64 {
+        let gi = &self.grids[g as usize];
+        let (w, h) = (gi.width as i64, gi.height as i64);
+        let (x, y, dx, dy) = (args[0], args[1], args[2], args[3]);
+        let at = |x: i64, y: i64| (x >= 0 && y >= 0 && x < w && y < h).then(|| st.slots[(gi.base as i64 + y * w + x) as usize]);
+        let Some(v) = at(x, y) else { return 0 };
+        if dx == 0 && dy == 0 {
+            return 1;
+        }
+        let mut n = 1;
+        for s in [1i64, -1] {
+            let (mut cx, mut cy) = (x + s * dx, y + s * dy);
+            while at(cx, cy) == Some(v) {
+                n += 1;
+                cx += s * dx;
+                cy += s * dy;
+            }
+        }
+        n
+    }
+
+    pub(super) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {
+        let info = self.aggs[a as usize];
+        let (mut n, mut sum_l, mut sum_d) = (0i64, 0i64, 0f64);
+        for (i, o) in st.objects.iter().enumerate() {
+            if !o.alive || !self.is_sub(o.class, info.class) {
+                continue;
+            }
+            let v = self.eval(st, info.expr, Ctx { this: ctx.this, bound: i as u32 })?;
+            if info.count {
+                n += (v != 0) as i64;
+            } else if info.double {
+                sum_d += f64::from_bits(v as u64);
+            } else {
+                sum_l = sum_l.wrapping_add(v);
+            }
+        }
+        Ok(if info.count {
+            n
+        } else if info.double {
+            sum_d.to_bits() as i64
+        } else {
+            sum_l
+        })
+    }
+
+    // ------------------------------------------------------------------ move filters, policies
+
+    /// Applies `choose` and `unless`; for searches (not `for_policy`) also drops `policyOnly`
+    /// moves and applies `lastResort`.
+    pub(super) fn filter_moves(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
+        // choose: per (action, owner), keep the n lowest keys (first of equals).
+        if out.iter().any(|m| self.actions[m.def as usize].choose.is_some()) {
+            let mut keys = vec![0i64; out.len()];
+            for (i, m) in out.iter().enumerate() {
+                if let Some((_, e)) = self.actions[m.def as usize].choose {
+                    keys[i] = self.eval(st, e, Ctx { this: m.this, bound: m.bound })?;
+                }
+            }
+            let mut keep = vec![true; out.len()];
+            for (i, m) in out.iter().enumerate() {
+                let Some((n, _)) = self.actions[m.def as usize].choose else { continue };
+                let better = out
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, o)| o.def == m.def && o.this == m.this && (keys[*j], *j) < (keys[i], i))
+                    .count();
+                keep[i] = better < n as usize;
+            }
+            let mut k = 0;
+            out.retain(|_| {
+                k += 1;
+                keep[k - 1]
+            });
+        }
+        // unless: drop an action's moves while a move of another named action is legal.
+        if out.iter().any(|m| !self.actions[m.def as usize].unless.is_empty()) {
+            let present = |d: u16, out: &Vec<Action>| out.iter().any(|m| m.def == d);
+            let blocked: Vec<u16> = out
+                .iter()
+                .map(|m| m.def)
+                .filter(|&d| self.actions[d as usize].unless.iter().any(|&o| present(o, out)))
+                .collect();
+            if !blocked.is_empty() {
+                out.retain(|m| !blocked.contains(&m.def));
+            }
+        }
+        if !for_policy {
+            out.retain(|m| !self.actions[m.def as usize].policy_only);
+            if out.iter().any(|m| self.actions[m.def as usize].last_resort.is_some()) {
+                let counts: Vec<bool> = out
+                    .iter()
+                    .map(|m| match self.actions[m.def as usize].last_resort {
+                        Some(n) => out.iter().filter(|o| o.def != m.def).count() <= n as usize,
+                        None => true,
+                    })
+                    .collect();
+                let mut k = 0;
+                out.retain(|_| {
+                    k += 1;
+                    counts[k - 1]
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The move a policy picks here, or `None` when none of its tiers has a move. `buf` is
+    /// scratch space.
+    pub fn policy_move(&self, st: &State, policy: usize, rng: &mut Rng, buf: &mut Vec<Action>) -> Result<Option<Action>, RuntimeError> {
+        self.candidate_actions(st, buf)?;
+        self.filter_moves(st, buf, true)?;
+        let pol = &self.policies[policy];
+        for tier in &pol.tiers {
+            let mut chosen: Option<Action> = None;
+            let mut count = 0usize;
+            let mut total = 0.0f64;
+            let mut best = f64::NEG_INFINITY;
+            for &m in buf.iter() {
+                if m.def != tier.action {
+                    continue;
+                }
+                let ctx = Ctx { this: m.this, bound: m.bound };
+                if let Some(c) = tier.cond
+                    && self.eval(st, c, ctx)? == 0
+                {
+                    continue;
+                }
+                let num = |e, double: bool| -> Result<f64, RuntimeError> {
+                    let v = self.eval(st, e, ctx)?;
+                    Ok(if double { f64::from_bits(v as u64) } else { v as f64 })
+                };
+                match tier.pick {
+                    PickCode::First => {
+                        chosen = Some(m);
+                        break;
+                    }
+                    PickCode::Random => {
+                        // Reservoir sampling: uniform over the tier's moves in one pass.
+                        count += 1;
+                        if rng.random_range(0..count) == 0 {
+                            chosen = Some(m);
+                        }
+                    }
+                    PickCode::Weight(e, double) => {
+                        let w = num(e, double)?.max(0.0);
+                        count += 1;
+                        if w > 0.0 {
+                            total += w;
+                            if rng.random::<f64>() * total < w {
+                                chosen = Some(m);
+                            }
+                        } else if total == 0.0 && chosen.is_none() {
+                            chosen = Some(m);
+                        }
+                    }
+                    PickCode::Max(e, double) => {
+                        let v = num(e, double)?;
+                        if v > best {
+                            best = v;
+                            chosen = Some(m);
+                        }
+                    }
+                }
+            }
+            if chosen.is_some() {
+                return Ok(chosen);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The policy's index by name.
+    pub fn policy_index(&self, name: &str) -> Option<usize> {
+        self.policies.iter().position(|p| p.name == name)
+    }
+}
