@@ -3,6 +3,8 @@
 /// Shared helpers: compile a game from text or from `games/`.
 mod util;
 
+/// Connect Four: perft counts, random games and hand-checked wins against its native twin.
+mod connect_four;
 /// The interpreter against hand-written native twins, move for move.
 mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic

@@ -205,6 +205,10 @@ pub enum DeclKind {
         pick: Pick,
         cond: Option<Expr>,
     },
+    /// `constraint <condition>` (extension): parameter values must satisfy it in the start state.
+    Constraint {
+        expr: Expr,
+    },
     /// `policyOnly <action>`: the action is never offered to a search, only to policies.
     PolicyOnly {
         action: Ident,

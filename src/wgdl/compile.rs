@@ -2200,6 +2200,7 @@ impl<'a> Compiler<'a> {
             params: self.x.params,
             policies: self.x.policies,
             aggs: self.x.aggs,
+            constraints: self.x.constraints,
         }
     }
 }

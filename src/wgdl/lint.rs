@@ -44,7 +44,7 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
             diags.push(Diagnostic::warning(expr.span, DiagKind::NeverHolds { why: "it is a constant false".into() }));
         }
     }
-    if program.goals.is_empty() {
+    if program.goals.is_empty() && program.outcomes.is_empty() {
         diags.push(Diagnostic::warning(
             Default::default(),
             DiagKind::Lint(format!(

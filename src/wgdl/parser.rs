@@ -16,7 +16,7 @@ use super::diag::{DiagKind, Diagnostic, Span};
 use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
-actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, parameter, \
+actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, parameter, constraint, \
 policy, policyOnly, choose, lastResort, unless";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
@@ -324,6 +324,7 @@ impl<'a> LineParser<'a> {
                 };
                 DeclKind::Policy { name, action, pick, cond }
             }
+            "constraint" => DeclKind::Constraint { expr: self.one_arg("constraint", "a condition")? },
             "policyOnly" => DeclKind::PolicyOnly { action: self.ident("an action name")? },
             "choose" => {
                 let action = self.ident("an action name")?;

@@ -483,6 +483,8 @@ pub struct Program {
     pub params: Vec<ParamInfo>,
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
+    /// `constraint` lines: the compiled condition and its text.
+    pub constraints: Vec<(ExprId, String)>,
     /// Some action has a move filter (`choose`, `lastResort`, `unless`) or is `policyOnly`.
     pub has_filters: bool,
 }

@@ -426,6 +426,17 @@ impl Program {
         Ok(None)
     }
 
+    /// The `constraint` lines that do not hold in `st` (normally the start state), as text.
+    pub fn violated_constraints(&self, st: &State) -> Result<Vec<String>, RuntimeError> {
+        let mut out = Vec::new();
+        for (e, text) in &self.constraints {
+            if self.eval(st, *e, Ctx { this: NONE, bound: NONE })? == 0 {
+                out.push(text.clone());
+            }
+        }
+        Ok(out)
+    }
+
     /// The policy's index by name.
     pub fn policy_index(&self, name: &str) -> Option<usize> {
         self.policies.iter().position(|p| p.name == name)

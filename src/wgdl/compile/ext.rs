@@ -42,6 +42,7 @@ pub(super) struct Ext {
     pub params: Vec<ParamInfo>,
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
+    pub constraints: Vec<(ExprId, String)>,
 }
 
 impl Compiler<'_> {
@@ -343,6 +344,12 @@ impl Compiler<'_> {
                     if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "an outcome condition") {
                         let text = self.source.slice(expr.span).to_string();
                         self.x.outcomes.push(OutcomeInfo { winner, expr: e, text });
+                    }
+                }
+                DeclKind::Constraint { expr } => {
+                    if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "a constraint") {
+                        let text = self.source.slice(expr.span).to_string();
+                        self.x.constraints.push((e, text));
                     }
                 }
                 DeclKind::Policy { name, action, pick, cond } => {
