@@ -1,9 +1,12 @@
 //! Interpreter speed: random group-weighted playouts per second, single thread, on the shipped
-//! games, and on the native Simple Coins twin for the interpreted ÷ native ratio.
+//! games, and on the native Simple Coins and Connect Four twins for the interpreted ÷ native
+//! ratio.
 //!
 //! Run with `cargo bench --bench interpreter`. Each iteration plays one complete playout from
 //! the start state with a fresh seed (the state clone is included, as in MCTS).
 
+#[path = "../tests/native/connect_four.rs"]
+mod native_connect_four;
 #[path = "../tests/native/simple_coins.rs"]
 mod native_simple_coins;
 
@@ -54,6 +57,9 @@ fn benches(c: &mut Criterion) {
     let sc = load("simple_coins.wgdl").expect("games/simple_coins.wgdl compiles");
     bench_game(c, "simple_coins/interpreted", &sc);
     bench_game(c, "simple_coins/native", &native_simple_coins::NativeSimpleCoins);
+    let c4 = load("connect_four.wgdl").expect("games/connect_four.wgdl compiles");
+    bench_game(c, "connect_four/interpreted", &c4);
+    bench_game(c, "connect_four/native", &native_connect_four::NativeConnectFour);
     if let Some(ml) = load("magic_land.wgdl") {
         bench_game(c, "magic_land/interpreted", &ml);
     }

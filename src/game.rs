@@ -27,18 +27,36 @@ pub trait Game {
     /// Action group of a move (for group-weighted playouts) and the groups' weights.
     fn group(&self, mv: Self::Move) -> usize;
     fn group_weights(&self) -> Vec<f64>;
+    /// The game's own playout policy's move here, if it has one (`None`: searchers play
+    /// random or group-weighted playouts).
+    fn playout_move(&self, _state: &Self::State, _rng: &mut crate::rng::Rng) -> Result<Option<Self::Move>, Self::Error> {
+        Ok(None)
+    }
 }
 
 /// A WGDL program as a [`Game`].
 #[derive(Clone)]
 pub struct WgdlGame {
     pub program: Arc<Program>,
+    /// A WGDL `policy` that plays the playouts (index into `program.policies`).
+    pub playout_policy: Option<usize>,
 }
 
 impl WgdlGame {
     pub fn new(program: Arc<Program>) -> WgdlGame {
-        WgdlGame { program }
+        WgdlGame { program, playout_policy: None }
     }
+
+    /// The same game with playouts played by the named policy.
+    pub fn with_playout_policy(mut self, name: &str) -> Option<WgdlGame> {
+        self.playout_policy = Some(self.program.policy_index(name)?);
+        Some(self)
+    }
+}
+
+thread_local! {
+    /// Scratch move list for policy playouts (no allocation per playout move).
+    static POLICY_BUF: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Game for WgdlGame {
@@ -69,6 +87,12 @@ impl Game for WgdlGame {
     }
     fn group_weights(&self) -> Vec<f64> {
         self.program.groups.iter().map(|g| g.weight).collect()
+    }
+    fn playout_move(&self, state: &State, rng: &mut crate::rng::Rng) -> Result<Option<Action>, RuntimeError> {
+        match self.playout_policy {
+            None => Ok(None),
+            Some(p) => POLICY_BUF.with(|b| self.program.policy_move(state, p, rng, &mut b.borrow_mut())),
+        }
     }
 }
 

@@ -179,3 +179,17 @@ fn a_full_board_without_four_is_a_draw() {
     assert_eq!(play_line(&cols[..41]), (Status::Running, Status::Running));
     assert_eq!(play_line(&cols), (Status::Draw, Status::Draw));
 }
+
+#[test]
+fn four_made_by_the_last_disc_is_a_win_not_a_draw() {
+    // The `winner` lines come before the `draw` line: a four on move 42 wins for yellow.
+    let seed = (0..100_000u64)
+        .find(|&s| {
+            let (cols, _, st) = random_game(&NativeConnectFour, s, |m| m);
+            cols.len() == 42 && st == Status::Won(1)
+        })
+        .expect("a move-42 win among 100 000 random games");
+    let (cols, _, _) = random_game(&NativeConnectFour, seed, |m| m);
+    assert_eq!(play_line(&cols[..41]), (Status::Running, Status::Running));
+    assert_eq!(play_line(&cols), (Status::Won(1), Status::Won(1)));
+}

@@ -116,3 +116,46 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
     writeln!(out, "wrote {}/ (results.csv, summary.csv, welch.md, chart.png)", o.dir.display())?;
     Ok(())
 }
+
+#[derive(clap::Args)]
+pub struct TournamentArgs {
+    /// The tournament (TOML), e.g. configs/hex_tournament.toml.
+    pub config: PathBuf,
+    /// Override the number of random encounters.
+    #[arg(long)]
+    pub encounters: Option<u64>,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn tournament(args: &TournamentArgs) -> Result<()> {
+    use crate::experiment::tournament::{TournamentConfig, run};
+    let mut cfg = TournamentConfig::load(&args.config)?;
+    if let Some(n) = args.encounters {
+        if n == 0 {
+            return Err(anyhow!("--encounters 0; expected at least 1"));
+        }
+        cfg.tournament.encounters = n;
+    }
+    if let Some(s) = args.seed {
+        cfg.tournament.seed = s;
+    }
+    let out = cfg.tournament.out.join(&cfg.tournament.name);
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})").expect("a valid progress template"),
+    );
+    let md = run(&cfg, &out, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })?;
+    bar.finish_and_clear();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{md}")?;
+    writeln!(stdout, "wrote {}/{{games.csv, table.csv, table.md, config.toml, replays/}}", out.display())?;
+    Ok(())
+}

@@ -35,6 +35,16 @@ enum Command {
     /// Repeat play configurations over many seeds; write a CSV, a bar chart of mean ± 95% CI and
     /// Welch t-tests between the configurations.
     Experiment(experiment::ExperimentArgs),
+    /// Play AIs (MCTS, WGDL policies, random) against each other on random valid encounters of
+    /// a two-player game; print a win-rate table with 95% CIs, write games.csv, table.csv/.md
+    /// and a few replays to outputs/<name>/.
+    Tournament(experiment::TournamentArgs),
+    /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
+    /// an ASCII hex map.
+    Replay {
+        /// The replay file.
+        file: std::path::PathBuf,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -45,6 +55,8 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => run::bench(&args),
         Command::Play(args) => experiment::play(&args),
         Command::Experiment(args) => experiment::experiment(&args),
+        Command::Tournament(args) => experiment::tournament(&args),
+        Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,7 +3,9 @@
 //! confidence intervals and Welch t-tests). Experiments know searchers and result formulas,
 //! never the inside of a game.
 
+pub mod agents;
 pub mod config;
 pub mod play;
 pub mod repeat;
 pub mod stats;
+pub mod tournament;

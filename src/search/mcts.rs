@@ -639,9 +639,12 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
                 forfeited = true;
                 break;
             }
-            let m = match &cfg.group_weights {
-                Some(w) => pick_grouped(game, &scratch.legal, w, rng),
-                None => scratch.legal[rng.random_range(0..scratch.legal.len())],
+            let m = match game.playout_move(st, rng)? {
+                Some(m) => m,
+                None => match &cfg.group_weights {
+                    Some(w) => pick_grouped(game, &scratch.legal, w, rng),
+                    None => scratch.legal[rng.random_range(0..scratch.legal.len())],
+                },
             };
             game.apply(st, m)?;
             scratch.playout.push(m);
@@ -729,4 +732,45 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
         nodes: tree.nodes.len(),
         elapsed: t0.elapsed(),
     })
+}
+
+/// Runs `iterations` MCTS iterations from `root`; returns the root child with the best mean
+/// reward (for the side to move at the root) and that mean. For two-sided games: one decision
+/// of a move-by-move player (HexMage's UCT, with a search per move instead of per turn).
+pub fn decide<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    cfg: &MctsConfig,
+    eval: &E,
+    iterations: u64,
+    rng: &mut Rng,
+) -> Result<(G::Move, f64), G::Error> {
+    // Two-sided games have no goals to split at: the sub-game is the whole game.
+    let sub = SubGame { goal_target: usize::MAX };
+    let f = cfg.formula.compile();
+    let mut tree = Tree::new(game, root, sub, cfg)?;
+    let mut scratch = Scratch::new(root);
+    while tree.iterations < iterations && !tree.done() {
+        let sel = tree.select(&f, cfg, rng, iterations as f64);
+        let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
+        let sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, f64::INFINITY, None, rng, &mut scratch)?;
+        tree.update(game, &sel, sim, cfg, root, sub)?;
+    }
+    let root_node = &tree.nodes[0];
+    let mut best: Option<(G::Move, f64)> = None;
+    for &c in &root_node.children {
+        let n = &tree.nodes[c as usize];
+        let mean = if n.visits == 0 { 0.0 } else { n.sum / n.visits as f64 };
+        if best.is_none_or(|(_, b)| mean > b) {
+            best = Some((n.mv.expect("children have moves"), mean));
+        }
+    }
+    match best {
+        Some(b) => Ok(b),
+        None => {
+            let mut legal = Vec::new();
+            game.legal(root, &mut legal)?;
+            Ok((legal[0], 0.0))
+        }
+    }
 }

@@ -1,0 +1,439 @@
+//! `playforge tournament`: AIs against each other on random valid encounters (HexMage's
+//! AI comparison, Table 5.1). Each of N random parameter sets (every declared parameter drawn
+//! uniformly in its range, redrawn until every `constraint` holds) is played by every pair of
+//! AIs on both sides. The table gives, per pair, the row AI's share of the decided games with a
+//! 95% Wilson interval; draws and turn-limit games are counted apart.
+//!
+//! Every game's random stream derives from (seed, encounter, AI pair, side), so results do not
+//! depend on the number of threads.
+
+use super::agents::{Agent, choose};
+use crate::game::{Game, WgdlGame};
+use crate::rng::stream;
+use crate::wgdl::{self, Action, CompileOptions, Program, Status};
+use anyhow::{Context, Result, anyhow, bail};
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentConfig {
+    pub tournament: Settings,
+    #[serde(rename = "ai")]
+    pub ais: Vec<AiConfig>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub name: String,
+    pub game: PathBuf,
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Random encounters (parameter sets); each AI pair plays each on both sides.
+    pub encounters: u64,
+    /// `grouped` (R R B B, HexMage) or `alternating` (R B R B); default: the game's.
+    #[serde(default)]
+    pub turn_order: Option<String>,
+    /// Encounters whose first game of each AI pair is saved as a replay.
+    #[serde(default = "one")]
+    pub replays: u64,
+    #[serde(default = "default_out")]
+    pub out: PathBuf,
+}
+
+fn one() -> u64 {
+    1
+}
+fn default_out() -> PathBuf {
+    PathBuf::from("outputs")
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AiConfig {
+    pub name: String,
+    /// `mcts`, `policy` or `random`.
+    pub kind: String,
+    /// mcts: iterations per decision (default 100, HexMage's benchmark).
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    /// mcts: UCB1 constant (default √2).
+    #[serde(default)]
+    pub c: Option<f64>,
+    /// mcts: the playout policy (default: the game's `greedy` if it has one, else random).
+    #[serde(default)]
+    pub playout: Option<String>,
+    /// mcts: the policy that plays when the best mean is below `fallback_below` (default 0.2).
+    #[serde(default)]
+    pub fallback: Option<String>,
+    #[serde(default)]
+    pub fallback_below: Option<f64>,
+    /// mcts: playout moves before a playout counts as undecided (default 200, HexMage's).
+    #[serde(default)]
+    pub max_playout_moves: Option<u32>,
+    /// policy: the policy's name.
+    #[serde(default)]
+    pub policy: Option<String>,
+}
+
+impl TournamentConfig {
+    pub fn load(path: &Path) -> Result<TournamentConfig> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let cfg: TournamentConfig = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        if cfg.tournament.encounters == 0 {
+            bail!("{}: [tournament] encounters = 0; expected at least 1 encounter", path.display());
+        }
+        if cfg.ais.len() < 2 {
+            bail!("{}: {} [[ai]] tables; expected at least 2 AIs to compare", path.display(), cfg.ais.len());
+        }
+        Ok(cfg)
+    }
+}
+
+/// An AI resolved against a program, and the game it plays through (its playout policy).
+struct Player {
+    name: String,
+    agent: Agent,
+    game: WgdlGame,
+}
+
+fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
+    let policy = |name: &str, key: &str| {
+        program.policy_index(name).ok_or_else(|| {
+            let known: Vec<&str> = program.policies.iter().map(|p| p.name.as_str()).collect();
+            anyhow!("AI `{}`: {key} = \"{name}\" is not a policy of the game; expected one of: {}", ai.name, known.join(", "))
+        })
+    };
+    let mut game = WgdlGame::new(program.clone());
+    let agent = match ai.kind.as_str() {
+        "random" => Agent::Random,
+        "policy" => {
+            let Some(p) = &ai.policy else { bail!("AI `{}`: kind = \"policy\" needs `policy = \"<name>\"`", ai.name) };
+            Agent::Policy(policy(p, "policy")?)
+        }
+        "mcts" => {
+            match &ai.playout {
+                Some(p) => game.playout_policy = Some(policy(p, "playout")?),
+                None => game.playout_policy = program.policy_index("greedy"),
+            }
+            let fallback = match &ai.fallback {
+                Some(f) => Some((policy(f, "fallback")?, ai.fallback_below.unwrap_or(0.2))),
+                None => None,
+            };
+            let iterations = ai.iterations.unwrap_or(100);
+            if iterations == 0 {
+                bail!("AI `{}`: iterations = 0; expected at least 1", ai.name);
+            }
+            Agent::Mcts {
+                iterations,
+                c: ai.c.unwrap_or(std::f64::consts::SQRT_2),
+                fallback,
+                max_playout_moves: ai.max_playout_moves.unwrap_or(200),
+            }
+        }
+        k => bail!("AI `{}`: kind = \"{k}\"; expected \"mcts\", \"policy\" or \"random\"", ai.name),
+    };
+    Ok(Player { name: ai.name.clone(), agent, game })
+}
+
+/// Draws every declared parameter uniformly in its range until the constraints hold.
+pub fn sample_encounter(path: &Path, base: &CompileOptions, seed: u64, k: u64) -> Result<(Arc<Program>, Vec<(String, f64)>)> {
+    let first = wgdl::load_with(path, base).map_err(|e| anyhow!("{e}"))?.program;
+    let mut rng = stream(seed, 0, k, u64::MAX);
+    for _ in 0..10_000 {
+        let values: Vec<(String, f64)> = first
+            .params
+            .iter()
+            .map(|p| {
+                let v = if p.integer { rng.random_range(p.min as i64..=p.max as i64) as f64 } else { rng.random_range(p.min..=p.max) };
+                (p.name.clone(), v)
+            })
+            .collect();
+        let opts = CompileOptions { overrides: values.clone(), ..base.clone() };
+        let program = wgdl::load_with(path, &opts).map_err(|e| anyhow!("{e}"))?.program;
+        let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
+        if program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?.is_empty() {
+            return Ok((program, values));
+        }
+    }
+    bail!("no parameter values meeting every `constraint` in 10 000 draws; expected satisfiable constraints")
+}
+
+/// One finished game.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameRecord {
+    pub encounter: u64,
+    pub red: String,
+    pub blue: String,
+    /// `red`, `blue`, `draw` or `turn limit`.
+    pub result: String,
+    pub turns: u32,
+    pub moves: u32,
+    pub rounds: u32,
+}
+
+/// A recorded game: enough to play it again move by move.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Replay {
+    pub game: PathBuf,
+    pub turn_order: Option<String>,
+    pub params: Vec<(String, f64)>,
+    pub players: Vec<String>,
+    pub moves: Vec<String>,
+    pub result: String,
+}
+
+/// Plays one game between `players[0]` (side 0) and `players[1]` (side 1).
+fn play_game(program: &Arc<Program>, sides: [&Player; 2], seed: u64, record: bool) -> Result<(Status, crate::wgdl::State, Vec<String>)> {
+    let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(program));
+    let game = &sides[0].game;
+    let mut st = game.initial().map_err(render)?;
+    let mut legal: Vec<Action> = Vec::new();
+    let mut rng = stream(seed, 1, 0, 0);
+    let mut moves = Vec::new();
+    loop {
+        game.legal(&st, &mut legal).map_err(render)?;
+        let status = game.status(&st, &legal);
+        if status != Status::Running {
+            return Ok((status, st, moves));
+        }
+        let side = game.to_move(&st).min(1);
+        let p = sides[side];
+        let m = choose(&p.game, &p.agent, &st, &legal, &mut rng).map_err(render)?;
+        if record {
+            moves.push(program.action_name(&st, m));
+        }
+        game.apply(&mut st, m).map_err(render)?;
+    }
+}
+
+fn result_name(program: &Program, status: Status) -> String {
+    match status {
+        Status::Won(k) => program.players.get(k as usize).cloned().unwrap_or_else(|| format!("side {k}")),
+        Status::Draw => "draw".into(),
+        Status::TurnLimit => "turn limit".into(),
+        s => format!("{s:?}").to_lowercase(),
+    }
+}
+
+/// Wilson score interval for k successes in n trials (95%).
+pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (z, n, p) = (1.959_964, n as f64, k as f64 / n as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
+    (centre - half, centre + half)
+}
+
+/// The whole tournament; returns the markdown table. `progress` is called after every game.
+pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<String> {
+    let t = &cfg.tournament;
+    let base = CompileOptions { turn_order: t.turn_order.clone(), ..CompileOptions::default() };
+    if let Some(o) = &t.turn_order
+        && o != "grouped"
+        && o != "alternating"
+    {
+        bail!("[tournament] turn_order = \"{o}\"; expected \"grouped\" or \"alternating\"");
+    }
+    // Resolve the AIs once against the file's program (names are checked before any game).
+    let probe = wgdl::load_with(&t.game, &base).map_err(|e| anyhow!("{e}"))?.program;
+    if probe.players.len() != 2 {
+        bail!("{}: a tournament needs a two-player game (`players a b`); this one has {}", t.game.display(), probe.players.len());
+    }
+    for ai in &cfg.ais {
+        resolve(ai, &probe)?;
+    }
+    let encounters: Vec<(Arc<Program>, Vec<(String, f64)>)> =
+        (0..t.encounters).into_par_iter().map(|k| sample_encounter(&t.game, &base, t.seed, k)).collect::<Result<_>>()?;
+    let n_ai = cfg.ais.len();
+    let pairs: Vec<(usize, usize)> = (0..n_ai).flat_map(|a| (a + 1..n_ai).map(move |b| (a, b))).collect();
+    let jobs: Vec<(u64, usize, usize)> =
+        (0..t.encounters).flat_map(|k| (0..pairs.len()).flat_map(move |p| (0..2).map(move |s| (k, p, s)))).collect();
+    let total = jobs.len() as u64;
+    let done = AtomicU64::new(0);
+    let results: Vec<(GameRecord, Option<Replay>)> = jobs
+        .par_iter()
+        .map(|&(k, p, s)| -> Result<(GameRecord, Option<Replay>)> {
+            let (program, params) = &encounters[k as usize];
+            let (a, b) = pairs[p];
+            let (red, blue) = if s == 0 { (a, b) } else { (b, a) };
+            let pr = resolve(&cfg.ais[red], program)?;
+            let pb = resolve(&cfg.ais[blue], program)?;
+            let record = k < t.replays && s == 0;
+            let seed = crate::rng::derive(t.seed, k, p as u64, s as u64);
+            let (status, st, moves) = play_game(program, [&pr, &pb], seed, record)?;
+            let result = result_name(program, status);
+            let rec = GameRecord {
+                encounter: k,
+                red: pr.name.clone(),
+                blue: pb.name.clone(),
+                result: result.clone(),
+                turns: st.turns,
+                moves: st.moves,
+                rounds: st.round,
+            };
+            let replay = record.then(|| Replay {
+                game: t.game.clone(),
+                turn_order: t.turn_order.clone(),
+                params: params.clone(),
+                players: vec![pr.name.clone(), pb.name.clone()],
+                moves,
+                result,
+            });
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            Ok((rec, replay))
+        })
+        .collect::<Result<_>>()?;
+    // Outputs: every game, the replays, the table.
+    let header: Vec<String> = ["encounter", "red", "blue", "result", "turns", "moves", "rounds"].iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|(r, _)| {
+            vec![r.encounter.to_string(), r.red.clone(), r.blue.clone(), r.result.clone(), r.turns.to_string(), r.moves.to_string(), r.rounds.to_string()]
+        })
+        .collect();
+    crate::report::write_atomic(&out_dir.join("games.csv"), &crate::report::csv_bytes(&header, &rows))?;
+    for (r, rep) in &results {
+        if let Some(rep) = rep {
+            let file = out_dir.join("replays").join(format!("encounter{}-{}-vs-{}.json", r.encounter, r.red, r.blue).replace(' ', "_"));
+            crate::report::write_atomic(&file, serde_json::to_string_pretty(rep)?.as_bytes())?;
+        }
+    }
+    let names: Vec<&str> = cfg.ais.iter().map(|a| a.name.as_str()).collect();
+    let mut md = format!(
+        "Win rate of the row AI against the column AI over decided games (95% Wilson CI); {} encounters from `{}`, each pair on both sides.\n\n",
+        t.encounters,
+        t.game.display()
+    );
+    md.push_str(&format!("| row \\ column | {} |\n|---|{}\n", names.join(" | "), "---|".repeat(n_ai)));
+    let mut summary_rows = Vec::new();
+    let tally = |x: usize, y: usize| {
+        let (mut wins, mut losses, mut draws, mut limits) = (0u64, 0u64, 0u64, 0u64);
+        for (r, _) in &results {
+            let (xr, yr) = (r.red == names[x] && r.blue == names[y], r.blue == names[x] && r.red == names[y]);
+            if !xr && !yr {
+                continue;
+            }
+            match r.result.as_str() {
+                "draw" => draws += 1,
+                "turn limit" => limits += 1,
+                w if (w == probe.players[0]) == xr => wins += 1,
+                _ => losses += 1,
+            }
+        }
+        (wins, losses, draws, limits)
+    };
+    for x in 0..n_ai {
+        let mut cells = Vec::new();
+        for y in 0..n_ai {
+            if x == y {
+                cells.push("–".to_string());
+                continue;
+            }
+            let (w, l, d, lim) = tally(x, y);
+            let (lo, hi) = wilson(w, w + l);
+            let rate = if w + l == 0 { f64::NAN } else { w as f64 / (w + l) as f64 };
+            cells.push(format!("{:.1}% ({:.1}–{:.1})", 100.0 * rate, 100.0 * lo, 100.0 * hi));
+            if x < y {
+                summary_rows.push(vec![
+                    names[x].to_string(),
+                    names[y].to_string(),
+                    w.to_string(),
+                    l.to_string(),
+                    d.to_string(),
+                    lim.to_string(),
+                    format!("{rate:.4}"),
+                    format!("{lo:.4}"),
+                    format!("{hi:.4}"),
+                ]);
+            }
+        }
+        md.push_str(&format!("| **{}** | {} |\n", names[x], cells.join(" | ")));
+    }
+    md.push_str("\n| pair | games | row wins | column wins | draws | turn limit | mean turns |\n|---|---|---|---|---|---|---|\n");
+    for &(a, b) in &pairs {
+        let (w, l, d, lim) = tally(a, b);
+        let games: Vec<&GameRecord> =
+            results.iter().map(|(r, _)| r).filter(|r| (r.red == names[a] && r.blue == names[b]) || (r.red == names[b] && r.blue == names[a])).collect();
+        let mean_turns = games.iter().map(|r| r.turns as f64).sum::<f64>() / games.len().max(1) as f64;
+        md.push_str(&format!("| {} vs {} | {} | {w} | {l} | {d} | {lim} | {mean_turns:.1} |\n", names[a], names[b], games.len()));
+    }
+    let sh: Vec<String> =
+        ["row", "column", "row_wins", "column_wins", "draws", "turn_limit", "win_rate", "ci_low", "ci_high"].iter().map(|s| s.to_string()).collect();
+    crate::report::write_atomic(&out_dir.join("table.csv"), &crate::report::csv_bytes(&sh, &summary_rows))?;
+    crate::report::write_atomic(&out_dir.join("table.md"), md.as_bytes())?;
+    crate::report::write_atomic(&out_dir.join("config.toml"), toml::to_string(cfg)?.as_bytes())?;
+    Ok(md)
+}
+
+/// Plays a recorded game again and prints it turn by turn, with the hex map when there is one.
+pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let rep: Replay = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let opts = CompileOptions { overrides: rep.params.clone(), turn_order: rep.turn_order.clone(), ..CompileOptions::default() };
+    let program = wgdl::load_with(&rep.game, &opts).map_err(|e| anyhow!("{e}"))?.program;
+    let game = WgdlGame::new(program.clone());
+    let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
+    let mut st = game.initial().map_err(render)?;
+    let mut legal = Vec::new();
+    writeln!(out, "{}: {} (side {}) vs {} (side {})", rep.game.display(), rep.players[0], program.players[0], rep.players[1], program.players[1])?;
+    let mut last_turn = u32::MAX;
+    for (i, name) in rep.moves.iter().enumerate() {
+        if st.turns != last_turn {
+            last_turn = st.turns;
+            writeln!(out, "\n— round {}, turn {}: {} ({}) —", st.round + 1, st.turns + 1, program.object_label(&st, st.actor), program.players[st.to_move as usize])?;
+            write!(out, "{}", board(&program, &st))?;
+        }
+        game.legal(&st, &mut legal).map_err(render)?;
+        let Some(&m) = legal.iter().find(|&&m| program.action_name(&st, m) == *name) else {
+            bail!("{}: move {} `{name}` is not legal here; the replay does not match the game", path.display(), i + 1);
+        };
+        writeln!(out, "  {name}")?;
+        game.apply(&mut st, m).map_err(render)?;
+    }
+    game.legal(&st, &mut legal).map_err(render)?;
+    writeln!(out, "\nend: {} after {} turns ({} rounds)", result_name(&program, game.status(&st, &legal)), st.turns, st.round)?;
+    write!(out, "{}", board(&program, &st))?;
+    Ok(())
+}
+
+/// The hex map with every occupant as its side's letter and a number, then their attributes.
+fn board(program: &Program, st: &crate::wgdl::State) -> String {
+    let (Some(h), Some(occ)) = (&program.hex, &program.occupants) else { return String::new() };
+    let mut at: Vec<Option<char>> = vec![None; h.len()];
+    let mut lines = String::new();
+    let mut count = [0u32; 4];
+    for (i, o) in st.objects.iter().enumerate() {
+        if !o.alive || !program.is_sub(o.class, occ.class) {
+            continue;
+        }
+        let pos = st.slots[(o.base + occ.pos) as usize];
+        let side = st.slots[(o.base + occ.side) as usize].clamp(0, 3) as usize;
+        count[side] += 1;
+        let letter = program.players.get(side).and_then(|p| p.chars().next()).unwrap_or('?').to_ascii_uppercase();
+        let ch = char::from_digit(count[side], 10).unwrap_or('+');
+        let cls = &program.classes[o.class as usize];
+        let vals: Vec<String> = cls
+            .attrs
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| matches!(a.name.as_str(), "hp" | "ap"))
+            .map(|(k, a)| format!("{} {}", a.name, st.slots[o.base as usize + k]))
+            .collect();
+        lines.push_str(&format!("    {letter}{ch} = {} ({})\n", program.object_label(st, i as u32), vals.join(", ")));
+        if pos >= 0 && (pos as usize) < h.len() && at[pos as usize].is_none() {
+            at[pos as usize] = Some(if vals.iter().any(|v| v == "hp 0") { letter.to_ascii_lowercase() } else { letter });
+        }
+    }
+    let map = h.render(|c| at[c]);
+    let mut s: String = map.lines().map(|l| format!("    {l}\n")).collect();
+    s.push_str(&lines);
+    s
+}
