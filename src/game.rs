@@ -35,7 +35,7 @@ pub trait Game {
 }
 
 /// A WGDL program as a [`Game`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct WgdlGame {
     pub program: Arc<Program>,
     /// A WGDL `policy` that plays the playouts (index into `program.policies`).

@@ -10,6 +10,8 @@ mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;
+/// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
+mod hex_arena;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.
