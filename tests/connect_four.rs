@@ -171,9 +171,8 @@ fn yellow_wins_by_filling_the_middle_of_a_row() {
 #[test]
 fn a_full_board_without_four_is_a_draw() {
     // Find a drawn random game with the twin, then replay it through the interpreter.
-    let seed = (0..100_000u64)
-        .find(|&s| random_game(&NativeConnectFour, s, |m| m).2 == Status::Draw)
-        .expect("a draw among 100 000 random games");
+    let seed =
+        (0..100_000u64).find(|&s| random_game(&NativeConnectFour, s, |m| m).2 == Status::Draw).expect("a draw among 100 000 random games");
     let (cols, _, _) = random_game(&NativeConnectFour, seed, |m| m);
     assert_eq!(cols.len(), 42);
     assert_eq!(play_line(&cols[..41]), (Status::Running, Status::Running));

@@ -170,7 +170,10 @@ fn bad_policies_and_filters_are_errors() {
     assert!(e.contains("a whole number ≥ 0"), "{e}");
     let e = util::compile_err(&format!("{base}winner c game.turns > 3\n")).to_string();
     assert!(e.contains("unknown player `c`"), "{e}");
-    let e = util::compile_err("class m\nattribute m side long 0\nobject x is m\ninitial x\naction m go\nconsequence e endTurn\nhasConsequence go e\n").to_string();
+    let e = util::compile_err(
+        "class m\nattribute m side long 0\nobject x is m\ninitial x\naction m go\nconsequence e endTurn\nhasConsequence go e\n",
+    )
+    .to_string();
     assert!(e.contains("`endTurn` in a game without turns"), "{e}");
     // A policy plays: `first` takes the first move in legal order.
     let c = util::compile(&format!("{base}policy p go first\n"));

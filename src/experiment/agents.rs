@@ -6,9 +6,9 @@
 //! MCTS itself ([`decide`]) sees only the `Game` contract; the policies are WGDL's.
 
 use crate::game::WgdlGame;
+use crate::rng::Rng;
 use crate::search::formula::Formula;
 use crate::search::mcts::{Evaluator, MctsConfig, decide};
-use crate::rng::Rng;
 use crate::wgdl::{Action, RuntimeError, State};
 use rand::RngExt;
 
@@ -61,4 +61,3 @@ pub fn choose(game: &WgdlGame, agent: &Agent, st: &State, legal: &[Action], rng:
         }
     }
 }
-

@@ -296,7 +296,15 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) 
     let rows: Vec<Vec<String>> = results
         .iter()
         .map(|(r, _)| {
-            vec![r.encounter.to_string(), r.red.clone(), r.blue.clone(), r.result.clone(), r.turns.to_string(), r.moves.to_string(), r.rounds.to_string()]
+            vec![
+                r.encounter.to_string(),
+                r.red.clone(),
+                r.blue.clone(),
+                r.result.clone(),
+                r.turns.to_string(),
+                r.moves.to_string(),
+                r.rounds.to_string(),
+            ]
         })
         .collect();
     crate::report::write_atomic(&out_dir.join("games.csv"), &crate::report::csv_bytes(&header, &rows))?;
@@ -360,13 +368,18 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) 
     md.push_str("\n| pair | games | row wins | column wins | draws | turn limit | mean turns |\n|---|---|---|---|---|---|---|\n");
     for &(a, b) in &pairs {
         let (w, l, d, lim) = tally(a, b);
-        let games: Vec<&GameRecord> =
-            results.iter().map(|(r, _)| r).filter(|r| (r.red == names[a] && r.blue == names[b]) || (r.red == names[b] && r.blue == names[a])).collect();
+        let games: Vec<&GameRecord> = results
+            .iter()
+            .map(|(r, _)| r)
+            .filter(|r| (r.red == names[a] && r.blue == names[b]) || (r.red == names[b] && r.blue == names[a]))
+            .collect();
         let mean_turns = games.iter().map(|r| r.turns as f64).sum::<f64>() / games.len().max(1) as f64;
         md.push_str(&format!("| {} vs {} | {} | {w} | {l} | {d} | {lim} | {mean_turns:.1} |\n", names[a], names[b], games.len()));
     }
-    let sh: Vec<String> =
-        ["row", "column", "row_wins", "column_wins", "draws", "turn_limit", "win_rate", "ci_low", "ci_high"].iter().map(|s| s.to_string()).collect();
+    let sh: Vec<String> = ["row", "column", "row_wins", "column_wins", "draws", "turn_limit", "win_rate", "ci_low", "ci_high"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     crate::report::write_atomic(&out_dir.join("table.csv"), &crate::report::csv_bytes(&sh, &summary_rows))?;
     crate::report::write_atomic(&out_dir.join("table.md"), md.as_bytes())?;
     crate::report::write_atomic(&out_dir.join("config.toml"), toml::to_string(cfg)?.as_bytes())?;
@@ -383,12 +396,27 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
     let mut st = game.initial().map_err(render)?;
     let mut legal = Vec::new();
-    writeln!(out, "{}: {} (side {}) vs {} (side {})", rep.game.display(), rep.players[0], program.players[0], rep.players[1], program.players[1])?;
+    writeln!(
+        out,
+        "{}: {} (side {}) vs {} (side {})",
+        rep.game.display(),
+        rep.players[0],
+        program.players[0],
+        rep.players[1],
+        program.players[1]
+    )?;
     let mut last_turn = u32::MAX;
     for (i, name) in rep.moves.iter().enumerate() {
         if st.turns != last_turn {
             last_turn = st.turns;
-            writeln!(out, "\n— round {}, turn {}: {} ({}) —", st.round + 1, st.turns + 1, program.object_label(&st, st.actor), program.players[st.to_move as usize])?;
+            writeln!(
+                out,
+                "\n— round {}, turn {}: {} ({}) —",
+                st.round + 1,
+                st.turns + 1,
+                program.object_label(&st, st.actor),
+                program.players[st.to_move as usize]
+            )?;
             write!(out, "{}", board(&program, &st))?;
         }
         game.legal(&st, &mut legal).map_err(render)?;

@@ -1394,7 +1394,10 @@ impl<'a> Compiler<'a> {
                 if self.x.turn_decl.is_none() {
                     self.error(
                         span,
-                        DiagKind::Invalid { what: "`endTurn` in a game without turns".into(), expected: "a `turn <Class> <side>` line".into() },
+                        DiagKind::Invalid {
+                            what: "`endTurn` in a game without turns".into(),
+                            expected: "a `turn <Class> <side>` line".into(),
+                        },
                     );
                     return None;
                 }
@@ -1518,7 +1521,16 @@ impl<'a> Compiler<'a> {
             | Op::Round
             | Op::Turns
             | Op::ToMove => 1,
-            Op::Field(_) | Op::FieldConst(_) | Op::NameOf | Op::NegL | Op::NegD | Op::L2D | Op::L2DUnder | Op::Not | Op::Load | Op::Skip(_) => 0,
+            Op::Field(_)
+            | Op::FieldConst(_)
+            | Op::NameOf
+            | Op::NegL
+            | Op::NegD
+            | Op::L2D
+            | Op::L2DUnder
+            | Op::Not
+            | Op::Load
+            | Op::Skip(_) => 0,
             Op::Call(b) => 1 - b.arity() as isize,
             Op::GridLine(_) => -3,
             _ => -1,
@@ -1855,7 +1867,10 @@ impl<'a> Compiler<'a> {
             if p.len() > 1 {
                 self.error(
                     p[1].span,
-                    DiagKind::Invalid { what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name), expected: "the number alone".into() },
+                    DiagKind::Invalid {
+                        what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name),
+                        expected: "the number alone".into(),
+                    },
                 );
                 return None;
             }
@@ -2011,7 +2026,13 @@ impl<'a> Compiler<'a> {
         let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
             let base = self.path_base(&p[0], cx)?;
             if let Base::Num = base {
-                self.error(p[1].span, DiagKind::Invalid { what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name), expected: "an object attribute to assign to".into() });
+                self.error(
+                    p[1].span,
+                    DiagKind::Invalid {
+                        what: format!("`.{}` after the bound number `{}`", p[1].name, p[0].name),
+                        expected: "an object attribute to assign to".into(),
+                    },
+                );
                 return None;
             }
             if let Base::BoundGod(_) = base {
@@ -2161,7 +2182,8 @@ impl<'a> Compiler<'a> {
         }
         let round_hooks: Vec<ActionId> =
             self.actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
-        let has_filters = self.actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
+        let has_filters =
+            self.actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         Program {
             source: self.source,
             syms,

@@ -662,8 +662,9 @@ impl<'a> LineParser<'a> {
     }
 
     fn consequence_body(&mut self) -> PResult<ConsBody> {
-        let kind =
-            self.ident("a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn")?;
+        let kind = self.ident(
+            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn",
+        )?;
         let body = match kind.name.as_str() {
             "direct" => ConsBody::Direct(self.one_arg("direct", "1 argument: `direct <attribute> = <expression>`")?),
             "create" => ConsBody::Create(self.one_arg("create", "1 argument: `create <object description or class>`")?),

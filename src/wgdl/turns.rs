@@ -316,11 +316,8 @@ impl Program {
             let mut keep = vec![true; out.len()];
             for (i, m) in out.iter().enumerate() {
                 let Some((n, _)) = self.actions[m.def as usize].choose else { continue };
-                let better = out
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, o)| o.def == m.def && o.this == m.this && (keys[*j], *j) < (keys[i], i))
-                    .count();
+                let better =
+                    out.iter().enumerate().filter(|(j, o)| o.def == m.def && o.this == m.this && (keys[*j], *j) < (keys[i], i)).count();
                 keep[i] = better < n as usize;
             }
             let mut k = 0;
@@ -332,11 +329,8 @@ impl Program {
         // unless: drop an action's moves while a move of another named action is legal.
         if out.iter().any(|m| !self.actions[m.def as usize].unless.is_empty()) {
             let present = |d: u16, out: &Vec<Action>| out.iter().any(|m| m.def == d);
-            let blocked: Vec<u16> = out
-                .iter()
-                .map(|m| m.def)
-                .filter(|&d| self.actions[d as usize].unless.iter().any(|&o| present(o, out)))
-                .collect();
+            let blocked: Vec<u16> =
+                out.iter().map(|m| m.def).filter(|&d| self.actions[d as usize].unless.iter().any(|&o| present(o, out))).collect();
             if !blocked.is_empty() {
                 out.retain(|m| !blocked.contains(&m.def));
             }

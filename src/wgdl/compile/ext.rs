@@ -9,7 +9,7 @@ use super::super::ast::{self, DeclKind, ExprKind, Pick};
 use super::super::diag::{DiagKind, Span};
 use super::super::hex::HexMap;
 use super::super::program::*;
-use super::{CtxKey, Compiler, NO_CTX, NO_VAR};
+use super::{Compiler, CtxKey, NO_CTX, NO_VAR};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -193,7 +193,11 @@ impl Compiler<'_> {
                         "alternating" => alternating = true,
                         _ => self.error(
                             mode.span,
-                            DiagKind::UnknownName { what: "turn order", name: mode.name.clone(), expected: "`grouped` or `alternating`".into() },
+                            DiagKind::UnknownName {
+                                what: "turn order",
+                                name: mode.name.clone(),
+                                expected: "`grouped` or `alternating`".into(),
+                            },
                         ),
                     }
                 }
@@ -209,11 +213,7 @@ impl Compiler<'_> {
                         Err(e) => self.invalid(*path_span, format!("cannot read hex map {}: {e}", full.display()), "a readable map file"),
                         Ok(text) => match HexMap::parse(&text) {
                             Ok(m) => self.x.hex = Some(Arc::new(m)),
-                            Err(e) => self.invalid(
-                                *path_span,
-                                format!("hex map {}:{}:{}: bad map", full.display(), e.line, e.col),
-                                e.msg,
-                            ),
+                            Err(e) => self.invalid(*path_span, format!("hex map {}:{}:{}: bad map", full.display(), e.line, e.col), e.msg),
                         },
                     }
                 }
@@ -401,7 +401,13 @@ impl Compiler<'_> {
         }
         if self.x.turn.is_some() && self.x.outcomes.is_empty() {
             let span = self.decls().find(|d| matches!(d.kind, DeclKind::Turn { .. })).map(|d| d.span).unwrap_or_default();
-            self.warn(span, DiagKind::Invalid { what: "a game with turns but no `winner`/`draw` line".into(), expected: "outcomes, or the game never ends by itself".into() });
+            self.warn(
+                span,
+                DiagKind::Invalid {
+                    what: "a game with turns but no `winner`/`draw` line".into(),
+                    expected: "outcomes, or the game never ends by itself".into(),
+                },
+            );
         }
     }
 
@@ -411,7 +417,10 @@ impl Compiler<'_> {
     pub(super) fn grid_cell(&mut self, g: &ast::Ident, x: &ast::Expr, y: &ast::Expr, cx: CtxKey) -> Option<()> {
         let Some(&gi) = self.x.grid_ix.get(&g.name) else {
             let known = Self::known(&self.x.grid_ix);
-            self.error(g.span, DiagKind::UnknownName { what: "grid", name: g.name.clone(), expected: format!("a declared grid ({known})") });
+            self.error(
+                g.span,
+                DiagKind::UnknownName { what: "grid", name: g.name.clone(), expected: format!("a declared grid ({known})") },
+            );
             return None;
         };
         for e in [x, y] {
@@ -478,7 +487,11 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line";
             "sumOf" | "countOf" => {
                 arity(self, 2)?;
                 let ExprKind::Path(p) = &args[0].kind else {
-                    self.invalid(args[0].span, format!("`{full}` over something that is not a class"), "a class name first, e.g. `sumOf(mage, mage.hp)`");
+                    self.invalid(
+                        args[0].span,
+                        format!("`{full}` over something that is not a class"),
+                        "a class name first, e.g. `sumOf(mage, mage.hp)`",
+                    );
                     return None;
                 };
                 if p.len() != 1 {
@@ -559,7 +572,10 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line";
                 Some(Ty::Long)
             }
             _ => {
-                self.error(name[0].span.to(name[name.len() - 1].span), DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() });
+                self.error(
+                    name[0].span.to(name[name.len() - 1].span),
+                    DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() },
+                );
                 None
             }
         }
