@@ -253,7 +253,7 @@ impl HexMap {
     /// holds; `None` if there is none.
     pub fn step_toward(&self, a: usize, b: usize, budget: i64, mut free: impl FnMut(usize) -> bool) -> Option<usize> {
         let d = self.walk(a, b);
-        if d >= UNREACHABLE || d < 2 || budget < 1 {
+        if !(2..UNREACHABLE).contains(&d) || budget < 1 {
             return None;
         }
         // Cells on the walk at distance k = 1 … d-1 from a; walk back from b's parent.
