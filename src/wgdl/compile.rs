@@ -957,6 +957,7 @@ impl<'a> Compiler<'a> {
                         choose: None,
                         last_resort: None,
                         unless: Vec::new(),
+                        owner_conds: 0,
                     });
                     self.action_var.push(var);
                 }
@@ -2180,17 +2181,32 @@ impl<'a> Compiler<'a> {
                 _ => {}
             }
         }
+        // Leading conditions that never read the binding (no bound loads anywhere in their code,
+        // aggregates included, conservatively) can be checked once per owner.
+        let mut actions = self.actions;
+        for info in actions.iter_mut() {
+            info.owner_conds = info
+                .conditions
+                .iter()
+                .take_while(|e| {
+                    !code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| {
+                        matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_))
+                    })
+                })
+                .count();
+        }
+        let unless_sees_policy_only = actions.iter().any(|a| a.unless.iter().any(|&o| actions[o as usize].policy_only));
         let round_hooks: Vec<ActionId> =
-            self.actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
+            actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters =
-            self.actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
+            actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         Program {
             source: self.source,
             syms,
             classes: self.out_classes,
             gods: self.gods,
-            rules: self.actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::Rule).map(|(i, _)| i as ActionId).collect(),
-            actions: self.actions,
+            rules: actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::Rule).map(|(i, _)| i as ActionId).collect(),
+            actions,
             conses,
             code,
             spans: self.spans,
@@ -2223,6 +2239,7 @@ impl<'a> Compiler<'a> {
             policies: self.x.policies,
             aggs: self.x.aggs,
             constraints: self.x.constraints,
+            unless_sees_policy_only,
         }
     }
 }

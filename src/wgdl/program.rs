@@ -266,6 +266,9 @@ pub struct ActionInfo {
     pub choose: Option<(u32, ExprId)>,
     pub last_resort: Option<u32>,
     pub unless: Vec<ActionId>,
+    /// How many leading conditions do not read the binding: legal-move generation checks them
+    /// once per owner instead of once per binding (set when the program is finished).
+    pub owner_conds: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -483,6 +486,8 @@ pub struct Program {
     pub params: Vec<ParamInfo>,
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
+    /// Some `unless` names a `policyOnly` action (so searches must still generate those).
+    pub unless_sees_policy_only: bool,
     /// `constraint` lines: the compiled condition and its text.
     pub constraints: Vec<(ExprId, String)>,
     /// Some action has a move filter (`choose`, `lastResort`, `unless`) or is `policyOnly`.
@@ -732,7 +737,23 @@ impl Program {
     }
 
     pub(super) fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
-        for &c in &a.conditions {
+        self.conditions_hold_from(st, a, ctx, 0)
+    }
+
+    /// The leading conditions that do not read the binding, checked once for an owner.
+    fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32) -> Result<bool, RuntimeError> {
+        let ctx = Ctx { this, bound: NONE };
+        for &c in &a.conditions[..a.owner_conds] {
+            if self.eval(st, c, ctx)? == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The conditions from the `from`-th on.
+    fn conditions_hold_from(&self, st: &State, a: &ActionInfo, ctx: Ctx, from: usize) -> Result<bool, RuntimeError> {
+        for &c in &a.conditions[from.min(a.conditions.len())..] {
             if self.eval(st, c, ctx)? == 0 {
                 return Ok(false);
             }
@@ -1220,7 +1241,7 @@ impl Program {
     /// Fills `out` with every legal action instance: objects in creation order, each object's
     /// actions in declaration order (inherited first), bindings in declaration/creation order.
     pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
-        self.candidate_actions(st, out)?;
+        self.candidate_actions(st, out, false)?;
         if self.has_filters {
             self.filter_moves(st, out, false)?;
         }
@@ -1228,7 +1249,13 @@ impl Program {
     }
 
     /// Every action instance whose conditions hold, before move filters.
-    pub(super) fn candidate_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
+    /// `for_policy` = false skips `policyOnly` actions when no filter looks at them.
+    pub(super) fn candidate_actions(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
+        self.with_occupants_cached(st, || self.candidate_actions_inner(st, out, for_policy))
+    }
+
+    fn candidate_actions_inner(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
+        let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         out.clear();
         if st.outcome != 0 {
             return Ok(());
@@ -1239,6 +1266,9 @@ impl Program {
             }
             for &a in &self.classes[obj.class as usize].actions {
                 let info = &self.actions[a as usize];
+                if skip_hidden && info.policy_only {
+                    continue;
+                }
                 let this = oid as u32;
                 match info.bind {
                     BindKind::None => {
@@ -1246,9 +1276,10 @@ impl Program {
                             out.push(Action { def: a, this, bound: NONE });
                         }
                     }
+                    BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex if !self.owner_ok(st, info, this)? => {}
                     BindKind::God(c) => {
                         for &g in &self.classes[c as usize].gods {
-                            if self.conditions_hold(st, info, Ctx { this, bound: g as u32 })? {
+                            if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds)? {
                                 out.push(Action { def: a, this, bound: g as u32 });
                             }
                         }
@@ -1257,7 +1288,7 @@ impl Program {
                         for (bid, b) in st.objects.iter().enumerate() {
                             if b.alive && self.is_sub(b.class, c) {
                                 let bound = bid as u32;
-                                if self.conditions_hold(st, info, Ctx { this, bound })? {
+                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
                                     out.push(Action { def: a, this, bound });
                                 }
                             }
@@ -1265,7 +1296,7 @@ impl Program {
                     }
                     BindKind::Number(lo, hi) => {
                         for bound in lo..=hi {
-                            if self.conditions_hold(st, info, Ctx { this, bound })? {
+                            if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
                                 out.push(Action { def: a, this, bound });
                             }
                         }
@@ -1273,7 +1304,7 @@ impl Program {
                     BindKind::Hex => {
                         let Some(h) = &self.hex else { continue };
                         for bound in 0..h.len() as u32 {
-                            if !h.wall[bound as usize] && self.conditions_hold(st, info, Ctx { this, bound })? {
+                            if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
                                 out.push(Action { def: a, this, bound });
                             }
                         }

@@ -7,6 +7,11 @@ use super::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode,
 use crate::rng::Rng;
 use rand::RngExt;
 
+thread_local! {
+    /// Occupants listed once per legal-move generation: (valid, [(cell, side)]).
+    static OCC: std::cell::RefCell<(bool, Vec<(i64, i64)>)> = const { std::cell::RefCell::new((false, Vec::new())) };
+}
+
 impl Program {
     /// The side (player index) of a turn-taking object; 0 without turns or actor.
     pub fn side_of(&self, st: &State, obj: u32) -> u8 {
@@ -140,9 +145,42 @@ impl Program {
         Ok(v as usize)
     }
 
-    /// The live occupants that count (`hexOccupants … while`), as (object, cell, side).
+    /// Runs `f` with the occupants of `st` listed once (instead of a scan per `hex.free` or
+    /// `hex.hidden` call): for legal-move generation, during which the state cannot change.
+    pub(super) fn with_occupants_cached<T>(&self, st: &State, f: impl FnOnce() -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+        if self.occupants.is_none() || OCC.with(|o| o.borrow().0) {
+            return f();
+        }
+        let mut list = OCC.with(|o| std::mem::take(&mut o.borrow_mut().1));
+        list.clear();
+        self.for_each_occupant(st, |pos, side| {
+            list.push((pos, side));
+            true
+        })?;
+        OCC.with(|o| *o.borrow_mut() = (true, list));
+        let r = f();
+        OCC.with(|o| o.borrow_mut().0 = false);
+        r
+    }
+
+    /// The live occupants that count (`hexOccupants … while`), as (cell, side).
     fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
+        let cached = OCC.with(|o| {
+            let o = o.borrow();
+            if !o.0 {
+                return false;
+            }
+            for &(pos, side) in &o.1 {
+                if !f(pos, side) {
+                    break;
+                }
+            }
+            true
+        });
+        if cached {
+            return Ok(());
+        }
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
                 continue;
@@ -358,7 +396,7 @@ impl Program {
     /// The move a policy picks here, or `None` when none of its tiers has a move. `buf` is
     /// scratch space.
     pub fn policy_move(&self, st: &State, policy: usize, rng: &mut Rng, buf: &mut Vec<Action>) -> Result<Option<Action>, RuntimeError> {
-        self.candidate_actions(st, buf)?;
+        self.candidate_actions(st, buf, true)?;
         self.filter_moves(st, buf, true)?;
         let pol = &self.policies[policy];
         for tier in &pol.tiers {
