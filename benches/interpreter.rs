@@ -7,6 +7,9 @@
 
 #[path = "../tests/native/connect_four.rs"]
 mod native_connect_four;
+#[path = "../tests/native/hex_arena.rs"]
+#[allow(dead_code)]
+mod native_hex_arena;
 #[path = "../tests/native/simple_coins.rs"]
 mod native_simple_coins;
 
@@ -60,6 +63,11 @@ fn benches(c: &mut Criterion) {
     let c4 = load("connect_four.wgdl").expect("games/connect_four.wgdl compiles");
     bench_game(c, "connect_four/interpreted", &c4);
     bench_game(c, "connect_four/native", &native_connect_four::NativeConnectFour);
+    // The hex arena with the file's values (a mirror match), uniform random playouts.
+    let ha = load("hex_arena.wgdl").expect("games/hex_arena.wgdl compiles");
+    bench_game(c, "hex_arena/interpreted", &ha);
+    let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
+    bench_game(c, "hex_arena/native", &native);
     if let Some(ml) = load("magic_land.wgdl") {
         bench_game(c, "magic_land/interpreted", &ml);
     }

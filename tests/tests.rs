@@ -12,6 +12,8 @@ mod differential;
 mod errors;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
+/// The hex arena against its hand-written native twin, move for move on random encounters.
+mod hex_arena_native;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.

@@ -2190,7 +2190,10 @@ impl<'a> Compiler<'a> {
                 .iter()
                 .take_while(|e| {
                     !code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| {
-                        matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_))
+                        matches!(
+                            op,
+                            Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_)
+                        )
                     })
                 })
                 .count();
@@ -2198,8 +2201,7 @@ impl<'a> Compiler<'a> {
         let unless_sees_policy_only = actions.iter().any(|a| a.unless.iter().any(|&o| actions[o as usize].policy_only));
         let round_hooks: Vec<ActionId> =
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
-        let has_filters =
-            actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
+        let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         Program {
             source: self.source,
             syms,

@@ -1276,7 +1276,8 @@ impl Program {
                             out.push(Action { def: a, this, bound: NONE });
                         }
                     }
-                    BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex if !self.owner_ok(st, info, this)? => {}
+                    BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
+                        if !self.owner_ok(st, info, this)? => {}
                     BindKind::God(c) => {
                         for &g in &self.classes[c as usize].gods {
                             if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds)? {
