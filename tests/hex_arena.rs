@@ -183,3 +183,47 @@ fn bad_policies_and_filters_are_errors() {
     let m = g.program.policy_move(&st, 0, &mut rng, &mut Vec::new()).unwrap().unwrap();
     assert_eq!(g.program.action_name(&st, m), "go(x)");
 }
+
+#[test]
+fn recorded_games_replay_turn_by_turn() {
+    use playforge::experiment::tournament::{Replay, replay};
+    let dir = std::env::temp_dir().join(format!("playforge-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let game = arena_with(&CompileOptions::default()).unwrap();
+    let rule = Agent::Policy(game.program.policy_index("rule").unwrap());
+    let mut rng = playforge::rng::stream(5, 0, 0, 0);
+    let mut st = game.initial().unwrap();
+    let (mut legal, mut moves) = (Vec::new(), Vec::new());
+    loop {
+        game.legal(&st, &mut legal).unwrap();
+        if game.status(&st, &legal) != Status::Running {
+            break;
+        }
+        let m = choose(&game, &rule, &st, &legal, &mut rng).unwrap();
+        moves.push(game.program.action_name(&st, m));
+        game.apply(&mut st, m).unwrap();
+    }
+    let rep = Replay {
+        game: arena_path(),
+        turn_order: None,
+        params: vec![],
+        players: vec!["Rule".into(), "Rule".into()],
+        moves,
+        result: String::new(),
+    };
+    let file = dir.join("r.json");
+    std::fs::write(&file, serde_json::to_string(&rep).unwrap()).unwrap();
+    let mut out = Vec::new();
+    replay(&file, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("— round 1, turn 1: red1 (red) —"), "{text}");
+    assert!(text.contains("R1 = red1 (hp 60, ap 12)"), "{text}");
+    assert_eq!(text.matches("— round").count() as u32, st.turns + 1, "a header per turn played (the last turn ends the game)");
+    // A move that does not fit the game is an error naming the move.
+    let mut bad = rep.clone();
+    bad.moves.insert(0, "endTurn(blue2)".into());
+    std::fs::write(&file, serde_json::to_string(&bad).unwrap()).unwrap();
+    let e = replay(&file, &mut Vec::new()).unwrap_err().to_string();
+    assert!(e.contains("move 1 `endTurn(blue2)` is not legal here"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// Print only the summary at the end.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Record the game (game file, moves, result) as JSON for `playforge replay`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -163,6 +166,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let game = crate::game::WgdlGame::new(p.clone());
     let weights = game.group_weights();
     let mut step = 0u64;
+    let mut recorded: Vec<String> = Vec::new();
     let status = loop {
         p.legal_actions(&st, &mut legal).map_err(rt)?;
         let status = p.status(&st, &legal);
@@ -191,6 +195,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let before = if args.quiet { Vec::new() } else { values(p, &st) };
         let name = p.action_name(&st, a);
         p.apply(&mut st, a).map_err(rt)?;
+        recorded.push(name.clone());
         step += 1;
         if !args.quiet {
             writeln!(out, "{step:>5}  t={:<6} {name}  {}", st.clock, diff(p, &before, &values(p, &st)))?;
@@ -205,6 +210,17 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Status::Draw => "a draw".to_string(),
         Status::TurnLimit => format!("stopped: `limit turns` ({}) reached without a winner", p.limits.turns),
     };
+    if let Some(file) = &args.record {
+        let rep = crate::experiment::tournament::Replay {
+            game: args.game.clone(),
+            turn_order: None,
+            params: Vec::new(),
+            players: if p.players.is_empty() { vec!["player".into()] } else { p.players.clone() },
+            moves: recorded,
+            result: why.clone(),
+        };
+        crate::report::write_atomic(file, serde_json::to_string_pretty(&rep)?.as_bytes())?;
+    }
     writeln!(
         out,
         "{why}; goals reached {}/{}, {} moves, game time {} s, {} sessions",

@@ -181,10 +181,16 @@ pub struct GameRecord {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Replay {
     pub game: PathBuf,
+    #[serde(default)]
     pub turn_order: Option<String>,
+    /// Parameter overrides (`red1.maxHp`, 40).
+    #[serde(default)]
     pub params: Vec<(String, f64)>,
+    /// Who played each side.
+    #[serde(default)]
     pub players: Vec<String>,
     pub moves: Vec<String>,
+    #[serde(default)]
     pub result: String,
 }
 
@@ -396,27 +402,19 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
     let mut st = game.initial().map_err(render)?;
     let mut legal = Vec::new();
-    writeln!(
-        out,
-        "{}: {} (side {}) vs {} (side {})",
-        rep.game.display(),
-        rep.players[0],
-        program.players[0],
-        rep.players[1],
-        program.players[1]
-    )?;
+    let sides: Vec<String> = rep
+        .players
+        .iter()
+        .enumerate()
+        .map(|(k, who)| format!("{who} ({})", program.players.get(k).map_or("the player", |s| s.as_str())))
+        .collect();
+    writeln!(out, "{}: {}", rep.game.display(), sides.join(" vs "))?;
     let mut last_turn = u32::MAX;
     for (i, name) in rep.moves.iter().enumerate() {
-        if st.turns != last_turn {
+        if program.turn.is_some() && st.turns != last_turn {
             last_turn = st.turns;
-            writeln!(
-                out,
-                "\n— round {}, turn {}: {} ({}) —",
-                st.round + 1,
-                st.turns + 1,
-                program.object_label(&st, st.actor),
-                program.players[st.to_move as usize]
-            )?;
+            let side = program.players.get(st.to_move as usize).map_or("?", |s| s.as_str());
+            writeln!(out, "\n— round {}, turn {}: {} ({side}) —", st.round + 1, st.turns + 1, program.object_label(&st, st.actor))?;
             write!(out, "{}", board(&program, &st))?;
         }
         game.legal(&st, &mut legal).map_err(render)?;
