@@ -50,6 +50,37 @@ fn bench_game<G: Game>(c: &mut Criterion, name: &str, g: &G) {
     group.finish();
 }
 
+/// Reward 1 for the side that won (two-player MCTS), for any game.
+struct WinOf<'a, G>(&'a G);
+
+impl<G: Game + Sync> playforge::search::mcts::Evaluator<G::State> for WinOf<'_, G> {
+    fn value(&self, st: &G::State, player: usize) -> f64 {
+        if self.0.status(st, &[]) == Status::Won(player as u8) { 1.0 } else { 0.0 }
+    }
+}
+
+/// One MCTS decision of 100 iterations (uniform random playouts, HexMage's 200-move cap) from
+/// the start state: the iterations/s of a two-player search.
+fn bench_mcts<G: Game + playforge::search::mcts::Goals + Sync>(c: &mut Criterion, name: &str, g: &G) {
+    use playforge::search::{
+        formula::Formula,
+        mcts::{MctsConfig, decide},
+    };
+    let start = g.initial().expect("initial");
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
+    let mut group = c.benchmark_group("mcts100");
+    group.throughput(Throughput::Elements(100));
+    let mut seed = 0u64;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            seed += 1;
+            let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+            black_box(decide(g, &start, &cfg, &WinOf(g), 100, &mut rng).expect("search").1)
+        })
+    });
+    group.finish();
+}
+
 fn load(name: &str) -> Option<WgdlGame> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name);
     let c = playforge::wgdl::load(&path).ok()?;
@@ -68,6 +99,8 @@ fn benches(c: &mut Criterion) {
     bench_game(c, "hex_arena/interpreted", &ha);
     let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
     bench_game(c, "hex_arena/native", &native);
+    bench_mcts(c, "hex_arena/interpreted", &ha);
+    bench_mcts(c, "hex_arena/native", &native);
     if let Some(ml) = load("magic_land.wgdl") {
         bench_game(c, "magic_land/interpreted", &ml);
     }

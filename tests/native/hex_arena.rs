@@ -467,3 +467,13 @@ impl Game for NativeHexArena {
         vec![1.0]
     }
 }
+
+/// No goals: the whole game is one search (two-player MCTS).
+impl playforge::search::mcts::Goals for NativeHexArena {
+    fn goals_reached(&self, _s: &HaState) -> usize {
+        0
+    }
+    fn n_goals(&self) -> usize {
+        0
+    }
+}
