@@ -538,12 +538,6 @@ pub enum Status {
     TurnLimit,
 }
 
-impl Status {
-    /// The game is over for a two-sided reason or a limit (not `Running`).
-    pub fn is_over(self) -> bool {
-        self != Status::Running
-    }
-}
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
