@@ -538,7 +538,6 @@ pub enum Status {
     TurnLimit,
 }
 
-
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub slots: Vec<i64>,
