@@ -3,6 +3,7 @@
 //! Games are text ([`wgdl`]); they compile to a [`wgdl::Program`] whose states every searcher
 //! plays through the [`game::Game`] contract. See ARCHITECTURE.md for the map.
 
+pub mod balance;
 pub mod cli;
 pub mod experiment;
 pub mod game;

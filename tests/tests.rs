@@ -3,6 +3,9 @@
 /// Shared helpers: compile a game from text or from `games/`.
 mod util;
 
+/// Encounter generation: config errors, the DNA codec, determinism over threads, resume,
+/// outputs, verify and the landscape sampler.
+mod balance;
 /// Connect Four: perft counts, random games and hand-checked wins against its native twin.
 mod connect_four;
 /// The interpreter against hand-written native twins, move for move.

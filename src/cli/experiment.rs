@@ -91,6 +91,25 @@ pub fn play(args: &PlayArgs) -> Result<()> {
 }
 
 pub fn experiment(args: &ExperimentArgs) -> Result<()> {
+    if let Ok(text) = std::fs::read_to_string(&args.config)
+        && crate::balance::compare::is_compare(&text)
+    {
+        super::balance::install_interrupt();
+        let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+        pb.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} (ETA {eta})  {msg}").expect("valid template"),
+        );
+        let c = crate::balance::compare::compare(&args.config, &|d, t, label| {
+            pb.set_length(t);
+            pb.set_position(d);
+            pb.set_message(label.to_string());
+        })?;
+        pb.finish_and_clear();
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", c.markdown)?;
+        writeln!(out, "wrote {}/{{summary.md, runs.csv, chart.png, runs/}}", c.dir.display())?;
+        return Ok(());
+    }
     let (file, _) = repeat::load(&args.config).map_err(|e| anyhow!(e))?;
     let total = file.conditions.len() as u64 * file.experiment.seeds;
     let pb = if args.quiet {

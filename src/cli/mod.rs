@@ -2,6 +2,7 @@
 //! arguments are validated by clap, then each subcommand builds library objects and reports.
 //! `anyhow` is used only here; the library's errors are typed.
 
+mod balance;
 mod experiment;
 mod run;
 
@@ -33,12 +34,24 @@ enum Command {
     /// enhancements); print the best result and write outputs/<experiment>/seed-<seed>/.
     Play(experiment::PlayArgs),
     /// Repeat play configurations over many seeds; write a CSV, a bar chart of mean ± 95% CI and
-    /// Welch t-tests between the configurations.
+    /// Welch t-tests between the configurations. A config with a [compare] table compares the
+    /// balance optimizers instead (ES vs SA vs CMA-ES over seeds, same budget).
     Experiment(experiment::ExperimentArgs),
     /// Play AIs (MCTS, WGDL policies, random) against each other on random valid encounters of
     /// a two-player game; print a win-rate table with 95% CIs, write games.csv, table.csv/.md
     /// and a few replays to outputs/<name>/.
     Tournament(experiment::TournamentArgs),
+    /// Generate a balanced encounter: evolve the declared parameters of a two-player game so that
+    /// AI pairs' games come out even, last the target length and the teams differ (HexMage's ES,
+    /// simulated annealing or CMA-ES). Writes outputs/<name>/seed-<seed>/ (history.csv,
+    /// best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json).
+    Balance(balance::BalanceArgs),
+    /// Play an encounter (a best_encounter.toml) afresh with every AI pair of its balance config;
+    /// report each side's win rate with 95% CIs and the game-length distribution.
+    Verify(balance::VerifyArgs),
+    /// Sample random encounters of a balance config and their one-mutation neighbours; report the
+    /// ratio of worse to better neighbours and their mean |ΔF| (HexMage: about 5 : 1, 4–7× steeper).
+    Landscape(balance::LandscapeArgs),
     /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
     /// an ASCII hex map.
     Replay {
@@ -56,6 +69,9 @@ pub fn main() -> ExitCode {
         Command::Play(args) => experiment::play(&args),
         Command::Experiment(args) => experiment::experiment(&args),
         Command::Tournament(args) => experiment::tournament(&args),
+        Command::Balance(args) => balance::balance(&args),
+        Command::Verify(args) => balance::verify(&args),
+        Command::Landscape(args) => balance::landscape(&args),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

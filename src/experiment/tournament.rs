@@ -96,13 +96,13 @@ impl TournamentConfig {
 }
 
 /// An AI resolved against a program, and the game it plays through (its playout policy).
-struct Player {
-    name: String,
-    agent: Agent,
-    game: WgdlGame,
+pub(crate) struct Player {
+    pub name: String,
+    pub agent: Agent,
+    pub game: WgdlGame,
 }
 
-fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
+pub(crate) fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
     let policy = |name: &str, key: &str| {
         program.policy_index(name).ok_or_else(|| {
             let known: Vec<&str> = program.policies.iter().map(|p| p.name.as_str()).collect();
@@ -218,7 +218,7 @@ fn play_game(program: &Arc<Program>, sides: [&Player; 2], seed: u64, record: boo
     }
 }
 
-fn result_name(program: &Program, status: Status) -> String {
+pub(crate) fn result_name(program: &Program, status: Status) -> String {
     match status {
         Status::Won(k) => program.players.get(k as usize).cloned().unwrap_or_else(|| format!("side {k}")),
         Status::Draw => "draw".into(),
@@ -431,7 +431,7 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
 }
 
 /// The hex map with every occupant as its side's letter and a number, then their attributes.
-fn board(program: &Program, st: &crate::wgdl::State) -> String {
+pub(crate) fn board(program: &Program, st: &crate::wgdl::State) -> String {
     let (Some(h), Some(occ)) = (&program.hex, &program.occupants) else { return String::new() };
     let mut at: Vec<Option<char>> = vec![None; h.len()];
     let mut lines = String::new();

@@ -1,0 +1,185 @@
+//! The optimizer comparison (`playforge experiment configs/compare_optimizers.toml`): every
+//! optimizer runs the same balance config, with the same budget, on the same seeds; the chart
+//! gives the mean best-so-far F against games played with a band (min to max over seeds), the
+//! table how many seeds passed the target and after how many iterations and games.
+//!
+//! Each run keeps its own checkpoint, so an interrupted comparison resumes where it stopped.
+
+use super::config::BalanceConfig;
+use super::run::{Row, RunOptions, run};
+use crate::experiment::config::merge;
+use crate::report::{chart, csv_bytes, write_atomic};
+use anyhow::{Result, anyhow, bail};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareFile {
+    pub compare: CompareHeader,
+    /// Merged into the base config for every run (e.g. `[overrides.balance] max_evaluations`).
+    #[serde(default)]
+    pub overrides: toml::Table,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareHeader {
+    pub name: String,
+    /// The balance config every run starts from.
+    pub base: PathBuf,
+    #[serde(default = "ten")]
+    pub seeds: u64,
+    #[serde(default = "one")]
+    pub first_seed: u64,
+    #[serde(default = "all")]
+    pub optimizers: Vec<String>,
+    #[serde(default = "outputs")]
+    pub out: PathBuf,
+    /// What the paper found, printed beside the table.
+    #[serde(default)]
+    pub paper: Option<String>,
+}
+
+fn ten() -> u64 {
+    10
+}
+fn one() -> u64 {
+    1
+}
+fn all() -> Vec<String> {
+    vec!["es".into(), "sa".into(), "cma".into()]
+}
+fn outputs() -> PathBuf {
+    PathBuf::from("outputs")
+}
+
+/// Whether a TOML file is an optimizer comparison (it has a `[compare]` table).
+pub fn is_compare(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("compare"))
+}
+
+pub struct Comparison {
+    pub markdown: String,
+    pub dir: PathBuf,
+}
+
+/// Runs (or resumes) every (optimizer, seed); `progress(done runs, total, label)`.
+pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let file: CompareFile = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let h = &file.compare;
+    if h.seeds == 0 {
+        bail!("{}: seeds = 0; expected at least 1", super::config::locate(path, &text, "compare", 0, "seeds"));
+    }
+    for o in &h.optimizers {
+        if !matches!(o.as_str(), "es" | "sa" | "cma") {
+            bail!(
+                "{}: optimizer \"{o}\"; expected \"es\", \"sa\" or \"cma\"",
+                super::config::locate(path, &text, "compare", 0, "optimizers")
+            );
+        }
+    }
+    let base_text = std::fs::read_to_string(&h.base).map_err(|e| anyhow!("cannot read {}: {e}", h.base.display()))?;
+    let mut table: toml::Table = toml::from_str(&base_text).map_err(|e| anyhow!("{}: {e}", h.base.display()))?;
+    merge(&mut table, &file.overrides);
+    let dir = h.out.join(&h.name);
+    let total = h.optimizers.len() as u64 * h.seeds;
+    let mut results: Vec<(String, u64, Vec<Row>, f64)> = Vec::new();
+    let mut done = 0;
+    let mut budget = 0;
+    let mut target = 0.95;
+    for o in &h.optimizers {
+        for seed in h.first_seed..h.first_seed + h.seeds {
+            progress(done, total, &format!("{o} seed {seed}"));
+            let mut t = table.clone();
+            let b =
+                t.get_mut("balance").and_then(|b| b.as_table_mut()).ok_or_else(|| anyhow!("{}: no [balance] table", h.base.display()))?;
+            b.insert("optimizer".into(), toml::Value::String(o.clone()));
+            b.insert("seed".into(), toml::Value::Integer(seed as i64));
+            b.insert("name".into(), toml::Value::String(o.clone()));
+            b.insert("out".into(), toml::Value::String(dir.join("runs").display().to_string()));
+            let run_text = toml::to_string(&t)?;
+            let cfg = BalanceConfig::parse(&h.base, &run_text)?;
+            budget = cfg.balance.max_evaluations * cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
+            target = cfg.balance.target;
+            let out = run(&cfg, &h.base, &run_text, &RunOptions { resume: true, max_iterations: None, light: true }, &|_, _, _, _| {})?;
+            let best = out.best.as_ref().map_or(0.0, |b| b.eval.f);
+            results.push((o.clone(), seed, out.history, best));
+            done += 1;
+        }
+    }
+    progress(done, total, "done");
+    // Best so far against games played, on a common grid.
+    let grid: Vec<u64> = (0..=100).map(|k| budget * k / 100).collect();
+    let at = |h: &[Row], g: u64| h.iter().take_while(|r| r.games <= g).last().map_or(0.0, |r| r.best_so_far);
+    let mut series = Vec::new();
+    let mut md = format!(
+        "Optimizer comparison `{}`: {} seeds each, the same budget ({budget} games), base `{}`. F > {target} counts when confirmed.\n\n\
+         | optimizer | seeds with F > {target} | median iterations to it | median games to it | final best F (mean ± sd) |\n|---|---|---|---|---|\n",
+        h.name,
+        h.seeds,
+        h.base.display()
+    );
+    let mut csv_rows = Vec::new();
+    for o in &h.optimizers {
+        let runs: Vec<&(String, u64, Vec<Row>, f64)> = results.iter().filter(|r| &r.0 == o).collect();
+        let curves: Vec<Vec<f64>> = runs.iter().map(|r| grid.iter().map(|&g| at(&r.2, g)).collect()).collect();
+        let mean: Vec<(f64, f64)> =
+            grid.iter().enumerate().map(|(i, &g)| (g as f64, curves.iter().map(|c| c[i]).sum::<f64>() / curves.len() as f64)).collect();
+        let band: Vec<(f64, f64, f64)> = grid
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| {
+                let v = curves.iter().map(|c| c[i]);
+                (g as f64, v.clone().fold(f64::INFINITY, f64::min), v.fold(f64::NEG_INFINITY, f64::max))
+            })
+            .collect();
+        series.push(chart::Series { name: o.clone(), points: mean, band: Some(band) });
+        let hits: Vec<(u64, u64)> =
+            runs.iter().filter_map(|r| r.2.iter().find(|row| row.best_so_far > target).map(|row| (row.iteration + 1, row.games))).collect();
+        let median = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            if v.is_empty() { "–".to_string() } else { v[v.len() / 2].to_string() }
+        };
+        let finals: Vec<f64> = runs.iter().map(|r| r.3).collect();
+        let s = crate::experiment::stats::summary(&finals);
+        md.push_str(&format!(
+            "| {o} | {}/{} | {} | {} | {:.4} ± {:.4} |\n",
+            hits.len(),
+            runs.len(),
+            median(hits.iter().map(|h| h.0).collect()),
+            median(hits.iter().map(|h| h.1).collect()),
+            s.mean,
+            s.sd
+        ));
+        for r in &runs {
+            let hit = r.2.iter().find(|row| row.best_so_far > target);
+            csv_rows.push(vec![
+                o.clone(),
+                r.1.to_string(),
+                format!("{:.5}", r.3),
+                hit.map_or(String::new(), |row| (row.iteration + 1).to_string()),
+                hit.map_or(String::new(), |row| row.games.to_string()),
+                r.2.len().to_string(),
+                r.2.last().map_or(0, |row| row.games).to_string(),
+            ]);
+        }
+    }
+    if let Some(p) = &h.paper {
+        md.push_str(&format!("\npaper: {p}\n"));
+    }
+    let header: Vec<String> =
+        ["optimizer", "seed", "best_f", "iterations_to_target", "games_to_target", "iterations", "games"].map(String::from).to_vec();
+    write_atomic(&dir.join("runs.csv"), &csv_bytes(&header, &csv_rows))?;
+    write_atomic(&dir.join("summary.md"), md.as_bytes())?;
+    let panel = chart::Panel {
+        title: format!("mean best-so-far F over {} seeds (band: min to max)", h.seeds),
+        x_label: "games played".into(),
+        y_label: "best confirmed F".into(),
+        series,
+    };
+    chart::line_panels(&dir.join("chart.png"), &format!("{}: ES vs SA vs CMA-ES", h.name), &[panel], 1000, 520)
+        .map_err(|e| anyhow!("chart.png: {e}"))?;
+    Ok(Comparison { markdown: md, dir })
+}

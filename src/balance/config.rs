@@ -1,0 +1,390 @@
+//! The balance config (`playforge balance configs/hexmage_balance.toml`): which game, which
+//! declared parameters form each team's DNA, the fitness and its constants, the AI pairs that
+//! play every evaluation, and the optimizer with its budget. Every key is defined once here
+//! with its default (HexMage's constants, ../shared/spec/hexmage-encounters.md §4); unknown keys
+//! are errors, and every check after parsing names the key and its line ([`locate`]).
+
+use crate::experiment::tournament::AiConfig;
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BalanceConfig {
+    pub balance: Settings,
+    /// The teams, in side order (the first is the game's first player).
+    #[serde(rename = "team")]
+    pub teams: Vec<TeamConfig>,
+    /// Parameters held at a value for the whole run (not evolved), by name.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, f64>,
+    /// Narrower ranges for evolved parameters: `"red1.maxHp" = [20, 80]` (inside the declared range).
+    #[serde(default)]
+    pub ranges: BTreeMap<String, [f64; 2]>,
+    /// Extra validity rules over parameter values, e.g. `"red1a.cost <= red1.maxAp"`.
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    #[serde(default)]
+    pub fitness: FitnessConfig,
+    pub evaluation: EvaluationConfig,
+    #[serde(rename = "ai")]
+    pub ais: Vec<AiConfig>,
+    #[serde(default)]
+    pub es: EsConfig,
+    #[serde(default)]
+    pub sa: SaConfig,
+    #[serde(default)]
+    pub cma: CmaConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Outputs go to `<out>/<name>/seed-<seed>/`.
+    pub name: String,
+    pub game: PathBuf,
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// `es` (HexMage's evolution strategy), `sa` (simulated annealing, the baseline it replaced)
+    /// or `cma` (separable CMA-ES with confirmation re-evaluations).
+    #[serde(default = "es")]
+    pub optimizer: String,
+    /// The budget: fitness evaluations (one evaluation = `games` games per AI pair).
+    pub max_evaluations: u64,
+    /// Stop when the best confirmed F exceeds this (HexMage: 0.95).
+    #[serde(default = "target")]
+    pub target: f64,
+    /// `grouped` (R R B B, HexMage) or `alternating`; default: the game's.
+    #[serde(default)]
+    pub turn_order: Option<String>,
+    /// Games of the best encounter saved as replays (one per AI pair, cycling).
+    #[serde(default = "four")]
+    pub replays: u64,
+    #[serde(default = "outputs")]
+    pub out: PathBuf,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamConfig {
+    pub name: String,
+    /// Parameter names or patterns with `*` (`red*` = every parameter starting with `red`).
+    pub params: Vec<String>,
+    /// Hold this team at the game's values (or `[parameters]`): the player's own team.
+    #[serde(default)]
+    pub fixed: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitnessConfig {
+    /// Weights of the terms; F = Σ wᵢ·termᵢ / Σ wᵢ. HexMage: balance, length, difference 1 each.
+    #[serde(default = "w_one")]
+    pub balance: f64,
+    #[serde(default = "w_one")]
+    pub length: f64,
+    #[serde(default = "w_one")]
+    pub difference: f64,
+    /// Win balance 1 − |wins₁ − wins₂| / games; not in HexMage.
+    #[serde(default)]
+    pub wins: f64,
+    /// Count only the part of |wins₁ − wins₂| / n beyond what a fair coin gives on average
+    /// (√(2 / (π n))), so that a few games of an even encounter are not punished for chance.
+    #[serde(default)]
+    pub wins_noise_corrected: bool,
+    /// Win balance per AI pair, averaged over the pairs (every pair's games must come out even)
+    /// rather than over all games together.
+    #[serde(default)]
+    pub per_pair: bool,
+    /// With `per_pair`, also the length term per pair, averaged; otherwise HexMage's L of the
+    /// mean length over all games.
+    #[serde(default)]
+    pub length_per_pair: bool,
+    /// The attribute holding an actor's health, and its maximum (an attribute or constant):
+    /// H = Σ health / Σ maximum over every object of the turn class at the game's end.
+    #[serde(default = "hp")]
+    pub health: String,
+    #[serde(default = "max_hp")]
+    pub health_max: String,
+    /// F when some actor never got a turn while alive or the game ended inside the first round
+    /// (HexMage's AllPlayed rule); a negative value switches the rule off.
+    #[serde(default = "penalty")]
+    pub all_played_penalty: f64,
+    /// L(len) = Φ(len; mean, sd) below `switch`, Φ(mirror − len; mean, sd_high) from it; len
+    /// in turns (HexMage: 10, 3, 20, 40, 2).
+    #[serde(default = "ten")]
+    pub length_mean: f64,
+    #[serde(default = "three")]
+    pub length_sd: f64,
+    #[serde(default = "twenty")]
+    pub length_switch: f64,
+    #[serde(default = "forty")]
+    pub length_mirror: f64,
+    #[serde(default = "two")]
+    pub length_sd_high: f64,
+    /// D(R) = 1 / (1 + exp(−steepness·R + offset)), R = ‖team₁ − team₂‖ / √genes per team.
+    #[serde(default = "sixty")]
+    pub difference_steepness: f64,
+    #[serde(default = "one_five")]
+    pub difference_offset: f64,
+}
+
+impl Default for FitnessConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every fitness key has a default")
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluationConfig {
+    /// AI pairs by `[[ai]]` name, `[side 1, side 2]`; HexMage: Rule/Rule and MCTS/MCTS.
+    pub pairs: Vec<[String; 2]>,
+    /// Games per pair per evaluation (HexMage: 1).
+    #[serde(default = "one")]
+    pub games: u64,
+    /// Games per pair when a candidate is confirmed (re-evaluated on fresh seeds before it
+    /// counts as the best so far).
+    #[serde(default = "ten_u")]
+    pub confirm_games: u64,
+    /// The same game seeds for every candidate of an iteration (common random numbers).
+    #[serde(default = "yes")]
+    pub common_random_numbers: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EsConfig {
+    /// Neighbours per iteration (λ).
+    #[serde(default = "forty_u")]
+    pub lambda: usize,
+    /// `code` (factor 1 − δ or 1 + δ, HexMage's code) or `uniform` (U[1 − δ, 1 + δ], the thesis).
+    #[serde(default = "code")]
+    pub mutation: String,
+    #[serde(default = "quarter")]
+    pub delta: f64,
+    /// Probability of mutating one more gene after each mutation.
+    #[serde(default = "chain")]
+    pub chain: f64,
+    /// Genes are clamped to [clamp_min, 1] after a mutation.
+    #[serde(default = "clamp_min")]
+    pub clamp_min: f64,
+    /// Re-randomize when the current point's F is below this.
+    #[serde(default = "restart")]
+    pub restart_below: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaConfig {
+    /// Initial temperature; it falls linearly to 0 over the budget.
+    #[serde(default = "half")]
+    pub t0: f64,
+    /// Neighbours per step; their fitness-weighted mean is the candidate (HexMage's code: 40;
+    /// 1 = classic annealing).
+    #[serde(default = "forty_u")]
+    pub neighbours: usize,
+    #[serde(default = "restart")]
+    pub restart_below: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CmaConfig {
+    /// Samples per generation (default 4 + ⌊3 ln n⌋).
+    #[serde(default)]
+    pub lambda: Option<usize>,
+    /// Initial step size in gene units.
+    #[serde(default = "sigma0")]
+    pub sigma0: f64,
+    /// Restart from a random point when σ falls below this.
+    #[serde(default = "sigma_min")]
+    pub sigma_min: f64,
+}
+
+macro_rules! consts {
+    ($($name:ident : $t:ty = $v:expr;)*) => { $(fn $name() -> $t { $v })* };
+}
+consts! {
+    one: u64 = 1; four: u64 = 4; ten_u: u64 = 10; forty_u: usize = 40;
+    w_one: f64 = 1.0; ten: f64 = 10.0; three: f64 = 3.0; twenty: f64 = 20.0; forty: f64 = 40.0; two: f64 = 2.0;
+    sixty: f64 = 60.0; one_five: f64 = 1.5; penalty: f64 = 0.0001; target: f64 = 0.95; quarter: f64 = 0.25;
+    chain: f64 = 0.35; clamp_min: f64 = 0.01; restart: f64 = 0.1; half: f64 = 0.5; sigma0: f64 = 0.2; sigma_min: f64 = 0.005;
+    yes: bool = true;
+}
+fn es() -> String {
+    "es".into()
+}
+fn code() -> String {
+    "code".into()
+}
+fn hp() -> String {
+    "hp".into()
+}
+fn max_hp() -> String {
+    "maxHp".into()
+}
+fn outputs() -> PathBuf {
+    PathBuf::from("outputs")
+}
+
+impl Default for EsConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every es key has a default")
+    }
+}
+impl Default for SaConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every sa key has a default")
+    }
+}
+impl Default for CmaConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every cma key has a default")
+    }
+}
+
+/// `file:line:column` of `key` in table `table` (its `nth` occurrence for arrays of tables;
+/// `""` is the top level), for messages about values that parsed but make no sense.
+pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> String {
+    let mut seen: usize = 0;
+    let mut in_target = table.is_empty();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if let Some(h) = t.strip_prefix('[') {
+            let array = h.starts_with('[');
+            let name = h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+            in_target = name == table && {
+                if array {
+                    seen += 1;
+                    seen == nth + 1
+                } else {
+                    true
+                }
+            };
+            if key.is_empty() && in_target {
+                return format!("{}:{}:1", path.display(), i + 1);
+            }
+            continue;
+        }
+        if in_target {
+            let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if t.contains('=') && k == key {
+                let col = line.len() - t.len() + 1;
+                return format!("{}:{}:{}", path.display(), i + 1, col);
+            }
+        }
+    }
+    format!("{} ([{table}] {key})", path.display())
+}
+
+impl BalanceConfig {
+    /// Reads, parses and checks a config; every error names the file, the line and the key.
+    pub fn load(path: &Path) -> Result<BalanceConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<BalanceConfig> {
+        let cfg: BalanceConfig = toml::from_str(text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
+        let s = &cfg.balance;
+        if !matches!(s.optimizer.as_str(), "es" | "sa" | "cma") {
+            bail!("{}: optimizer = \"{}\"; expected \"es\", \"sa\" or \"cma\"", at("balance", 0, "optimizer"), s.optimizer);
+        }
+        if s.max_evaluations == 0 {
+            bail!("{}: max_evaluations = 0; expected at least 1 fitness evaluation", at("balance", 0, "max_evaluations"));
+        }
+        if !(s.target > 0.0 && s.target <= 1.0) {
+            bail!("{}: target = {}; expected a fitness in (0, 1]", at("balance", 0, "target"), s.target);
+        }
+        if let Some(o) = &s.turn_order
+            && o != "grouped"
+            && o != "alternating"
+        {
+            bail!("{}: turn_order = \"{o}\"; expected \"grouped\" or \"alternating\"", at("balance", 0, "turn_order"));
+        }
+        if cfg.teams.len() != 2 {
+            bail!("{}: {} [[team]] tables; expected 2 (one per side)", path.display(), cfg.teams.len());
+        }
+        for (k, t) in cfg.teams.iter().enumerate() {
+            if t.params.is_empty() {
+                bail!("{}: params = []; expected at least one parameter name or pattern", at("team", k, "params"));
+            }
+        }
+        if cfg.teams.iter().all(|t| t.fixed) {
+            bail!("{}: both teams are fixed; expected at least one team to evolve", at("team", 1, "fixed"));
+        }
+        let f = &cfg.fitness;
+        for (key, w) in [("balance", f.balance), ("length", f.length), ("difference", f.difference), ("wins", f.wins)] {
+            if !(w >= 0.0) || !w.is_finite() {
+                bail!("{}: {key} = {w}; expected a weight ≥ 0", at("fitness", 0, key));
+            }
+        }
+        if f.balance + f.length + f.difference + f.wins <= 0.0 {
+            bail!("{}: every weight is 0; expected at least one positive weight", at("fitness", 0, ""));
+        }
+        for (key, v) in [("length_sd", f.length_sd), ("length_sd_high", f.length_sd_high)] {
+            if !(v > 0.0) {
+                bail!("{}: {key} = {v}; expected a standard deviation > 0", at("fitness", 0, key));
+            }
+        }
+        if f.length_switch > f.length_mirror {
+            bail!(
+                "{}: length_switch = {} is above length_mirror = {}; expected switch ≤ mirror (the range is reversed)",
+                at("fitness", 0, "length_switch"),
+                f.length_switch,
+                f.length_mirror
+            );
+        }
+        let e = &cfg.evaluation;
+        if e.games == 0 {
+            bail!("{}: games = 0; expected at least 1 game per AI pair per evaluation", at("evaluation", 0, "games"));
+        }
+        if e.confirm_games == 0 {
+            bail!("{}: confirm_games = 0; expected at least 1", at("evaluation", 0, "confirm_games"));
+        }
+        if e.pairs.is_empty() {
+            bail!("{}: pairs = []; expected at least one pair of AI names", at("evaluation", 0, "pairs"));
+        }
+        for pair in &e.pairs {
+            for name in pair {
+                if !cfg.ais.iter().any(|a| &a.name == name) {
+                    let known: Vec<&str> = cfg.ais.iter().map(|a| a.name.as_str()).collect();
+                    bail!("{}: AI \"{name}\" is not an [[ai]]; expected one of: {}", at("evaluation", 0, "pairs"), known.join(", "));
+                }
+            }
+        }
+        let es = &cfg.es;
+        if es.lambda == 0 {
+            bail!("{}: lambda = 0; expected at least 1 neighbour", at("es", 0, "lambda"));
+        }
+        if es.mutation != "code" && es.mutation != "uniform" {
+            bail!("{}: mutation = \"{}\"; expected \"code\" or \"uniform\"", at("es", 0, "mutation"), es.mutation);
+        }
+        if !(es.delta > 0.0 && es.delta < 1.0) {
+            bail!("{}: delta = {}; expected 0 < delta < 1", at("es", 0, "delta"), es.delta);
+        }
+        if !(es.chain >= 0.0 && es.chain < 1.0) {
+            bail!("{}: chain = {}; expected a probability in [0, 1)", at("es", 0, "chain"), es.chain);
+        }
+        if !(es.clamp_min >= 0.0 && es.clamp_min < 1.0) {
+            bail!("{}: clamp_min = {}; expected 0 ≤ clamp_min < 1", at("es", 0, "clamp_min"), es.clamp_min);
+        }
+        if !(cfg.sa.t0 > 0.0) {
+            bail!("{}: t0 = {}; expected a temperature > 0", at("sa", 0, "t0"), cfg.sa.t0);
+        }
+        if cfg.sa.neighbours == 0 {
+            bail!("{}: neighbours = 0; expected at least 1", at("sa", 0, "neighbours"));
+        }
+        if cfg.cma.lambda.is_some_and(|l| l < 2) {
+            bail!("{}: lambda = {}; expected at least 2 samples", at("cma", 0, "lambda"), cfg.cma.lambda.unwrap_or(0));
+        }
+        if !(cfg.cma.sigma0 > 0.0 && cfg.cma.sigma0 <= 1.0) {
+            bail!("{}: sigma0 = {}; expected 0 < sigma0 ≤ 1", at("cma", 0, "sigma0"), cfg.cma.sigma0);
+        }
+        Ok(cfg)
+    }
+}

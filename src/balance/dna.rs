@@ -1,0 +1,379 @@
+//! The DNA codec, generic over a game's declared parameters (`parameter desc.attr lo hi`).
+//!
+//! The config's `[[team]]` patterns pick which parameters form each team; a team's genes keep
+//! the file's declaration order, so gene k of one team lines up with gene k of the other (the
+//! team-difference term needs that). A gene is a number in [0, 1]; decoding maps it linearly onto
+//! the parameter's range (narrowed by `[ranges]`) and rounds whole-number parameters. Genes of a
+//! fixed team and parameters held in `[parameters]` never change; the optimizers see only the
+//! evolving genes (the *search vector*). An encounter is valid when the game's `constraint` lines
+//! and the config's `constraints` all hold; [`Codec::build`] compiles it and says which.
+
+use super::config::{BalanceConfig, locate};
+use crate::rng::Rng;
+use crate::wgdl::{self, CompileOptions, Program};
+use anyhow::{Result, anyhow, bail};
+use rand::RngExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+pub struct Gene {
+    /// `description.attribute`.
+    pub name: String,
+    pub min: f64,
+    pub max: f64,
+    pub integer: bool,
+    pub team: usize,
+}
+
+impl Gene {
+    pub fn decode(&self, g: f64) -> f64 {
+        let v = self.min + g.clamp(0.0, 1.0) * (self.max - self.min);
+        if self.integer { v.round().clamp(self.min.ceil(), self.max.floor()) } else { v }
+    }
+    pub fn encode(&self, v: f64) -> f64 {
+        if self.max > self.min { ((v - self.min) / (self.max - self.min)).clamp(0.0, 1.0) } else { 0.0 }
+    }
+}
+
+/// `a + 2 <= b`: sums of numbers and parameter names on both sides of a comparison.
+#[derive(Clone, Debug)]
+pub struct LinearConstraint {
+    pub text: String,
+    lhs: Vec<(f64, Option<usize>)>,
+    op: String,
+    rhs: Vec<(f64, Option<usize>)>,
+}
+
+impl LinearConstraint {
+    fn parse(text: &str, names: &[String]) -> Result<LinearConstraint, String> {
+        let ops = ["<=", ">=", "==", "!=", "<", ">"];
+        let Some((at, op)) = ops.iter().filter_map(|op| text.find(op).map(|i| (i, *op))).min_by_key(|&(i, op)| (i, usize::MAX - op.len()))
+        else {
+            return Err("no comparison; expected `<=`, `<`, `>=`, `>`, `==` or `!=` between two sums".into());
+        };
+        let side = |s: &str| -> Result<Vec<(f64, Option<usize>)>, String> {
+            let mut out = Vec::new();
+            let s = s.replace('-', "+-");
+            for term in s.split('+').map(str::trim).filter(|t| !t.is_empty()) {
+                let (sign, t) = if let Some(t) = term.strip_prefix('-') { (-1.0, t.trim()) } else { (1.0, term) };
+                let (coef, name) = match t.split_once('*') {
+                    Some((c, n)) => (c.trim().parse::<f64>().map_err(|_| format!("`{c}` is not a number"))?, Some(n.trim())),
+                    None => match t.parse::<f64>() {
+                        Ok(v) => (v, None),
+                        Err(_) => (1.0, Some(t)),
+                    },
+                };
+                let idx = match name {
+                    Some(n) => {
+                        Some(names.iter().position(|x| x == n).ok_or_else(|| format!("`{n}` is not a declared parameter of the game"))?)
+                    }
+                    None => None,
+                };
+                out.push((sign * coef, idx));
+            }
+            if out.is_empty() {
+                return Err("an empty side; expected numbers and parameter names joined by + or -".into());
+            }
+            Ok(out)
+        };
+        Ok(LinearConstraint { text: text.to_string(), lhs: side(&text[..at])?, op: op.to_string(), rhs: side(&text[at + op.len()..])? })
+    }
+
+    fn holds(&self, values: &[f64]) -> bool {
+        let sum = |s: &[(f64, Option<usize>)]| s.iter().map(|&(c, i)| c * i.map_or(1.0, |i| values[i])).sum::<f64>();
+        let (a, b) = (sum(&self.lhs), sum(&self.rhs));
+        match self.op.as_str() {
+            "<=" => a <= b + 1e-9,
+            ">=" => a + 1e-9 >= b,
+            "<" => a < b,
+            ">" => a > b,
+            "==" => (a - b).abs() < 1e-9,
+            _ => (a - b).abs() >= 1e-9,
+        }
+    }
+}
+
+/// Maps search vectors to parameter overrides and compiled encounters.
+#[derive(Clone, Debug)]
+pub struct Codec {
+    pub game: PathBuf,
+    text: Arc<String>,
+    base: CompileOptions,
+    /// Every declared parameter's name and the value it has when no gene sets it.
+    all_names: Vec<String>,
+    all_values: Vec<f64>,
+    /// The team genes: team 0's in declaration order, then team 1's.
+    pub genes: Vec<Gene>,
+    /// Index in `all_names` of each gene.
+    gene_param: Vec<usize>,
+    pub team_names: [String; 2],
+    /// Indices (into `genes`) of each team's genes, aligned.
+    pub teams: [Vec<usize>; 2],
+    /// Genes the optimizers move.
+    pub evolving: Vec<usize>,
+    /// The full DNA when nothing evolves: every gene at its file / `[parameters]` value.
+    pub template: Vec<f64>,
+    pub constraints: Vec<LinearConstraint>,
+    /// The probe program (the file's values), for names and checks.
+    pub probe: Arc<Program>,
+}
+
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            name.starts_with(head) && name.len() >= head.len() && {
+                let rest = &name[head.len()..];
+                (0..=rest.len()).any(|i| rest.is_char_boundary(i) && glob(tail, &rest[i..]))
+            }
+        }
+    }
+}
+
+impl Codec {
+    /// Builds the codec from a checked config (`text` is its source, for error positions).
+    pub fn new(cfg: &BalanceConfig, cfg_path: &Path, cfg_text: &str) -> Result<Codec> {
+        let at = |table: &str, nth: usize, key: &str| locate(cfg_path, cfg_text, table, nth, key);
+        let game = cfg.balance.game.clone();
+        let text = std::fs::read_to_string(&game)
+            .map_err(|e| anyhow!("{}: cannot read game {}: {e}", at("balance", 0, "game"), game.display()))?;
+        let base = CompileOptions {
+            base_dir: game.parent().map(Path::to_path_buf),
+            turn_order: cfg.balance.turn_order.clone(),
+            ..CompileOptions::default()
+        };
+        let probe = wgdl::compile_str_with(&game.display().to_string(), &text, &base).map_err(|e| anyhow!("{e}"))?.program;
+        if probe.players.len() != 2 || probe.turn.is_none() {
+            bail!(
+                "{}: {} is not a two-player game with turns (`players a b`, `turn …`); balancing needs one",
+                at("balance", 0, "game"),
+                game.display()
+            );
+        }
+        if probe.params.is_empty() {
+            bail!("{}: {} declares no `parameter`; expected parameters to evolve", at("balance", 0, "game"), game.display());
+        }
+        let all_names: Vec<String> = probe.params.iter().map(|p| p.name.clone()).collect();
+        let mut all_values: Vec<f64> = probe.params.iter().map(|p| p.default).collect();
+        for (name, &v) in &cfg.parameters {
+            let Some(i) = all_names.iter().position(|n| n == name) else {
+                bail!(
+                    "{}: `{name}` is not a declared parameter of {}; expected one of its `parameter` lines",
+                    at("parameters", 0, name),
+                    game.display()
+                );
+            };
+            let p = &probe.params[i];
+            if v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
+                bail!(
+                    "{}: {name} = {v}; expected {} from {} to {}",
+                    at("parameters", 0, name),
+                    if p.integer { "a whole number" } else { "a number" },
+                    p.min,
+                    p.max
+                );
+            }
+            all_values[i] = v;
+        }
+        let mut owner: Vec<Option<usize>> = vec![None; all_names.len()];
+        let mut teams: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        let mut genes = Vec::new();
+        let mut gene_param = Vec::new();
+        for (t, team) in cfg.teams.iter().enumerate() {
+            for pat in &team.params {
+                if !all_names.iter().any(|n| glob(pat, n)) {
+                    bail!(
+                        "{}: \"{pat}\" matches no declared parameter of {}; expected a name like `{}`",
+                        at("team", t, "params"),
+                        game.display(),
+                        all_names[0]
+                    );
+                }
+            }
+            for (i, n) in all_names.iter().enumerate() {
+                if team.params.iter().any(|p| glob(p, n)) {
+                    if let Some(o) = owner[i] {
+                        if o != t {
+                            bail!("{}: `{n}` is in both teams; expected every parameter in at most one team", at("team", t, "params"));
+                        }
+                        continue;
+                    }
+                    owner[i] = Some(t);
+                    let p = &probe.params[i];
+                    let (mut lo, mut hi) = (p.min, p.max);
+                    if let Some(&[a, b]) = cfg.ranges.get(n) {
+                        if a > b {
+                            bail!("{}: {n} = [{a}, {b}] is reversed; expected [low, high] with low ≤ high", at("ranges", 0, n));
+                        }
+                        if a < p.min || b > p.max {
+                            bail!(
+                                "{}: {n} = [{a}, {b}] leaves the declared range {} to {}; expected a range inside it",
+                                at("ranges", 0, n),
+                                p.min,
+                                p.max
+                            );
+                        }
+                        (lo, hi) = (a, b);
+                    }
+                    teams[t].push(genes.len());
+                    genes.push(Gene { name: n.clone(), min: lo, max: hi, integer: p.integer, team: t });
+                    gene_param.push(i);
+                }
+            }
+        }
+        for name in cfg.ranges.keys() {
+            if !genes.iter().any(|g| &g.name == name) {
+                bail!(
+                    "{}: `{name}` is not an evolved parameter (not declared, or in no team); expected a team parameter",
+                    at("ranges", 0, name)
+                );
+            }
+        }
+        let template: Vec<f64> = genes.iter().zip(&gene_param).map(|(g, &i)| g.encode(all_values[i])).collect();
+        let evolving: Vec<usize> =
+            (0..genes.len()).filter(|&k| !cfg.teams[genes[k].team].fixed && !cfg.parameters.contains_key(&genes[k].name)).collect();
+        if evolving.is_empty() {
+            bail!(
+                "{}: no parameter left to evolve; expected a team that is not fixed and not all in [parameters]",
+                at("team", 0, "params")
+            );
+        }
+        let mut constraints = Vec::new();
+        for c in &cfg.constraints {
+            constraints.push(
+                LinearConstraint::parse(c, &all_names).map_err(|e| anyhow!("{}: constraint \"{c}\": {e}", at("", 0, "constraints")))?,
+            );
+        }
+        let team_names = [cfg.teams[0].name.clone(), cfg.teams[1].name.clone()];
+        Ok(Codec {
+            game,
+            text: Arc::new(text),
+            base,
+            all_names,
+            all_values,
+            genes,
+            gene_param,
+            team_names,
+            teams,
+            evolving,
+            template,
+            constraints,
+            probe,
+        })
+    }
+
+    /// The full DNA of a search vector.
+    pub fn full(&self, x: &[f64]) -> Vec<f64> {
+        let mut dna = self.template.clone();
+        for (k, &g) in self.evolving.iter().enumerate() {
+            dna[g] = x[k];
+        }
+        dna
+    }
+
+    /// The search vector of a full DNA.
+    pub fn search(&self, dna: &[f64]) -> Vec<f64> {
+        self.evolving.iter().map(|&g| dna[g]).collect()
+    }
+
+    /// Every parameter's value for a full DNA (genes decoded, the rest as held).
+    pub fn values(&self, dna: &[f64]) -> Vec<f64> {
+        let mut v = self.all_values.clone();
+        for (k, g) in self.genes.iter().enumerate() {
+            v[self.gene_param[k]] = g.decode(dna[k]);
+        }
+        v
+    }
+
+    /// The overrides that make the encounter of a full DNA.
+    pub fn overrides(&self, dna: &[f64]) -> Vec<(String, f64)> {
+        self.all_names.iter().cloned().zip(self.values(dna)).collect()
+    }
+
+    /// The compiled encounter, or `None` when a constraint fails.
+    pub fn build(&self, dna: &[f64]) -> Result<Option<Arc<Program>>> {
+        let values = self.values(dna);
+        if !self.constraints.iter().all(|c| c.holds(&values)) {
+            return Ok(None);
+        }
+        let opts = CompileOptions { overrides: self.all_names.iter().cloned().zip(values).collect(), ..self.base.clone() };
+        let program = wgdl::compile_str_with(&self.game.display().to_string(), &self.text, &opts).map_err(|e| anyhow!("{e}"))?.program;
+        let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
+        let ok = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?.is_empty();
+        Ok(ok.then_some(program))
+    }
+
+    /// A uniformly random valid search vector (redrawn whole until valid, as HexMage).
+    pub fn random(&self, rng: &mut Rng) -> Result<(Vec<f64>, Arc<Program>)> {
+        for _ in 0..10_000 {
+            let x: Vec<f64> = self.evolving.iter().map(|_| rng.random::<f64>()).collect();
+            if let Some(p) = self.build(&self.full(&x))? {
+                return Ok((x, p));
+            }
+        }
+        bail!("no valid encounter in 10 000 random draws; expected satisfiable constraints")
+    }
+
+    /// R: the distance between the two teams' genes over the largest possible one (√genes).
+    pub fn team_distance(&self, dna: &[f64]) -> f64 {
+        let n = self.teams[0].len().min(self.teams[1].len());
+        if n == 0 {
+            return 0.0;
+        }
+        let d2: f64 = (0..n).map(|k| (dna[self.teams[0][k]] - dna[self.teams[1][k]]).powi(2)).sum();
+        d2.sqrt() / (n as f64).sqrt()
+    }
+
+    /// Each team's decoded parameters, for `best_encounter.toml`.
+    pub fn team_values(&self, dna: &[f64]) -> [Vec<(String, f64)>; 2] {
+        let v = self.values(dna);
+        let team = |t: usize| self.teams[t].iter().map(|&g| (self.genes[g].name.clone(), v[self.gene_param[g]])).collect();
+        [team(0), team(1)]
+    }
+
+    /// Parameters in no team (held or at the file's value) and their values.
+    pub fn others(&self) -> Vec<(String, f64)> {
+        (0..self.all_names.len())
+            .filter(|i| !self.gene_param.contains(i))
+            .map(|i| (self.all_names[i].clone(), self.all_values[i]))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_prefixes_and_infixes() {
+        assert!(glob("red*", "red1a.dmg"));
+        assert!(glob("*.maxHp", "blue2.maxHp"));
+        assert!(glob("red1a.dmg", "red1a.dmg"));
+        assert!(!glob("red*", "blue1.maxHp"));
+        assert!(!glob("*.maxHp", "blue2.maxAp"));
+    }
+
+    #[test]
+    fn genes_decode_into_range_and_round() {
+        let g = Gene { name: "x".into(), min: 5.0, max: 30.0, integer: true, team: 0 };
+        assert_eq!(g.decode(0.0), 5.0);
+        assert_eq!(g.decode(1.0), 30.0);
+        assert_eq!(g.decode(0.5), 18.0); // 17.5 rounds to even-away: 18
+        assert_eq!(g.decode(2.0), 30.0);
+        assert!((g.encode(g.decode(0.52)) - 0.52).abs() < 0.03);
+    }
+
+    #[test]
+    fn linear_constraints_parse_and_hold() {
+        let names = vec!["a.x".to_string(), "b.y".to_string()];
+        let c = LinearConstraint::parse("a.x + 2 <= b.y", &names).unwrap();
+        assert!(c.holds(&[3.0, 5.0]));
+        assert!(!c.holds(&[4.0, 5.0]));
+        let c = LinearConstraint::parse("2*a.x - b.y > 0", &names).unwrap();
+        assert!(c.holds(&[3.0, 5.0]));
+        assert!(!c.holds(&[2.0, 5.0]));
+        assert!(LinearConstraint::parse("a.x <= c.z", &names).unwrap_err().contains("c.z"));
+        assert!(LinearConstraint::parse("a.x", &names).is_err());
+    }
+}

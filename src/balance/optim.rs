@@ -1,0 +1,325 @@
+//! The optimizers, on one interface: each [`Optimizer::step`] is one iteration that asks the
+//! [`Ctx`] to evaluate candidates (the context plays the games, in parallel, and counts them
+//! against the budget) and returns the evaluation of its current point.
+//!
+//! - `es`: HexMage's evolution strategy — λ neighbours of the current point by the chained
+//!   multiplicative mutation, the fitness-weighted mean of all of them becomes the new point
+//!   (re-evaluated), restart below a threshold.
+//! - `sa`: simulated annealing, the baseline HexMage abandoned — Metropolis acceptance at a
+//!   temperature falling linearly from T₀ to 0 over the budget; with `neighbours > 1` the
+//!   candidate is the fitness-weighted mean of that many neighbours (HexMage's code).
+//! - `cma`: separable CMA-ES (Ros & Hansen 2008: diagonal covariance, rank-μ and rank-one
+//!   updates, cumulative step-size adaptation). Rank-based, so only the order of a generation's
+//!   F matters, and the generation shares its game seeds (common random numbers), which together
+//!   with the harness's confirmation re-evaluations make it the noise-aware choice.
+//!
+//! All state is plain data (serde), so a checkpoint restores an optimizer exactly; all
+//! randomness comes from streams of (seed, iteration, …).
+
+use super::config::{BalanceConfig, EsConfig};
+use super::dna::Codec;
+use super::fitness::{Eval, Evaluator};
+use crate::rng::{Rng, derive, stream};
+use crate::wgdl::Program;
+use anyhow::Result;
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A candidate: a search vector and its compiled encounter.
+pub type Cand = (Vec<f64>, Arc<Program>);
+
+/// Stream tags (the `individual` slot of a stream) for randomness that is not a candidate's.
+const OPTIMIZER: u64 = 1 << 40;
+const CRN: u64 = 1 << 41;
+pub const CONFIRM: u64 = 1 << 42;
+
+/// What an optimizer may do in an iteration.
+pub struct Ctx<'a> {
+    pub codec: &'a Codec,
+    pub ev: &'a Evaluator,
+    pub seed: u64,
+    pub iteration: u64,
+    /// Games played so far in the whole run, and the budget in games.
+    pub games_played: u64,
+    pub budget_games: u64,
+    /// This iteration's evaluated candidates (search vector, evaluation).
+    pub evals: Vec<(Vec<f64>, Eval)>,
+}
+
+impl Ctx<'_> {
+    /// The optimizer's own stream for this iteration.
+    pub fn rng(&self) -> Rng {
+        stream(self.seed, self.iteration, OPTIMIZER, 0)
+    }
+
+    /// The share of the budget used so far, in [0, 1].
+    pub fn progress(&self) -> f64 {
+        (self.games_played as f64 / self.budget_games.max(1) as f64).min(1.0)
+    }
+
+    pub fn build(&self, x: &[f64]) -> Result<Option<Arc<Program>>> {
+        self.codec.build(&self.codec.full(x))
+    }
+
+    pub fn random(&self, rng: &mut Rng) -> Result<Cand> {
+        self.codec.random(rng)
+    }
+
+    /// `n` mutants of `x`, each from its own stream (so they can be made in parallel).
+    pub fn neighbours(&self, x: &[f64], n: usize, salt: u64) -> Result<Vec<Cand>> {
+        (0..n)
+            .into_par_iter()
+            .map(|i| mutate(self.codec, &self.ev.cfg.es, x, &mut stream(self.seed, self.iteration, i as u64, 1 + salt)))
+            .collect()
+    }
+
+    /// Plays and scores candidates; with common random numbers every candidate of the iteration
+    /// gets the same game seeds.
+    pub fn evaluate(&mut self, cands: &[Cand]) -> Result<Vec<Eval>> {
+        let e = &self.ev.cfg.evaluation;
+        let (pairs, games) = (self.ev.n_pairs(), e.games as usize);
+        let first = self.evals.len();
+        let jobs: Vec<(usize, usize, usize)> =
+            (0..cands.len()).flat_map(|c| (0..pairs).flat_map(move |p| (0..games).map(move |g| (c, p, g)))).collect();
+        let outcomes = jobs
+            .par_iter()
+            .map(|&(c, p, g)| {
+                let who = if e.common_random_numbers { CRN } else { (first + c) as u64 };
+                self.ev.play(&cands[c].1, p, derive(self.seed, self.iteration, who, (p * games + g) as u64), None)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.games_played += jobs.len() as u64;
+        let per = pairs * games;
+        let evals: Vec<Eval> = cands
+            .iter()
+            .enumerate()
+            .map(|(c, (x, _))| self.ev.score(&outcomes[c * per..(c + 1) * per], self.codec.team_distance(&self.codec.full(x))))
+            .collect();
+        for (c, ev) in cands.iter().zip(&evals) {
+            self.evals.push((c.0.clone(), ev.clone()));
+        }
+        Ok(evals)
+    }
+}
+
+/// HexMage's mutation: a random gene times a factor around 1 (`code`: 1 ± δ; `uniform`:
+/// U[1 − δ, 1 + δ]), clamped to [clamp_min, 1], then another gene with probability `chain`;
+/// redone when the encounter is invalid.
+pub fn mutate(codec: &Codec, es: &EsConfig, x: &[f64], rng: &mut Rng) -> Result<Cand> {
+    for _ in 0..100 {
+        let mut y = x.to_vec();
+        loop {
+            let k = rng.random_range(0..y.len());
+            let factor = if es.mutation == "uniform" {
+                rng.random_range(1.0 - es.delta..=1.0 + es.delta)
+            } else if rng.random_bool(0.5) {
+                1.0 + es.delta
+            } else {
+                1.0 - es.delta
+            };
+            y[k] = (y[k] * factor).clamp(es.clamp_min, 1.0);
+            if !rng.random_bool(es.chain) {
+                break;
+            }
+        }
+        if let Some(p) = codec.build(&codec.full(&y))? {
+            return Ok((y, p));
+        }
+    }
+    // Every mutant broke a constraint: stay put (the point itself is valid).
+    let p = codec.build(&codec.full(x))?.ok_or_else(|| anyhow::anyhow!("the current point is not a valid encounter"))?;
+    Ok((x.to_vec(), p))
+}
+
+/// The fitness-weighted mean of candidates (the plain mean when every F is 0).
+fn weighted_mean(cands: &[Cand], evals: &[Eval]) -> Vec<f64> {
+    let total: f64 = evals.iter().map(|e| e.f).sum();
+    let n = cands[0].0.len();
+    let mut m = vec![0.0; n];
+    for ((x, _), e) in cands.iter().zip(evals) {
+        let w = if total > 0.0 { e.f / total } else { 1.0 / cands.len() as f64 };
+        for j in 0..n {
+            m[j] += w * x[j];
+        }
+    }
+    m
+}
+
+/// The mean of neighbours as a candidate, or the best neighbour when the mean is invalid.
+fn recombine(ctx: &Ctx, cands: &[Cand], evals: &[Eval]) -> Result<Cand> {
+    let m = weighted_mean(cands, evals);
+    if let Some(p) = ctx.build(&m)? {
+        return Ok((m, p));
+    }
+    let best = (0..cands.len()).max_by(|&a, &b| evals[a].f.total_cmp(&evals[b].f)).expect("at least one neighbour");
+    Ok(cands[best].clone())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Optimizer {
+    Es { current: Option<Vec<f64>> },
+    Sa { current: Option<(Vec<f64>, f64)> },
+    Cma(Box<Cma>),
+}
+
+impl Optimizer {
+    pub fn new(cfg: &BalanceConfig, n: usize) -> Optimizer {
+        match cfg.balance.optimizer.as_str() {
+            "sa" => Optimizer::Sa { current: None },
+            "cma" => Optimizer::Cma(Box::new(Cma::new(n, cfg.cma.lambda, cfg.cma.sigma0))),
+            _ => Optimizer::Es { current: None },
+        }
+    }
+
+    /// One iteration; returns the evaluation of the point the optimizer now stands on.
+    pub fn step(&mut self, ctx: &mut Ctx) -> Result<Eval> {
+        let cfg = &ctx.ev.cfg;
+        let mut rng = ctx.rng();
+        match self {
+            Optimizer::Es { current } => {
+                let x = match current.take() {
+                    Some(x) => x,
+                    None => ctx.random(&mut rng)?.0,
+                };
+                let cands = ctx.neighbours(&x, cfg.es.lambda, 0)?;
+                let evals = ctx.evaluate(&cands)?;
+                let mean = recombine(ctx, &cands, &evals)?;
+                let e = ctx.evaluate(std::slice::from_ref(&mean))?.remove(0);
+                *current = if e.f < cfg.es.restart_below { Some(ctx.random(&mut rng)?.0) } else { Some(mean.0) };
+                Ok(e)
+            }
+            Optimizer::Sa { current } => {
+                let (x, fx) = match current.take() {
+                    Some(c) => c,
+                    None => {
+                        let c = ctx.random(&mut rng)?;
+                        let e = ctx.evaluate(std::slice::from_ref(&c))?.remove(0);
+                        (c.0, e.f)
+                    }
+                };
+                let k = cfg.sa.neighbours;
+                let cand = if k == 1 {
+                    ctx.neighbours(&x, 1, 0)?.remove(0)
+                } else {
+                    let cands = ctx.neighbours(&x, k, 0)?;
+                    let evals = ctx.evaluate(&cands)?;
+                    recombine(ctx, &cands, &evals)?
+                };
+                let e = ctx.evaluate(std::slice::from_ref(&cand))?.remove(0);
+                let t = cfg.sa.t0 * (1.0 - ctx.progress());
+                let delta = e.f - fx;
+                let accept = delta > 0.0 || (t > 0.0 && rng.random::<f64>() < (-delta.abs() / t).exp());
+                let (nx, nf) = if accept { (cand.0, e.f) } else { (x, fx) };
+                *current = if nf < cfg.sa.restart_below {
+                    let c = ctx.random(&mut rng)?;
+                    let e2 = ctx.evaluate(std::slice::from_ref(&c))?.remove(0);
+                    Some((c.0, e2.f))
+                } else {
+                    Some((nx, nf))
+                };
+                Ok(e)
+            }
+            Optimizer::Cma(c) => c.step(ctx, &mut rng),
+        }
+    }
+}
+
+/// Separable CMA-ES state (maximizing F over the search vector, samples clamped to [0, 1]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cma {
+    pub mean: Option<Vec<f64>>,
+    pub sigma: f64,
+    pub sigma0: f64,
+    pub diag: Vec<f64>,
+    pub ps: Vec<f64>,
+    pub pc: Vec<f64>,
+    pub lambda: usize,
+    pub generation: u64,
+}
+
+impl Cma {
+    pub fn new(n: usize, lambda: Option<usize>, sigma0: f64) -> Cma {
+        let lambda = lambda.unwrap_or(4 + (3.0 * (n as f64).ln()).floor() as usize);
+        Cma { mean: None, sigma: sigma0, sigma0, diag: vec![1.0; n], ps: vec![0.0; n], pc: vec![0.0; n], lambda, generation: 0 }
+    }
+
+    fn restart(&mut self, m: Vec<f64>) {
+        let n = m.len();
+        *self = Cma { mean: Some(m), ..Cma::new(n, Some(self.lambda), self.sigma0) };
+    }
+
+    fn step(&mut self, ctx: &mut Ctx, rng: &mut Rng) -> Result<Eval> {
+        if self.mean.is_none() || self.sigma < ctx.ev.cfg.cma.sigma_min {
+            let m = ctx.random(rng)?.0;
+            self.restart(m);
+        }
+        let m = self.mean.clone().expect("set above");
+        let n = m.len();
+        let lambda = self.lambda;
+        let mu = lambda / 2;
+        let raw: Vec<f64> = (0..mu).map(|i| ((lambda as f64 + 1.0) / 2.0).ln() - ((i + 1) as f64).ln()).collect();
+        let wsum: f64 = raw.iter().sum();
+        let w: Vec<f64> = raw.iter().map(|x| x / wsum).collect();
+        let mueff = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+        let nf = n as f64;
+        let cs = (mueff + 2.0) / (nf + mueff + 5.0);
+        let ds = 1.0 + 2.0 * (((mueff - 1.0) / (nf + 1.0)).sqrt() - 1.0).max(0.0) + cs;
+        let cc = (4.0 + mueff / nf) / (nf + 4.0 + 2.0 * mueff / nf);
+        let sep = (nf + 2.0) / 3.0;
+        let c1 = (2.0 / ((nf + 1.3).powi(2) + mueff) * sep).min(1.0);
+        let cmu = ((2.0 * (mueff - 2.0 + 1.0 / mueff) / ((nf + 2.0).powi(2) + mueff)) * sep).min(1.0 - c1);
+        let chi = nf.sqrt() * (1.0 - 1.0 / (4.0 * nf) + 1.0 / (21.0 * nf * nf));
+        // Sample λ valid points (each from its own stream, in parallel).
+        let (seed, it, sigma, diag) = (ctx.seed, ctx.iteration, self.sigma, self.diag.clone());
+        let codec = ctx.codec;
+        let cands: Vec<Cand> = (0..lambda)
+            .into_par_iter()
+            .map(|i| -> Result<Cand> {
+                let mut r = stream(seed, it, i as u64, 7);
+                for _ in 0..30 {
+                    let x: Vec<f64> = (0..n)
+                        .map(|j| {
+                            let z: f64 = StandardNormal.sample(&mut r);
+                            (m[j] + sigma * diag[j].sqrt() * z).clamp(0.0, 1.0)
+                        })
+                        .collect();
+                    if let Some(p) = codec.build(&codec.full(&x))? {
+                        return Ok((x, p));
+                    }
+                }
+                codec.random(&mut r)
+            })
+            .collect::<Result<_>>()?;
+        let evals = ctx.evaluate(&cands)?;
+        let mut order: Vec<usize> = (0..lambda).collect();
+        order.sort_by(|&a, &b| evals[b].f.total_cmp(&evals[a].f).then(a.cmp(&b)));
+        let mut new_mean = vec![0.0; n];
+        for (k, &i) in order.iter().take(mu).enumerate() {
+            for j in 0..n {
+                new_mean[j] += w[k] * cands[i].0[j];
+            }
+        }
+        let mut norm2 = 0.0;
+        for j in 0..n {
+            let step = (new_mean[j] - m[j]) / self.sigma;
+            self.ps[j] = (1.0 - cs) * self.ps[j] + (cs * (2.0 - cs) * mueff).sqrt() * step / self.diag[j].sqrt();
+            norm2 += self.ps[j] * self.ps[j];
+        }
+        let gen1 = (self.generation + 1) as f64;
+        let hsig = norm2.sqrt() / (1.0 - (1.0 - cs).powf(2.0 * gen1)).sqrt() / chi < 1.4 + 2.0 / (nf + 1.0);
+        for j in 0..n {
+            let step = (new_mean[j] - m[j]) / self.sigma;
+            self.pc[j] = (1.0 - cc) * self.pc[j] + if hsig { (cc * (2.0 - cc) * mueff).sqrt() * step } else { 0.0 };
+            let rank_mu: f64 = order.iter().take(mu).enumerate().map(|(k, &i)| w[k] * ((cands[i].0[j] - m[j]) / self.sigma).powi(2)).sum();
+            let corr = if hsig { 0.0 } else { c1 * cc * (2.0 - cc) * self.diag[j] };
+            self.diag[j] = ((1.0 - c1 - cmu) * self.diag[j] + c1 * (self.pc[j] * self.pc[j] + corr) + cmu * rank_mu).max(1e-12);
+        }
+        self.sigma = (self.sigma * ((cs / ds) * (norm2.sqrt() / chi - 1.0)).exp()).min(1.0);
+        self.mean = Some(new_mean);
+        self.generation += 1;
+        Ok(evals[order[0]].clone())
+    }
+}

@@ -1,0 +1,402 @@
+//! The balance loop: iterations of the chosen optimizer until the best confirmed F passes the
+//! target or the budget (in games) is spent, with a history row and a checkpoint after every
+//! iteration, and the outputs at the end (or on Ctrl-C).
+//!
+//! "Best so far" is honest about noise: after each iteration the candidate with the highest F
+//! is re-evaluated on fresh seeds with `confirm_games` games per pair (counted in the budget),
+//! and only a confirmed F can become the best. A resumed run restores the optimizer state, the
+//! history and the counters, and every stream derives from (seed, iteration, …), so it gives
+//! the same numbers as a run that was never stopped.
+
+use super::config::BalanceConfig;
+use super::dna::Codec;
+use super::fitness::{Eval, Evaluator, target_band};
+use super::optim::{CONFIRM, Ctx, Optimizer};
+use crate::experiment::tournament::Replay;
+use crate::report::{chart, csv_bytes, write_atomic};
+use crate::rng::derive;
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Set by the Ctrl-C handler; the loop saves and stops after the iteration in progress.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// One row of history.csv.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub iteration: u64,
+    pub f: f64,
+    pub balance: f64,
+    pub length: f64,
+    pub difference: f64,
+    pub wins: f64,
+    pub mean_turns: f64,
+    pub best_so_far: f64,
+    pub games: u64,
+    pub elapsed_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Best {
+    /// The full DNA (every team gene).
+    pub dna: Vec<f64>,
+    /// The confirmation's evaluation.
+    pub eval: Eval,
+    pub iteration: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The resolved config it belongs to (a resume with another config is refused).
+    pub config: String,
+    pub next_iteration: u64,
+    pub optimizer: Optimizer,
+    pub best: Option<Best>,
+    pub history: Vec<Row>,
+    pub games_played: u64,
+    pub elapsed_s: f64,
+    pub finished: bool,
+}
+
+/// How to run (beyond the config).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub resume: bool,
+    /// Stop after this many iterations (tests; the checkpoint stays resumable).
+    pub max_iterations: Option<u64>,
+    /// Skip the PNG and replays (the optimizer comparison).
+    pub light: bool,
+}
+
+/// What a run did.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub best: Option<Best>,
+    pub history: Vec<Row>,
+    pub games_played: u64,
+    pub reached: bool,
+    pub interrupted: bool,
+    pub codec: Codec,
+}
+
+/// The output folder of a config: `<out>/<name>/seed-<seed>/`.
+pub fn out_dir(cfg: &BalanceConfig) -> PathBuf {
+    cfg.balance.out.join(&cfg.balance.name).join(format!("seed-{}", cfg.balance.seed))
+}
+
+/// Runs (or resumes) a balance job. `progress(games, budget, best F, iteration)`.
+pub fn run(
+    cfg: &BalanceConfig,
+    cfg_path: &Path,
+    cfg_text: &str,
+    opts: &RunOptions,
+    progress: &dyn Fn(u64, u64, f64, u64),
+) -> Result<Outcome> {
+    let codec = Codec::new(cfg, cfg_path, cfg_text)?;
+    let ev = Evaluator::new(cfg, &codec.probe)?;
+    let dir = out_dir(cfg);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let resolved = toml::to_string(cfg)?;
+    let ck_path = dir.join("checkpoint.json");
+    let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
+    let budget_games = cfg.balance.max_evaluations * per_eval;
+    let mut ck = if opts.resume && ck_path.exists() {
+        let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
+        let ck: Checkpoint =
+            serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
+        if ck.config != resolved {
+            bail!(
+                "{}: this checkpoint belongs to another configuration; expected the same config as the interrupted run (or run without --resume)",
+                ck_path.display()
+            );
+        }
+        ck
+    } else {
+        Checkpoint {
+            config: resolved.clone(),
+            next_iteration: 0,
+            optimizer: Optimizer::new(cfg, codec.evolving.len()),
+            best: None,
+            history: Vec::new(),
+            games_played: 0,
+            elapsed_s: 0.0,
+            finished: false,
+        }
+    };
+    write_atomic(&dir.join("config.toml"), resolved.as_bytes())?;
+    let start = Instant::now();
+    let elapsed0 = ck.elapsed_s;
+    let reached = |ck: &Checkpoint| ck.best.as_ref().is_some_and(|b| b.eval.f > cfg.balance.target);
+    let mut interrupted = false;
+    let mut steps = 0u64;
+    while !ck.finished && ck.games_played < budget_games && !reached(&ck) {
+        if opts.max_iterations.is_some_and(|m| steps >= m) {
+            break;
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+            break;
+        }
+        let it = ck.next_iteration;
+        let mut ctx = Ctx {
+            codec: &codec,
+            ev: &ev,
+            seed: cfg.balance.seed,
+            iteration: it,
+            games_played: ck.games_played,
+            budget_games,
+            evals: Vec::new(),
+        };
+        let current = ck.optimizer.step(&mut ctx)?;
+        // Confirm the iteration's best candidate if it might beat the best so far.
+        let top = ctx.evals.iter().max_by(|a, b| a.1.f.total_cmp(&b.1.f)).cloned();
+        let mut games_played = ctx.games_played;
+        if let Some((x, e)) = top
+            && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f)
+        {
+            let dna = codec.full(&x);
+            let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
+            let games = cfg.evaluation.confirm_games as usize;
+            let jobs: Vec<(usize, usize)> = (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| (p, g))).collect();
+            let outcomes = jobs
+                .par_iter()
+                .map(|&(p, g)| ev.play(&program, p, derive(cfg.balance.seed, it, CONFIRM, (p * games + g) as u64), None))
+                .collect::<Result<Vec<_>>>()?;
+            games_played += jobs.len() as u64;
+            let confirmed = ev.score(&outcomes, codec.team_distance(&dna));
+            if ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f) {
+                ck.best = Some(Best { dna, eval: confirmed, iteration: it });
+            }
+        }
+        ck.games_played = games_played;
+        ck.next_iteration = it + 1;
+        ck.elapsed_s = elapsed0 + start.elapsed().as_secs_f64();
+        let best_f = ck.best.as_ref().map_or(0.0, |b| b.eval.f);
+        ck.history.push(Row {
+            iteration: it,
+            f: current.f,
+            balance: current.balance,
+            length: current.length,
+            difference: current.difference,
+            wins: current.wins_term,
+            mean_turns: current.mean_turns,
+            best_so_far: best_f,
+            games: ck.games_played,
+            elapsed_s: ck.elapsed_s,
+        });
+        ck.finished = ck.games_played >= budget_games || reached(&ck);
+        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
+        write_history(&dir, &ck.history)?;
+        progress(ck.games_played.min(budget_games), budget_games, best_f, it);
+        steps += 1;
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        interrupted = true;
+    }
+    write_history(&dir, &ck.history)?;
+    if let Some(b) = &ck.best {
+        write_best(cfg, &codec, &dir, b)?;
+        if !opts.light {
+            write_replays(cfg, &codec, &ev, &dir, b)?;
+        }
+    }
+    if !opts.light && !ck.history.is_empty() {
+        convergence_chart(cfg, &dir, &ck.history)?;
+    }
+    let reached = reached(&ck);
+    Ok(Outcome { dir, best: ck.best, history: ck.history, games_played: ck.games_played, reached, interrupted, codec })
+}
+
+fn write_history(dir: &Path, history: &[Row]) -> Result<()> {
+    let header: Vec<String> =
+        ["iteration", "f", "balance", "length", "difference", "wins", "mean_turns", "best_so_far", "games", "elapsed_s"]
+            .map(String::from)
+            .to_vec();
+    let rows: Vec<Vec<String>> = history
+        .iter()
+        .map(|r| {
+            vec![
+                r.iteration.to_string(),
+                format!("{:.5}", r.f),
+                format!("{:.5}", r.balance),
+                format!("{:.5}", r.length),
+                format!("{:.5}", r.difference),
+                format!("{:.5}", r.wins),
+                format!("{:.2}", r.mean_turns),
+                format!("{:.5}", r.best_so_far),
+                r.games.to_string(),
+                format!("{:.2}", r.elapsed_s),
+            ]
+        })
+        .collect();
+    write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
+    Ok(())
+}
+
+fn toml_key(name: &str) -> String {
+    format!("\"{name}\"")
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
+}
+
+/// best_encounter.toml: readable, and loadable back by `verify` and `run --params`.
+fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Result<()> {
+    let e = &b.eval;
+    let band = target_band(&cfg.fitness, 0.9).map_or("none".into(), |(a, z)| format!("{a}–{z}"));
+    let mut s = format!(
+        "# playforge balance: the best encounter of `{}` (seed {}, optimizer {}, iteration {}).\n\
+         # F = {:.4} confirmed over {} games: balance {:.3}, length {:.3} (mean {:.1} turns; band {band}), difference {:.3}, wins {:.3}.\n\
+         # Wins {} / {}, draws {}.\n\
+         # Check it: playforge verify <this file> --games 200. Play it: playforge run {} --params <this file>.\n\n",
+        cfg.balance.name,
+        cfg.balance.seed,
+        cfg.balance.optimizer,
+        b.iteration,
+        e.f,
+        e.games,
+        e.balance,
+        e.length,
+        e.mean_turns,
+        e.difference,
+        e.wins_term,
+        e.wins[0],
+        e.wins[1],
+        e.draws,
+        cfg.balance.game.display()
+    );
+    s.push_str(&format!("game = {}\n", toml::Value::String(cfg.balance.game.display().to_string())));
+    if let Some(o) = &cfg.balance.turn_order {
+        s.push_str(&format!("turn_order = \"{o}\"\n"));
+    }
+    s.push_str("config = \"config.toml\"\n");
+    s.push_str(&format!("fitness = {:.6}\n", e.f));
+    let teams = codec.team_values(&b.dna);
+    for (t, vals) in teams.iter().enumerate() {
+        s.push_str(&format!("\n[team.{}]\n", codec.team_names[t]));
+        for (n, v) in vals {
+            s.push_str(&format!("{} = {}\n", toml_key(n), num(*v)));
+        }
+    }
+    let others = codec.others();
+    if !others.is_empty() {
+        s.push_str("\n# Parameters in no team (held by [parameters] or at the game's value).\n[held]\n");
+        for (n, v) in others {
+            s.push_str(&format!("{} = {}\n", toml_key(&n), num(v)));
+        }
+    }
+    write_atomic(&dir.join("best_encounter.toml"), s.as_bytes())?;
+    let mut d = String::from("# The best DNA: one line per team, genes in [0, 1] in the order of best_encounter.toml.\n");
+    for t in 0..2 {
+        let genes: Vec<String> = codec.teams[t].iter().map(|&g| format!("{:.6}", b.dna[g])).collect();
+        d.push_str(&format!("{}: {}\n", codec.team_names[t], genes.join(",")));
+    }
+    write_atomic(&dir.join("best_dna.txt"), d.as_bytes())?;
+    Ok(())
+}
+
+/// An encounter file read back: the game, its turn order, the config it came from, overrides.
+pub struct EncounterFile {
+    pub game: PathBuf,
+    pub turn_order: Option<String>,
+    pub config: Option<PathBuf>,
+    pub overrides: Vec<(String, f64)>,
+}
+
+/// Reads a `best_encounter.toml` (or any file of that shape).
+pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: toml::Table = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let game =
+        v.get("game").and_then(|g| g.as_str()).ok_or_else(|| anyhow!("{}: no `game = \"…\"`; expected the game's path", path.display()))?;
+    let turn_order = v.get("turn_order").and_then(|g| g.as_str()).map(String::from);
+    let config = v.get("config").and_then(|g| g.as_str()).map(|c| path.parent().unwrap_or(Path::new(".")).join(c));
+    let mut overrides = Vec::new();
+    let mut take = |t: &toml::Table, what: &str| -> Result<()> {
+        for (k, val) in t {
+            let x = val
+                .as_float()
+                .or_else(|| val.as_integer().map(|i| i as f64))
+                .ok_or_else(|| anyhow!("{}: [{what}] {k} = {val}; expected a number", path.display()))?;
+            overrides.push((k.clone(), x));
+        }
+        Ok(())
+    };
+    if let Some(teams) = v.get("team").and_then(|t| t.as_table()) {
+        for (name, t) in teams {
+            take(t.as_table().ok_or_else(|| anyhow!("{}: [team.{name}] is not a table", path.display()))?, &format!("team.{name}"))?;
+        }
+    }
+    if let Some(h) = v.get("held").and_then(|t| t.as_table()) {
+        take(h, "held")?;
+    }
+    if overrides.is_empty() {
+        bail!("{}: no [team.<name>] tables of parameter values; expected a best_encounter.toml", path.display());
+    }
+    Ok(EncounterFile { game: PathBuf::from(game), turn_order, config, overrides })
+}
+
+fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path, b: &Best) -> Result<()> {
+    let program = codec.build(&b.dna)?.ok_or_else(|| anyhow!("the best encounter is not valid"))?;
+    let n = cfg.balance.replays as usize;
+    let jobs: Vec<(usize, usize)> = (0..n).map(|k| (k % ev.n_pairs(), k / ev.n_pairs())).collect();
+    let reps = jobs
+        .par_iter()
+        .map(|&(p, k)| -> Result<(String, Replay)> {
+            let mut moves = Vec::new();
+            let seed = derive(cfg.balance.seed, u64::MAX, p as u64, k as u64);
+            let o = ev.play(&program, p, seed, Some(&mut moves))?;
+            let result = match o.winner {
+                Some(w) => program.players.get(w as usize).cloned().unwrap_or_default(),
+                None => "draw".into(),
+            };
+            let pair = &cfg.evaluation.pairs[p];
+            let rep = Replay {
+                game: cfg.balance.game.clone(),
+                turn_order: cfg.balance.turn_order.clone(),
+                params: codec.overrides(&b.dna),
+                players: vec![pair[0].clone(), pair[1].clone()],
+                moves,
+                result,
+            };
+            Ok((format!("{}-{k}.json", ev.pair_name(p)).replace(' ', "_"), rep))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (name, rep) in reps {
+        write_atomic(&dir.join("replays").join(name), serde_json::to_string_pretty(&rep)?.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// convergence.png: F and the best so far, then the three terms, over iterations (Fig. 4.3).
+fn convergence_chart(cfg: &BalanceConfig, dir: &Path, h: &[Row]) -> Result<()> {
+    use chart::{Panel, Series};
+    let pts = |f: &dyn Fn(&Row) -> f64| h.iter().map(|r| (r.iteration as f64, f(r))).collect::<Vec<_>>();
+    let s = |name: &str, points| Series { name: name.into(), points, band: None };
+    let target = h.iter().map(|r| (r.iteration as f64, cfg.balance.target)).collect();
+    let panels = [
+        Panel {
+            title: "combined fitness F".into(),
+            x_label: "iteration".into(),
+            y_label: "F".into(),
+            series: vec![s("current F", pts(&|r| r.f)), s("best so far (confirmed)", pts(&|r| r.best_so_far)), s("target", target)],
+        },
+        Panel {
+            title: "terms of the current point".into(),
+            x_label: "iteration".into(),
+            y_label: "term".into(),
+            series: vec![
+                s("balance 1 − H", pts(&|r| r.balance)),
+                s("length L", pts(&|r| r.length)),
+                s("difference D", pts(&|r| r.difference)),
+            ],
+        },
+    ];
+    let title = format!("{} — {} (seed {})", cfg.balance.name, cfg.balance.optimizer, cfg.balance.seed);
+    chart::line_panels(&dir.join("convergence.png"), &title, &panels, 1000, 360).map_err(|e| anyhow!("convergence.png: {e}"))
+}

@@ -1,0 +1,176 @@
+//! `balance`, `verify` and `landscape`: argument checking, progress bars and printing around
+//! the library's balance module.
+
+use crate::balance::config::BalanceConfig;
+use crate::balance::run::{INTERRUPTED, RunOptions, run};
+use anyhow::{Result, anyhow};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+#[derive(clap::Args)]
+pub struct BalanceArgs {
+    /// The balance config (TOML), e.g. configs/hexmage_balance.toml.
+    pub config: PathBuf,
+    /// Continue an interrupted run from its checkpoint (same config; same results).
+    #[arg(long)]
+    pub resume: bool,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override the optimizer: es, sa or cma.
+    #[arg(long)]
+    pub optimizer: Option<String>,
+    /// Stop after this many iterations (resumable with --resume).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Ctrl-C sets a flag; the loop checkpoints and stops after the iteration in progress.
+pub fn install_interrupt() {
+    // A second handler cannot be set (tests, repeated calls); the first one is enough.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: finishing the iteration in progress, then saving (Ctrl-C again to quit at once)");
+    });
+}
+
+pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut cfg = BalanceConfig::parse(path, &text)?;
+    if let Some(s) = seed {
+        cfg.balance.seed = s;
+    }
+    if let Some(o) = optimizer {
+        if !matches!(o, "es" | "sa" | "cma") {
+            return Err(anyhow!("--optimizer {o}; expected es, sa or cma"));
+        }
+        cfg.balance.optimizer = o.to_string();
+    }
+    Ok((cfg, text))
+}
+
+pub fn balance(args: &BalanceArgs) -> Result<()> {
+    let (cfg, text) = load_config(&args.config, args.seed, args.optimizer.as_deref())?;
+    install_interrupt();
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
+            .expect("a valid progress template"),
+    );
+    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, light: false };
+    let o = run(&cfg, &args.config, &text, &opts, &|done, total, best, it| {
+        bar.set_length(total);
+        bar.set_position(done);
+        bar.set_message(format!("iteration {it}, best F {best:.4}"));
+    })?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    let last = o.history.last();
+    writeln!(
+        out,
+        "{} ({}, seed {}): {} iterations, {} games, {:.1} s",
+        cfg.balance.name,
+        cfg.balance.optimizer,
+        cfg.balance.seed,
+        o.history.len(),
+        o.games_played,
+        last.map_or(0.0, |r| r.elapsed_s)
+    )?;
+    match &o.best {
+        Some(b) => {
+            let e = &b.eval;
+            writeln!(
+                out,
+                "best F {:.4} (confirmed over {} games, iteration {}): balance {:.3}, length {:.3} ({:.1} turns), difference {:.3}; wins {}/{} draws {}",
+                e.f, e.games, b.iteration, e.balance, e.length, e.mean_turns, e.difference, e.wins[0], e.wins[1], e.draws
+            )?;
+            let how = if o.reached { "target reached" } else { "target not reached" };
+            writeln!(out, "{how} (F > {})", cfg.balance.target)?;
+        }
+        None => writeln!(out, "no encounter evaluated yet")?,
+    }
+    if o.interrupted || INTERRUPTED.load(Ordering::SeqCst) {
+        writeln!(out, "interrupted; continue with: playforge balance {} --resume", args.config.display())?;
+    }
+    writeln!(
+        out,
+        "wrote {}/{{config.toml, history.csv, best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json}}",
+        o.dir.display()
+    )?;
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// The encounter, e.g. outputs/hexmage_balance/seed-1/best_encounter.toml.
+    pub file: PathBuf,
+    /// Games per AI pair.
+    #[arg(long, default_value_t = 200)]
+    pub games: u64,
+    /// Seed of the verification games.
+    #[arg(long, default_value_t = 12345)]
+    pub seed: u64,
+    /// The balance config whose AI pairs play (default: the file's `config`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn verify(args: &VerifyArgs) -> Result<()> {
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
+    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, &|d, t| {
+        bar.set_length(t);
+        bar.set_position(d);
+    })?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", r.markdown)?;
+    writeln!(out, "wrote {}/{{verify.md, verify.csv}}", r.dir.display())?;
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct LandscapeArgs {
+    /// The balance config (TOML): game, teams, fitness, AI pairs, mutation.
+    pub config: PathBuf,
+    /// Random valid encounters to sample.
+    #[arg(long, default_value_t = 200)]
+    pub samples: u64,
+    /// One-mutation neighbours per sample.
+    #[arg(long, default_value_t = 10)]
+    pub neighbours: u64,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn landscape(args: &LandscapeArgs) -> Result<()> {
+    if args.samples == 0 || args.neighbours == 0 {
+        return Err(anyhow!("--samples and --neighbours must be at least 1"));
+    }
+    let (cfg, text) = load_config(&args.config, args.seed, None)?;
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples  (ETA {eta})").expect("a valid progress template"));
+    let l = crate::balance::landscape::landscape(&cfg, &args.config, &text, args.samples, args.neighbours, &|d, t| {
+        bar.set_length(t);
+        bar.set_position(d);
+    })?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", l.markdown)?;
+    writeln!(out, "wrote {}/{{landscape.md, landscape.csv}}", l.dir.display())?;
+    Ok(())
+}

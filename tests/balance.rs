@@ -1,0 +1,240 @@
+use playforge::balance::config::BalanceConfig;
+use playforge::balance::dna::Codec;
+use playforge::balance::run::{Row, RunOptions, load_encounter, run};
+use std::path::{Path, PathBuf};
+
+/// A small balance config on the hex arena: Rule/Rule only, 4 neighbours, few evaluations.
+fn config(out: &Path, extra: &str) -> String {
+    format!(
+        r#"{extra}
+[balance]
+name = "t"
+game = "games/hex_arena.wgdl"
+seed = 3
+optimizer = "es"
+max_evaluations = 400
+target = 0.99
+replays = 1
+out = "{}"
+
+[[team]]
+name = "red"
+params = ["red*"]
+
+[[team]]
+name = "blue"
+params = ["blue*"]
+
+[evaluation]
+pairs = [["Rule", "Rule"]]
+games = 2
+confirm_games = 3
+
+[[ai]]
+name = "Rule"
+kind = "policy"
+policy = "rule"
+
+[es]
+lambda = 4
+"#,
+        out.display()
+    )
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("playforge-balance-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn parse(text: &str) -> Result<BalanceConfig, String> {
+    BalanceConfig::parse(Path::new("b.toml"), text).map_err(|e| format!("{e:#}"))
+}
+
+fn run_text(text: &str, opts: &RunOptions) -> (Vec<Row>, Option<playforge::balance::run::Best>) {
+    let cfg = parse(text).unwrap();
+    let o = run(&cfg, Path::new("b.toml"), text, opts, &|_, _, _, _| {}).unwrap();
+    (o.history, o.best)
+}
+
+fn strip_time(h: &[Row]) -> Vec<Row> {
+    h.iter().map(|r| Row { elapsed_s: 0.0, ..r.clone() }).collect()
+}
+
+#[test]
+fn bad_configs_name_the_key_and_line() {
+    let out = tmp("bad");
+    let good = config(&out, "");
+    assert!(parse(&good).is_ok());
+    // (config text, what the message must name, the line that holds the offending key)
+    let line = |text: &str, needle: &str| format!("b.toml:{}:", text.lines().position(|l| l.contains(needle)).unwrap() + 1);
+    let mut cases: Vec<(String, &str, String)> = Vec::new();
+    let mut add = |text: String, what: &'static str, needle: &str| {
+        let place = if needle == "lambada" {
+            format!("line {}", text.lines().position(|l| l.contains(needle)).unwrap() + 1)
+        } else {
+            line(&text, needle)
+        };
+        cases.push((text, what, place));
+    };
+    add(good.replace("lambda = 4", "lambda = 4\nlambada = 2"), "lambada", "lambada");
+    add(good.replace("games = 2\n", "games = 0\n"), "games = 0", "games = 0");
+    add(config(&out, "[ranges]\n\"red1.maxHp\" = [80, 20]\n"), "reversed", "red1.maxHp");
+    add(good.replace("params = [\"red*\"]", "params = [\"green*\"]"), "green*", "green*");
+    add(config(&out, "[parameters]\n\"red9.maxHp\" = 5\n"), "red9.maxHp", "red9.maxHp");
+    add(good.replace("optimizer = \"es\"", "optimizer = \"ga\""), "optimizer", "optimizer");
+    add(good.replace("[[\"Rule\", \"Rule\"]]", "[[\"Rule\", \"Nobody\"]]"), "Nobody", "Nobody");
+    add(good.replace("max_evaluations = 400", "max_evaluations = 0"), "max_evaluations", "max_evaluations");
+    for (text, what, place) in cases {
+        // Some errors come from parsing, some from the codec (which reads the game).
+        let err = match parse(&text) {
+            Err(e) => e,
+            Ok(cfg) => match Codec::new(&cfg, Path::new("b.toml"), &text) {
+                Err(e) => format!("{e:#}"),
+                Ok(_) => panic!("accepted a bad config ({what})"),
+            },
+        };
+        assert!(err.contains(what) && err.contains(&place), "{what} at {place}: {err}");
+        assert!(err.contains("expected"), "{what}: says what was expected: {err}");
+    }
+}
+
+#[test]
+fn codec_keeps_ranges_constraints_and_a_fixed_team() {
+    let out = tmp("codec");
+    let text = config(&out, "").replace("params = [\"red*\"]", "params = [\"red*\"]\nfixed = true");
+    let cfg = parse(&text).unwrap();
+    let codec = Codec::new(&cfg, Path::new("b.toml"), &text).unwrap();
+    assert_eq!(codec.genes.len(), 96, "HexMage's DNA: 2 teams × 2 mages × (2 + 2 × 11)");
+    assert_eq!(codec.evolving.len(), 48, "only blue evolves");
+    assert_eq!(codec.teams[0].len(), codec.teams[1].len());
+    let file = codec.team_values(&codec.template);
+    for s in 0..20u64 {
+        let (x, program) = codec.random(&mut playforge::rng::stream(9, 0, s, 0)).unwrap();
+        let dna = codec.full(&x);
+        let vals = codec.team_values(&dna);
+        assert_eq!(vals[0], file[0], "the fixed team keeps the file's values");
+        for (name, v) in &vals[1] {
+            let p = program.params.iter().find(|p| &p.name == name).unwrap();
+            assert!(*v >= p.min && *v <= p.max && v.fract() == 0.0, "{name} = {v}");
+            assert_eq!(p.value, *v, "the program carries the decoded value");
+        }
+        // The game's constraint: an ability costs at most its mage's max AP.
+        let get = |n: &str| vals[1].iter().find(|(k, _)| k == n).unwrap().1;
+        assert!(get("blue1a.cost") <= get("blue1.maxAp") && get("blue2b.cost") <= get("blue2.maxAp"));
+    }
+    // A config constraint is enforced too.
+    let text2 = config(&out, "constraints = [\"blue1.maxHp >= 2 * blue2.maxHp\"]\n");
+    let cfg2 = parse(&text2).unwrap();
+    let codec2 = Codec::new(&cfg2, Path::new("b.toml"), &text2).unwrap();
+    for s in 0..10u64 {
+        let (x, _) = codec2.random(&mut playforge::rng::stream(9, 1, s, 0)).unwrap();
+        let v = codec2.team_values(&codec2.full(&x));
+        let get = |n: &str| v[1].iter().find(|(k, _)| k == n).unwrap().1;
+        assert!(get("blue1.maxHp") >= 2.0 * get("blue2.maxHp"));
+    }
+}
+
+#[test]
+fn same_numbers_on_one_and_two_threads() {
+    let out1 = tmp("threads1");
+    let out2 = tmp("threads2");
+    let go = |out: &Path, threads: usize| {
+        let text = config(out, "");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| run_text(&text, &RunOptions { max_iterations: Some(4), ..RunOptions::default() }))
+    };
+    let (h1, b1) = go(&out1, 1);
+    let (h2, b2) = go(&out2, 2);
+    assert_eq!(h1.len(), 4);
+    assert_eq!(strip_time(&h1), strip_time(&h2));
+    assert_eq!(b1, b2);
+    assert!(b1.is_some());
+}
+
+#[test]
+fn resume_continues_with_identical_results_and_outputs_are_written() {
+    for optimizer in ["es", "sa", "cma"] {
+        let a = tmp(&format!("straight-{optimizer}"));
+        let b = tmp(&format!("resumed-{optimizer}"));
+        let ta = config(&a, "").replace("optimizer = \"es\"", &format!("optimizer = \"{optimizer}\""));
+        let tb = config(&b, "").replace("optimizer = \"es\"", &format!("optimizer = \"{optimizer}\""));
+        let (straight, best_a) = run_text(&ta, &RunOptions { max_iterations: Some(5), ..RunOptions::default() });
+        run_text(&tb, &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
+        let (resumed, best_b) = run_text(&tb, &RunOptions { resume: true, max_iterations: Some(3), ..RunOptions::default() });
+        assert_eq!(strip_time(&straight), strip_time(&resumed), "{optimizer}");
+        assert_eq!(best_a, best_b, "{optimizer}");
+        // A resume with another config is refused.
+        let other = tb.replace("seed = 3", "seed = 4").replace("name = \"t\"", "name = \"t\"");
+        let cfg = parse(&other).unwrap();
+        let dir_other = playforge::balance::run::out_dir(&cfg);
+        std::fs::create_dir_all(&dir_other).unwrap();
+        std::fs::copy(b.join("t/seed-3/checkpoint.json"), dir_other.join("checkpoint.json")).unwrap();
+        let err = run(&cfg, Path::new("b.toml"), &other, &RunOptions { resume: true, ..RunOptions::default() }, &|_, _, _, _| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("another configuration"), "{err}");
+    }
+    let dir = std::env::temp_dir().join(format!("playforge-balance-resumed-es-{}", std::process::id())).join("t/seed-3");
+    for f in ["config.toml", "history.csv", "best_encounter.toml", "best_dna.txt", "convergence.png", "checkpoint.json"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    assert!(std::fs::read_dir(dir.join("replays")).unwrap().count() >= 1);
+    let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+    assert!(history.starts_with("iteration,f,balance,length,difference,wins,mean_turns,best_so_far,games,elapsed_s"));
+    assert_eq!(history.lines().count(), 1 + 5);
+}
+
+#[test]
+fn best_encounter_loads_back_as_an_override_and_verifies() {
+    let out = tmp("verify");
+    let text = config(&out, "");
+    let cfg = parse(&text).unwrap();
+    let o =
+        run(&cfg, Path::new("b.toml"), &text, &RunOptions { max_iterations: Some(2), ..RunOptions::default() }, &|_, _, _, _| {}).unwrap();
+    let best = o.best.unwrap();
+    let file = o.dir.join("best_encounter.toml");
+    let enc = load_encounter(&file).unwrap();
+    assert_eq!(enc.game, PathBuf::from("games/hex_arena.wgdl"));
+    let want = o.codec.overrides(&best.dna);
+    let mut got = enc.overrides.clone();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut want_sorted = want.clone();
+    want_sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(got, want_sorted, "every parameter round-trips");
+    let r = playforge::balance::verify::verify(&file, None, 10, 1, &|_, _| {}).unwrap();
+    assert_eq!(r.pairs.len(), 1);
+    let p = &r.pairs[0];
+    assert_eq!(p.wins[0] + p.wins[1] + p.draws, 10);
+    assert!(r.markdown.contains("Rule-vs-Rule"));
+    assert_eq!(r.band, Some((14, 27)));
+    // A broken encounter file is an error, not a panic.
+    std::fs::write(out.join("bad.toml"), "game = \"games/hex_arena.wgdl\"\n[team.red]\n\"red1.maxHp\" = \"lots\"\n").unwrap();
+    let err = load_encounter(&out.join("bad.toml")).err().unwrap().to_string();
+    assert!(err.contains("expected a number"), "{err}");
+}
+
+#[test]
+fn landscape_counts_every_neighbour() {
+    let out = tmp("landscape");
+    let text = config(&out, "");
+    let cfg = parse(&text).unwrap();
+    let l = playforge::balance::landscape::landscape(&cfg, Path::new("b.toml"), &text, 4, 3, &|_, _| {}).unwrap();
+    assert_eq!(l.better + l.worse + l.equal, 12);
+    assert!(l.markdown.contains("worse : better"));
+    assert!(out.join("t/landscape/landscape.csv").exists());
+}
+
+#[test]
+fn shipped_balance_configs_parse() {
+    for f in ["configs/hexmage_balance.toml"] {
+        let text = std::fs::read_to_string(f).unwrap();
+        let cfg = BalanceConfig::parse(Path::new(f), &text).unwrap();
+        Codec::new(&cfg, Path::new(f), &text).unwrap();
+    }
+    let text = std::fs::read_to_string("configs/compare_optimizers.toml").unwrap();
+    assert!(playforge::balance::compare::is_compare(&text));
+}
