@@ -238,3 +238,76 @@ fn shipped_balance_configs_parse() {
     let text = std::fs::read_to_string("configs/compare_optimizers.toml").unwrap();
     assert!(playforge::balance::compare::is_compare(&text));
 }
+
+#[test]
+fn optimizer_comparison_runs_every_arm_and_resumes() {
+    let out = tmp("compare");
+    let base = out.join("base.toml");
+    std::fs::write(&base, config(&out, "")).unwrap();
+    let cmp = out.join("cmp.toml");
+    let text = format!(
+        "[compare]\nname = \"c\"\nbase = \"{}\"\nseeds = 2\noptimizers = [\"es\", \"cma\"]\nout = \"{}\"\n\
+         [[arm]]\nname = \"sa-classic\"\noptimizer = \"sa\"\noverrides = {{ sa = {{ neighbours = 1 }} }}\n\
+         [overrides.balance]\nmax_evaluations = 30\n",
+        base.display(),
+        out.display()
+    );
+    std::fs::write(&cmp, &text).unwrap();
+    let c = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).unwrap();
+    for arm in ["| es |", "| cma |", "| sa-classic |"] {
+        assert!(c.markdown.contains(arm), "{arm}: {}", c.markdown);
+    }
+    for f in ["summary.md", "runs.csv", "chart.png"] {
+        assert!(out.join("c").join(f).exists(), "{f}");
+    }
+    let runs = std::fs::read_to_string(out.join("c/runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 3 * 2);
+    // Every run spent (about) the same budget: 30 evaluations × 2 games, plus a last confirmation.
+    for line in runs.lines().skip(1) {
+        let games: u64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((60..60 + 4 * 3 + 40).contains(&games), "{line}");
+    }
+    // Run again: every run resumes from its finished checkpoint, same table.
+    let again = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).unwrap();
+    assert_eq!(c.markdown, again.markdown);
+    // A bad arm is named.
+    std::fs::write(&cmp, text.replace("optimizer = \"sa\"", "optimizer = \"hill\"")).unwrap();
+    let err = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).err().unwrap().to_string();
+    assert!(err.contains("hill") && err.contains("expected"), "{err}");
+}
+
+#[test]
+fn ctrl_c_saves_and_resume_finishes() {
+    let out = tmp("ctrlc");
+    let cfg = out.join("b.toml");
+    std::fs::write(&cfg, config(&out, "").replace("max_evaluations = 400", "max_evaluations = 200000")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let child = std::process::Command::new(bin)
+        .args(["balance", cfg.to_str().unwrap(), "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ck = out.join("t/seed-3/checkpoint.json");
+    let t0 = std::time::Instant::now();
+    while !ck.exists() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(ck.exists(), "the run writes a checkpoint after its first iteration");
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "exit {:?}: {stdout} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("--resume"), "{stdout}");
+    assert!(out.join("t/seed-3/history.csv").exists() && out.join("t/seed-3/best_encounter.toml").exists());
+    let rows = std::fs::read_to_string(out.join("t/seed-3/history.csv")).unwrap().lines().count() - 1;
+    // Resume for two more iterations: the history grows from where it stopped.
+    let o = std::process::Command::new(bin)
+        .args(["balance", cfg.to_str().unwrap(), "--quiet", "--resume", "--iterations", "2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows2 = std::fs::read_to_string(out.join("t/seed-3/history.csv")).unwrap().lines().count() - 1;
+    assert_eq!(rows2, rows + 2);
+}

@@ -20,6 +20,19 @@ pub struct CompareFile {
     /// Merged into the base config for every run (e.g. `[overrides.balance] max_evaluations`).
     #[serde(default)]
     pub overrides: toml::Table,
+    /// … and named variants: `[[arm]] name = "sa-classic"`, `optimizer = "sa"`, with their own
+    /// `[arm.overrides]` on top of the common ones.
+    #[serde(default, rename = "arm")]
+    pub arms: Vec<Arm>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arm {
+    pub name: String,
+    pub optimizer: String,
+    #[serde(default)]
+    pub overrides: toml::Table,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -32,7 +45,8 @@ pub struct CompareHeader {
     pub seeds: u64,
     #[serde(default = "one")]
     pub first_seed: u64,
-    #[serde(default = "all")]
+    /// Optimizers by name (`es`, `sa`, `cma`), each with the base settings …
+    #[serde(default)]
     pub optimizers: Vec<String>,
     #[serde(default = "outputs")]
     pub out: PathBuf,
@@ -46,9 +60,6 @@ fn ten() -> u64 {
 }
 fn one() -> u64 {
     1
-}
-fn all() -> Vec<String> {
-    vec!["es".into(), "sa".into(), "cma".into()]
 }
 fn outputs() -> PathBuf {
     PathBuf::from("outputs")
@@ -72,30 +83,45 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
     if h.seeds == 0 {
         bail!("{}: seeds = 0; expected at least 1", super::config::locate(path, &text, "compare", 0, "seeds"));
     }
-    for o in &h.optimizers {
-        if !matches!(o.as_str(), "es" | "sa" | "cma") {
+    let mut arms: Vec<Arm> =
+        h.optimizers.iter().map(|o| Arm { name: o.clone(), optimizer: o.clone(), overrides: toml::Table::new() }).collect();
+    arms.extend(file.arms.iter().cloned());
+    if arms.is_empty() {
+        bail!(
+            "{}: no optimizers; expected `optimizers = [\"es\", \"sa\", \"cma\"]` or [[arm]] tables",
+            super::config::locate(path, &text, "compare", 0, "")
+        );
+    }
+    for a in &arms {
+        if !matches!(a.optimizer.as_str(), "es" | "sa" | "cma") {
             bail!(
-                "{}: optimizer \"{o}\"; expected \"es\", \"sa\" or \"cma\"",
-                super::config::locate(path, &text, "compare", 0, "optimizers")
+                "{}: optimizer \"{}\"; expected \"es\", \"sa\" or \"cma\"",
+                super::config::locate(path, &text, "compare", 0, "optimizers"),
+                a.optimizer
             );
+        }
+        if arms.iter().filter(|b| b.name == a.name).count() > 1 {
+            bail!("{}: two arms are called \"{}\"; expected distinct names", path.display(), a.name);
         }
     }
     let base_text = std::fs::read_to_string(&h.base).map_err(|e| anyhow!("cannot read {}: {e}", h.base.display()))?;
     let mut table: toml::Table = toml::from_str(&base_text).map_err(|e| anyhow!("{}: {e}", h.base.display()))?;
     merge(&mut table, &file.overrides);
     let dir = h.out.join(&h.name);
-    let total = h.optimizers.len() as u64 * h.seeds;
+    let total = arms.len() as u64 * h.seeds;
     let mut results: Vec<(String, u64, Vec<Row>, f64)> = Vec::new();
     let mut done = 0;
     let mut budget = 0;
     let mut target = 0.95;
-    for o in &h.optimizers {
+    for arm in &arms {
+        let o = &arm.name;
         for seed in h.first_seed..h.first_seed + h.seeds {
             progress(done, total, &format!("{o} seed {seed}"));
             let mut t = table.clone();
+            merge(&mut t, &arm.overrides);
             let b =
                 t.get_mut("balance").and_then(|b| b.as_table_mut()).ok_or_else(|| anyhow!("{}: no [balance] table", h.base.display()))?;
-            b.insert("optimizer".into(), toml::Value::String(o.clone()));
+            b.insert("optimizer".into(), toml::Value::String(arm.optimizer.clone()));
             b.insert("seed".into(), toml::Value::Integer(seed as i64));
             b.insert("name".into(), toml::Value::String(o.clone()));
             b.insert("out".into(), toml::Value::String(dir.join("runs").display().to_string()));
@@ -103,7 +129,13 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
             let cfg = BalanceConfig::parse(&h.base, &run_text)?;
             budget = cfg.balance.max_evaluations * cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
             target = cfg.balance.target;
-            let out = run(&cfg, &h.base, &run_text, &RunOptions { resume: true, max_iterations: None, light: true }, &|_, _, _, _| {})?;
+            let out = run(
+                &cfg,
+                &h.base,
+                &run_text,
+                &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true },
+                &|_, _, _, _| {},
+            )?;
             let best = out.best.as_ref().map_or(0.0, |b| b.eval.f);
             results.push((o.clone(), seed, out.history, best));
             done += 1;
@@ -122,7 +154,7 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
         h.base.display()
     );
     let mut csv_rows = Vec::new();
-    for o in &h.optimizers {
+    for o in arms.iter().map(|a| &a.name) {
         let runs: Vec<&(String, u64, Vec<Row>, f64)> = results.iter().filter(|r| &r.0 == o).collect();
         let curves: Vec<Vec<f64>> = runs.iter().map(|r| grid.iter().map(|&g| at(&r.2, g)).collect()).collect();
         let mean: Vec<(f64, f64)> =
@@ -179,7 +211,13 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
         y_label: "best confirmed F".into(),
         series,
     };
-    chart::line_panels(&dir.join("chart.png"), &format!("{}: ES vs SA vs CMA-ES", h.name), &[panel], 1000, 520)
-        .map_err(|e| anyhow!("chart.png: {e}"))?;
+    chart::line_panels(
+        &dir.join("chart.png"),
+        &format!("{}: {}", h.name, arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+        &[panel],
+        1000,
+        520,
+    )
+    .map_err(|e| anyhow!("chart.png: {e}"))?;
     Ok(Comparison { markdown: md, dir })
 }

@@ -70,6 +70,9 @@ pub struct RunOptions {
     pub max_iterations: Option<u64>,
     /// Skip the PNG and replays (the optimizer comparison).
     pub light: bool,
+    /// With `resume`: a checkpoint of another configuration is replaced by a fresh run
+    /// instead of being an error (the comparison after its config changed).
+    pub restart_stale: bool,
 }
 
 /// What a run did.

@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Record the game (game file, moves, result) as JSON for `playforge replay`.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Parameter values from an encounter file (a `best_encounter.toml` of `playforge balance`):
+    /// its [team.*] and [held] values override the game's declared parameters.
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -138,7 +142,31 @@ fn diff(p: &Program, before: &[(String, Ty, i64)], after: &[(String, Ty, i64)]) 
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let c = load(&args.game)?;
+    let (overrides, turn_order) = match &args.params {
+        Some(f) => {
+            let e = crate::balance::run::load_encounter(f)?;
+            let same = match (std::fs::canonicalize(&e.game), std::fs::canonicalize(&args.game)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => e.game == args.game,
+            };
+            if !same {
+                bail!(
+                    "{}: the encounter is for {}, not {}; expected the game it was made for",
+                    f.display(),
+                    e.game.display(),
+                    args.game.display()
+                );
+            }
+            (e.overrides, e.turn_order)
+        }
+        None => (Vec::new(), None),
+    };
+    let opts = wgdl::CompileOptions { overrides: overrides.clone(), turn_order: turn_order.clone(), ..wgdl::CompileOptions::default() };
+    let c = match wgdl::load_with(&args.game, &opts) {
+        Ok(c) => c,
+        Err(LoadError::Compile(d)) => bail!("{d}"),
+        Err(e) => return Err(e.into()),
+    };
     let p = &c.program;
     let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
     let mut out = std::io::stdout().lock();
@@ -213,8 +241,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(file) = &args.record {
         let rep = crate::experiment::tournament::Replay {
             game: args.game.clone(),
-            turn_order: None,
-            params: Vec::new(),
+            turn_order,
+            params: overrides,
             players: if p.players.is_empty() { vec!["player".into()] } else { p.players.clone() },
             moves: recorded,
             result: why.clone(),
