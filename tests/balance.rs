@@ -1,3 +1,8 @@
+//! Encounter generation on the hex arena with small budgets: bad configs are errors naming the key
+//! and line; the DNA codec keeps ranges, constraints and a fixed team; the same seed gives the
+//! same numbers on 1 and 2 threads and after a resume; every output is written and the best
+//! encounter loads back; verify, landscape and the optimizer comparison run; Ctrl-C saves.
+
 use playforge::balance::config::BalanceConfig;
 use playforge::balance::dna::Codec;
 use playforge::balance::run::{Row, RunOptions, load_encounter, run};
@@ -270,6 +275,10 @@ fn optimizer_comparison_runs_every_arm_and_resumes() {
     // Run again: every run resumes from its finished checkpoint, same table.
     let again = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).unwrap();
     assert_eq!(c.markdown, again.markdown);
+    // A changed config: the stale checkpoints are replaced by fresh runs, not an error.
+    std::fs::write(&cmp, text.replace("max_evaluations = 30", "max_evaluations = 40")).unwrap();
+    let changed = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).unwrap();
+    assert!(changed.markdown.contains("(80 games)"), "{}", changed.markdown);
     // A bad arm is named.
     std::fs::write(&cmp, text.replace("optimizer = \"sa\"", "optimizer = \"hill\"")).unwrap();
     let err = playforge::balance::compare::compare(&cmp, &|_, _, _| {}).err().unwrap().to_string();

@@ -67,13 +67,16 @@ pub fn landscape(
         })
         .collect::<Result<_>>()?;
     let rows: Vec<(u64, u64, f64, f64)> = rows.into_iter().flatten().collect();
-    let eps = 1e-9;
-    let ups: Vec<f64> = rows.iter().map(|r| r.3 - r.2).filter(|d| *d > eps).collect();
-    let downs: Vec<f64> = rows.iter().map(|r| r.2 - r.3).filter(|d| *d > eps).collect();
-    let (better, worse) = (ups.len() as u64, downs.len() as u64);
-    let equal = rows.len() as u64 - better - worse;
-    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-    let (mean_up, mean_down) = (mean(&ups), mean(&downs));
+    let stats = |keep: &dyn Fn(&(u64, u64, f64, f64)) -> bool| {
+        let eps = 1e-9;
+        let sel: Vec<&(u64, u64, f64, f64)> = rows.iter().filter(|r| keep(r)).collect();
+        let ups: Vec<f64> = sel.iter().map(|r| r.3 - r.2).filter(|d| *d > eps).collect();
+        let downs: Vec<f64> = sel.iter().map(|r| r.2 - r.3).filter(|d| *d > eps).collect();
+        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        (sel.len() as u64, ups.len() as u64, downs.len() as u64, mean(&ups), mean(&downs))
+    };
+    let (n, better, worse, mean_up, mean_down) = stats(&|_| true);
+    let equal = n - better - worse;
     let dir = cfg.balance.out.join(&cfg.balance.name).join("landscape");
     let header: Vec<String> = ["sample", "neighbour", "f_point", "f_neighbour", "delta"].map(String::from).to_vec();
     let csv_rows: Vec<Vec<String>> = rows
@@ -81,20 +84,29 @@ pub fn landscape(
         .map(|r| vec![r.0.to_string(), r.1.to_string(), format!("{:.6}", r.2), format!("{:.6}", r.3), format!("{:.6}", r.3 - r.2)])
         .collect();
     write_atomic(&dir.join("landscape.csv"), &csv_bytes(&header, &csv_rows))?;
-    let markdown = format!(
-        "Fitness landscape of `{}`: {samples} random valid encounters × {neighbours} one-mutation neighbours, {} games per AI pair each \
-         (same seeds for a point and its neighbours).\n\n\
-         | neighbours | count | share | mean \\|ΔF\\| |\n|---|---|---|---|\n\
-         | better | {better} | {:.1}% | {mean_up:.4} |\n| worse | {worse} | {:.1}% | {mean_down:.4} |\n| equal | {equal} | {:.1}% | – |\n\n\
-         worse : better = **{:.2} : 1**; worse steps are **{:.2}×** as steep as better ones (HexMage: about 5 : 1 and 4–7×).\n",
+    let penalty = cfg.fitness.all_played_penalty;
+    let mut markdown = format!(
+        "Fitness landscape of `{}`: {samples} random valid encounters × {neighbours} one-mutation neighbours, {} game(s) per AI pair each \
+         (the same seeds for a point and its neighbours).\n\n\
+         | points | pairs | better | worse | equal | worse : better | mean \\|ΔF\\| up | mean \\|ΔF\\| down | down ÷ up |\n|---|---|---|---|---|---|---|---|---|\n",
         cfg.balance.game.display(),
         games,
-        100.0 * better as f64 / rows.len().max(1) as f64,
-        100.0 * worse as f64 / rows.len().max(1) as f64,
-        100.0 * equal as f64 / rows.len().max(1) as f64,
-        worse as f64 / better.max(1) as f64,
-        mean_down / mean_up,
     );
+    let mut row = |label: &str, keep: &dyn Fn(&(u64, u64, f64, f64)) -> bool| {
+        let (n, b, w, up, down) = stats(keep);
+        markdown.push_str(&format!(
+            "| {label} | {n} | {b} | {w} | {} | {:.2} : 1 | {up:.4} | {down:.4} | {:.2}× |\n",
+            n - b - w,
+            w as f64 / b.max(1) as f64,
+            down / up
+        ));
+    };
+    row("all", &|_| true);
+    row("both sides of the pair playable (F above the penalty)", &|r| r.2 > penalty && r.3 > penalty);
+    for level in [0.5, 0.7, 0.8] {
+        row(&format!("point F ≥ {level}"), &|r| r.2 >= level);
+    }
+    markdown.push_str("\nHexMage reports about 5 worse neighbours per better one, worse steps 4–7× as steep.\n");
     write_atomic(&dir.join("landscape.md"), markdown.as_bytes())?;
     Ok(Landscape { samples, neighbours, better, worse, equal, mean_up, mean_down, markdown, dir })
 }

@@ -107,10 +107,15 @@ pub fn run(
     let ck_path = dir.join("checkpoint.json");
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
-    let mut ck = if opts.resume && ck_path.exists() {
+    let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
         let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
         let ck: Checkpoint =
             serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
+        (!opts.restart_stale || ck.config == resolved).then_some(ck)
+    } else {
+        None
+    };
+    let mut ck = if let Some(ck) = stored {
         if ck.config != resolved {
             bail!(
                 "{}: this checkpoint belongs to another configuration; expected the same config as the interrupted run (or run without --resume)",
