@@ -74,7 +74,12 @@ fn bad_configs_name_the_key_and_line() {
     let good = config(&out, "");
     assert!(parse(&good).is_ok());
     // (config text, what the message must name, the line that holds the offending key)
-    let line = |text: &str, needle: &str| format!("b.toml:{}:", text.lines().position(|l| l.contains(needle)).unwrap() + 1);
+    // `needle#2`: its second occurrence.
+    let line = |text: &str, needle: &str| {
+        let (needle, nth) = needle.split_once('#').map_or((needle, 1), |(n, k)| (n, k.parse().unwrap()));
+        let at = text.lines().enumerate().filter(|(_, l)| l.contains(needle)).nth(nth - 1).unwrap().0;
+        format!("b.toml:{}:", at + 1)
+    };
     let mut cases: Vec<(String, &str, String)> = Vec::new();
     let mut add = |text: String, what: &'static str, needle: &str| {
         let place = if needle == "lambada" {
@@ -92,6 +97,17 @@ fn bad_configs_name_the_key_and_line() {
     add(good.replace("optimizer = \"es\"", "optimizer = \"ga\""), "optimizer", "optimizer");
     add(good.replace("[[\"Rule\", \"Rule\"]]", "[[\"Rule\", \"Nobody\"]]"), "Nobody", "Nobody");
     add(good.replace("max_evaluations = 400", "max_evaluations = 0"), "max_evaluations", "max_evaluations");
+    add(config(&out, "[ranges]\n\"red1.maxHp\" = [2.2, 2.8]\n"), "no whole number", "red1.maxHp");
+    add(good.replace("target = 0.99", "target = 1.0"), "target", "target");
+    add(good.replace("lambda = 4", "lambda = 4\n[cma]\nsigma_min = 0.5"), "sigma_min", "sigma_min");
+    add(good.replace("name = \"blue\"", "name = \"red\""), "both teams", "name = \"red\"#2");
+    add(good.replace("params = [\"blue*\"]", "params = [\"blue1*\"]"), "same shape", "blue1*");
+    // A key after a value spread over several lines is still found.
+    add(
+        good.replace("pairs = [[\"Rule\", \"Rule\"]]\ngames = 2", "pairs = [\n  [\"Rule\", \"Rule\"],\n]\ngames = 0"),
+        "games = 0",
+        "games = 0",
+    );
     for (text, what, place) in cases {
         // Some errors come from parsing, some from the codec (which reads the game).
         let err = match parse(&text) {
@@ -172,7 +188,7 @@ fn resume_continues_with_identical_results_and_outputs_are_written() {
         assert_eq!(strip_time(&straight), strip_time(&resumed), "{optimizer}");
         assert_eq!(best_a, best_b, "{optimizer}");
         // A resume with another config is refused.
-        let other = tb.replace("seed = 3", "seed = 4").replace("name = \"t\"", "name = \"t\"");
+        let other = tb.replace("seed = 3", "seed = 4");
         let cfg = parse(&other).unwrap();
         let dir_other = playforge::balance::run::out_dir(&cfg);
         std::fs::create_dir_all(&dir_other).unwrap();
@@ -235,7 +251,7 @@ fn landscape_counts_every_neighbour() {
 
 #[test]
 fn shipped_balance_configs_parse() {
-    for f in ["configs/hexmage_balance.toml"] {
+    for f in ["configs/hexmage_balance.toml", "configs/landscape_hexmage.toml"] {
         let text = std::fs::read_to_string(f).unwrap();
         let cfg = BalanceConfig::parse(Path::new(f), &text).unwrap();
         Codec::new(&cfg, Path::new(f), &text).unwrap();

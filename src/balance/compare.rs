@@ -126,16 +126,29 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
             b.insert("name".into(), toml::Value::String(o.clone()));
             b.insert("out".into(), toml::Value::String(dir.join("runs").display().to_string()));
             let run_text = toml::to_string(&t)?;
-            let cfg = BalanceConfig::parse(&h.base, &run_text)?;
-            budget = cfg.balance.max_evaluations * cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
+            // The merged text has no lines of its own: errors name the comparison and the arm.
+            let where_ = PathBuf::from(format!("{} (arm `{o}`: {} + overrides)", path.display(), h.base.display()));
+            let cfg = BalanceConfig::parse(&where_, &run_text).map_err(|e| anyhow!("{e:#}").context("a run of the comparison"))?;
+            let arm_budget = cfg.balance.max_evaluations * cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
+            if done > 0 && (arm_budget != budget || cfg.balance.target != target) {
+                bail!(
+                    "{}: arm `{o}` has a budget of {arm_budget} games and target {}, others {budget} and {target}; expected the same budget and target for every arm",
+                    path.display(),
+                    cfg.balance.target
+                );
+            }
+            budget = arm_budget;
             target = cfg.balance.target;
             let out = run(
                 &cfg,
-                &h.base,
+                &where_,
                 &run_text,
                 &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true },
                 &|_, _, _, _| {},
             )?;
+            if out.interrupted {
+                bail!("interrupted during {o} seed {seed}; run the comparison again to resume where it stopped");
+            }
             let best = out.best.as_ref().map_or(0.0, |b| b.eval.f);
             results.push((o.clone(), seed, out.history, best));
             done += 1;
@@ -143,7 +156,9 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
     }
     progress(done, total, "done");
     // Best so far against games played, on a common grid.
-    let grid: Vec<u64> = (0..=100).map(|k| budget * k / 100).collect();
+    // The last iteration of a run may overshoot the budget a little: the grid covers it.
+    let end = results.iter().filter_map(|r| r.2.last().map(|row| row.games)).max().unwrap_or(budget).max(budget);
+    let grid: Vec<u64> = (0..=100).map(|k| end * k / 100).collect();
     let at = |h: &[Row], g: u64| h.iter().take_while(|r| r.games <= g).last().map_or(0.0, |r| r.best_so_far);
     let mut series = Vec::new();
     let mut md = format!(

@@ -253,7 +253,10 @@ pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> St
     let mut in_target = table.is_empty();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
-        if let Some(h) = t.strip_prefix('[') {
+        // A header is `[name]` or `[[name]]` on its own; `["a", "b"],` inside a value is not.
+        let bare = t.split('#').next().unwrap_or("").trim_end();
+        let header = bare.starts_with('[') && bare.ends_with(']') && !bare.contains(',') && !bare.contains('=');
+        if let Some(h) = t.strip_prefix('[').filter(|_| header) {
             let array = h.starts_with('[');
             let name = h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
             in_target = name == table && {
@@ -270,7 +273,7 @@ pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> St
             continue;
         }
         if in_target {
-            let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+            let k = t.split('=').next().unwrap_or("").trim().trim_matches(['"', '\'']);
             if t.contains('=') && k == key {
                 let col = line.len() - t.len() + 1;
                 return format!("{}:{}:{}", path.display(), i + 1, col);
@@ -297,8 +300,8 @@ impl BalanceConfig {
         if s.max_evaluations == 0 {
             bail!("{}: max_evaluations = 0; expected at least 1 fitness evaluation", at("balance", 0, "max_evaluations"));
         }
-        if !(s.target > 0.0 && s.target <= 1.0) {
-            bail!("{}: target = {}; expected a fitness in (0, 1]", at("balance", 0, "target"), s.target);
+        if !(s.target > 0.0 && s.target < 1.0) {
+            bail!("{}: target = {}; expected a fitness in (0, 1) (a run stops when F exceeds it)", at("balance", 0, "target"), s.target);
         }
         if let Some(o) = &s.turn_order
             && o != "grouped"
@@ -308,6 +311,9 @@ impl BalanceConfig {
         }
         if cfg.teams.len() != 2 {
             bail!("{}: {} [[team]] tables; expected 2 (one per side)", path.display(), cfg.teams.len());
+        }
+        if cfg.teams[0].name == cfg.teams[1].name {
+            bail!("{}: both teams are called \"{}\"; expected two names", at("team", 1, "name"), cfg.teams[1].name);
         }
         for (k, t) in cfg.teams.iter().enumerate() {
             if t.params.is_empty() {
@@ -372,6 +378,24 @@ impl BalanceConfig {
         }
         if !(es.clamp_min >= 0.0 && es.clamp_min < 1.0) {
             bail!("{}: clamp_min = {}; expected 0 ≤ clamp_min < 1", at("es", 0, "clamp_min"), es.clamp_min);
+        }
+        for (table, v) in [("es", cfg.es.restart_below), ("sa", cfg.sa.restart_below)] {
+            if !(0.0..1.0).contains(&v) {
+                bail!("{}: restart_below = {v}; expected a fitness in [0, 1)", at(table, 0, "restart_below"));
+            }
+        }
+        if !(cfg.cma.sigma_min >= 0.0 && cfg.cma.sigma_min < cfg.cma.sigma0) {
+            bail!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0 ({})", at("cma", 0, "sigma_min"), cfg.cma.sigma_min, cfg.cma.sigma0);
+        }
+        let per_eval = e.games.checked_mul(e.pairs.len() as u64);
+        if per_eval.and_then(|g| g.checked_mul(s.max_evaluations)).is_none_or(|g| g > 1 << 50) {
+            bail!(
+                "{}: max_evaluations × games × pairs is too large; expected a budget below 2^50 games",
+                at("balance", 0, "max_evaluations")
+            );
+        }
+        if !(f.length_mirror.is_finite() && f.length_mirror.abs() < 1e6 && f.length_switch.abs() < 1e6) {
+            bail!("{}: length_mirror = {}; expected a number of turns below 1 000 000", at("fitness", 0, "length_mirror"), f.length_mirror);
         }
         if !(cfg.sa.t0 > 0.0) {
             bail!("{}: t0 = {}; expected a temperature > 0", at("sa", 0, "t0"), cfg.sa.t0);

@@ -214,6 +214,15 @@ impl Codec {
                                 p.max
                             );
                         }
+                        if p.integer && a.ceil() > b.floor() {
+                            bail!("{}: {n} = [{a}, {b}] holds no whole number; expected a range with at least one", at("ranges", 0, n));
+                        }
+                        if team.fixed || cfg.parameters.contains_key(n) {
+                            bail!(
+                                "{}: `{n}` does not evolve (its team is fixed or it is in [parameters]); expected [ranges] for evolving parameters only",
+                                at("ranges", 0, n)
+                            );
+                        }
                         (lo, hi) = (a, b);
                     }
                     teams[t].push(genes.len());
@@ -237,6 +246,16 @@ impl Codec {
             bail!(
                 "{}: no parameter left to evolve; expected a team that is not fixed and not all in [parameters]",
                 at("team", 0, "params")
+            );
+        }
+        if cfg.fitness.difference > 0.0 && teams[0].len() != teams[1].len() {
+            bail!(
+                "{}: team `{}` has {} parameters and team `{}` {}; expected teams of the same shape (the difference term compares gene k with gene k)",
+                at("team", 1, "params"),
+                cfg.teams[0].name,
+                teams[0].len(),
+                cfg.teams[1].name,
+                teams[1].len()
             );
         }
         let mut constraints = Vec::new();
@@ -263,6 +282,16 @@ impl Codec {
         })
     }
 
+    /// A hash of the game's text and its compiled map: what a checkpoint belongs to.
+    pub fn game_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let map = self.probe.hex.as_ref().map(|m| m.render(|_| None)).unwrap_or_default();
+        for b in self.text.bytes().chain(map.bytes()) {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+
     /// The full DNA of a search vector.
     pub fn full(&self, x: &[f64]) -> Vec<f64> {
         let mut dna = self.template.clone();
@@ -279,9 +308,10 @@ impl Codec {
 
     /// Every parameter's value for a full DNA (genes decoded, the rest as held).
     pub fn values(&self, dna: &[f64]) -> Vec<f64> {
+        // Genes that never evolve keep their held value exactly (no encode/decode round trip).
         let mut v = self.all_values.clone();
-        for (k, g) in self.genes.iter().enumerate() {
-            v[self.gene_param[k]] = g.decode(dna[k]);
+        for &k in &self.evolving {
+            v[self.gene_param[k]] = self.genes[k].decode(dna[k]);
         }
         v
     }

@@ -200,7 +200,7 @@ impl Evaluator {
             (wins, 1.0 - (dev - noise).max(0.0), length_term(f, len))
         };
         let (wins, all_w, all_l) = tally(games);
-        let (wins_term, length) = if f.per_pair && self.pairs.len() > 1 && games.len() % self.pairs.len() == 0 {
+        let (wins_term, length) = if f.per_pair && self.pairs.len() > 1 && games.len().is_multiple_of(self.pairs.len()) {
             let per = games.len() / self.pairs.len();
             let parts: Vec<_> = games.chunks(per).map(tally).collect();
             let k = parts.len() as f64;

@@ -38,7 +38,7 @@ pub fn landscape(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Landscape> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
-    let ev = Evaluator::new(cfg, &codec.probe)?;
+    let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow::anyhow!("{}: {e}", cfg_path.display()))?;
     let seed = cfg.balance.seed;
     let (pairs, games) = (ev.n_pairs(), cfg.evaluation.games as usize);
     let done = std::sync::atomic::AtomicU64::new(0);

@@ -160,8 +160,13 @@ fn recombine(ctx: &Ctx, cands: &[Cand], evals: &[Eval]) -> Result<Cand> {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Optimizer {
-    Es { current: Option<Vec<f64>> },
-    Sa { current: Option<(Vec<f64>, f64)> },
+    Es {
+        current: Option<Vec<f64>>,
+    },
+    /// The current point and its evaluation.
+    Sa {
+        current: Option<(Vec<f64>, Eval)>,
+    },
     Cma(Box<Cma>),
 }
 
@@ -192,14 +197,15 @@ impl Optimizer {
                 Ok(e)
             }
             Optimizer::Sa { current } => {
-                let (x, fx) = match current.take() {
+                let (x, ex) = match current.take() {
                     Some(c) => c,
                     None => {
                         let c = ctx.random(&mut rng)?;
                         let e = ctx.evaluate(std::slice::from_ref(&c))?.remove(0);
-                        (c.0, e.f)
+                        (c.0, e)
                     }
                 };
+                let fx = ex.f;
                 let k = cfg.sa.neighbours;
                 let cand = if k == 1 {
                     ctx.neighbours(&x, 1, 0)?.remove(0)
@@ -212,15 +218,17 @@ impl Optimizer {
                 let t = cfg.sa.t0 * (1.0 - ctx.progress());
                 let delta = e.f - fx;
                 let accept = delta > 0.0 || (t > 0.0 && rng.random::<f64>() < (-delta.abs() / t).exp());
-                let (nx, nf) = if accept { (cand.0, e.f) } else { (x, fx) };
-                *current = if nf < cfg.sa.restart_below {
+                let (nx, ne) = if accept { (cand.0, e) } else { (x, ex) };
+                let now = if ne.f < cfg.sa.restart_below {
                     let c = ctx.random(&mut rng)?;
                     let e2 = ctx.evaluate(std::slice::from_ref(&c))?.remove(0);
-                    Some((c.0, e2.f))
+                    (c.0, e2)
                 } else {
-                    Some((nx, nf))
+                    (nx, ne)
                 };
-                Ok(e)
+                let report = now.1.clone();
+                *current = Some(now);
+                Ok(report)
             }
             Optimizer::Cma(c) => c.step(ctx, &mut rng),
         }
@@ -275,9 +283,9 @@ impl Cma {
         // Sample λ valid points (each from its own stream, in parallel).
         let (seed, it, sigma, diag) = (ctx.seed, ctx.iteration, self.sigma, self.diag.clone());
         let codec = ctx.codec;
-        let cands: Vec<Cand> = (0..lambda)
+        let sampled: Vec<(Cand, bool)> = (0..lambda)
             .into_par_iter()
-            .map(|i| -> Result<Cand> {
+            .map(|i| -> Result<(Cand, bool)> {
                 let mut r = stream(seed, it, i as u64, 7);
                 for _ in 0..30 {
                     let x: Vec<f64> = (0..n)
@@ -287,19 +295,23 @@ impl Cma {
                         })
                         .collect();
                     if let Some(p) = codec.build(&codec.full(&x))? {
-                        return Ok((x, p));
+                        return Ok(((x, p), true));
                     }
                 }
-                codec.random(&mut r)
+                // No valid sample near the mean: play a random point, but keep it out of the
+                // update (it is ranked last), so it cannot drag the mean or blow up the variance.
+                Ok((codec.random(&mut r)?, false))
             })
             .collect::<Result<_>>()?;
+        let from_dist: Vec<bool> = sampled.iter().map(|s| s.1).collect();
+        let cands: Vec<Cand> = sampled.into_iter().map(|s| s.0).collect();
         let evals = ctx.evaluate(&cands)?;
         let mut order: Vec<usize> = (0..lambda).collect();
-        order.sort_by(|&a, &b| evals[b].f.total_cmp(&evals[a].f).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| from_dist[b].cmp(&from_dist[a]).then(evals[b].f.total_cmp(&evals[a].f)).then(a.cmp(&b)));
         let mut new_mean = vec![0.0; n];
         for (k, &i) in order.iter().take(mu).enumerate() {
-            for j in 0..n {
-                new_mean[j] += w[k] * cands[i].0[j];
+            for (m_j, x_j) in new_mean.iter_mut().zip(&cands[i].0) {
+                *m_j += w[k] * x_j;
             }
         }
         let mut norm2 = 0.0;

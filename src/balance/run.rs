@@ -100,10 +100,12 @@ pub fn run(
     progress: &dyn Fn(u64, u64, f64, u64),
 ) -> Result<Outcome> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
-    let ev = Evaluator::new(cfg, &codec.probe)?;
+    let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
     let dir = out_dir(cfg);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let resolved = toml::to_string(cfg)?;
+    // The checkpoint also belongs to the game as compiled: a changed .wgdl or map is not resumed.
+    let ck_key = format!("{resolved}\n# game {:016x}\n", codec.game_hash());
     let ck_path = dir.join("checkpoint.json");
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
@@ -111,21 +113,21 @@ pub fn run(
         let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
         let ck: Checkpoint =
             serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
-        (!opts.restart_stale || ck.config == resolved).then_some(ck)
+        (!opts.restart_stale || ck.config == ck_key).then_some(ck)
     } else {
         None
     };
     let mut ck = if let Some(ck) = stored {
-        if ck.config != resolved {
+        if ck.config != ck_key {
             bail!(
-                "{}: this checkpoint belongs to another configuration; expected the same config as the interrupted run (or run without --resume)",
+                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
                 ck_path.display()
             );
         }
         ck
     } else {
         Checkpoint {
-            config: resolved.clone(),
+            config: ck_key.clone(),
             next_iteration: 0,
             optimizer: Optimizer::new(cfg, codec.evolving.len()),
             best: None,
@@ -286,7 +288,7 @@ fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Resul
     s.push_str(&format!("fitness = {:.6}\n", e.f));
     let teams = codec.team_values(&b.dna);
     for (t, vals) in teams.iter().enumerate() {
-        s.push_str(&format!("\n[team.{}]\n", codec.team_names[t]));
+        s.push_str(&format!("\n[team.{}]\n", toml::Value::String(codec.team_names[t].clone())));
         for (n, v) in vals {
             s.push_str(&format!("{} = {}\n", toml_key(n), num(*v)));
         }

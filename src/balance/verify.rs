@@ -57,7 +57,7 @@ pub fn verify(file: &Path, config: Option<&Path>, games: u64, seed: u64, progres
     if !broken.is_empty() {
         return Err(anyhow!("{}: the encounter breaks `constraint {}`; expected a valid encounter", file.display(), broken[0]));
     }
-    let ev = Evaluator::new(&cfg, &program)?;
+    let ev = Evaluator::new(&cfg, &program).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
     let jobs: Vec<(usize, u64)> = (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| (p, g))).collect();
     let total = jobs.len() as u64;
     let done = std::sync::atomic::AtomicU64::new(0);
