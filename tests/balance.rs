@@ -192,14 +192,14 @@ fn resume_continues_with_identical_results_and_outputs_are_written() {
         let cfg = parse(&other).unwrap();
         let dir_other = playforge::balance::run::out_dir(&cfg);
         std::fs::create_dir_all(&dir_other).unwrap();
-        std::fs::copy(b.join("t/seed-3/checkpoint.json"), dir_other.join("checkpoint.json")).unwrap();
+        std::fs::copy(b.join(format!("t/{optimizer}-seed-3/checkpoint.json")), dir_other.join("checkpoint.json")).unwrap();
         let err = run(&cfg, Path::new("b.toml"), &other, &RunOptions { resume: true, ..RunOptions::default() }, &|_, _, _, _| {})
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("another configuration"), "{err}");
     }
-    let dir = std::env::temp_dir().join(format!("playforge-balance-resumed-es-{}", std::process::id())).join("t/seed-3");
+    let dir = std::env::temp_dir().join(format!("playforge-balance-resumed-es-{}", std::process::id())).join("t/es-seed-3");
     for f in ["config.toml", "history.csv", "best_encounter.toml", "best_dna.txt", "convergence.png", "checkpoint.json"] {
         assert!(dir.join(f).exists(), "{f}");
     }
@@ -313,7 +313,7 @@ fn ctrl_c_saves_and_resume_finishes() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let ck = out.join("t/seed-3/checkpoint.json");
+    let ck = out.join("t/es-seed-3/checkpoint.json");
     let t0 = std::time::Instant::now();
     while !ck.exists() && t0.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -325,14 +325,14 @@ fn ctrl_c_saves_and_resume_finishes() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "exit {:?}: {stdout} {}", o.status, String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("--resume"), "{stdout}");
-    assert!(out.join("t/seed-3/history.csv").exists() && out.join("t/seed-3/best_encounter.toml").exists());
-    let rows = std::fs::read_to_string(out.join("t/seed-3/history.csv")).unwrap().lines().count() - 1;
+    assert!(out.join("t/es-seed-3/history.csv").exists() && out.join("t/es-seed-3/best_encounter.toml").exists());
+    let rows = std::fs::read_to_string(out.join("t/es-seed-3/history.csv")).unwrap().lines().count() - 1;
     // Resume for two more iterations: the history grows from where it stopped.
     let o = std::process::Command::new(bin)
         .args(["balance", cfg.to_str().unwrap(), "--quiet", "--resume", "--iterations", "2"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows2 = std::fs::read_to_string(out.join("t/seed-3/history.csv")).unwrap().lines().count() - 1;
+    let rows2 = std::fs::read_to_string(out.join("t/es-seed-3/history.csv")).unwrap().lines().count() - 1;
     assert_eq!(rows2, rows + 2);
 }

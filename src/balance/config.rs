@@ -42,7 +42,7 @@ pub struct BalanceConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Outputs go to `<out>/<name>/seed-<seed>/`.
+    /// Outputs go to `<out>/<name>/<optimizer>-seed-<seed>/`.
     pub name: String,
     pub game: PathBuf,
     #[serde(default = "one")]

@@ -86,9 +86,10 @@ pub struct Outcome {
     pub codec: Codec,
 }
 
-/// The output folder of a config: `<out>/<name>/seed-<seed>/`.
+/// The output folder of a config: `<out>/<name>/<optimizer>-seed-<seed>/` (runs with another
+/// optimizer or seed never overwrite each other).
 pub fn out_dir(cfg: &BalanceConfig) -> PathBuf {
-    cfg.balance.out.join(&cfg.balance.name).join(format!("seed-{}", cfg.balance.seed))
+    cfg.balance.out.join(&cfg.balance.name).join(format!("{}-seed-{}", cfg.balance.optimizer, cfg.balance.seed))
 }
 
 /// Runs (or resumes) a balance job. `progress(games, budget, best F, iteration)`.
@@ -404,7 +405,10 @@ fn convergence_chart(cfg: &BalanceConfig, dir: &Path, h: &[Row]) -> Result<()> {
                 s("balance 1 − H", pts(&|r| r.balance)),
                 s("length L", pts(&|r| r.length)),
                 s("difference D", pts(&|r| r.difference)),
-            ],
+            ]
+            .into_iter()
+            .chain((cfg.fitness.wins > 0.0).then(|| s("win balance W", pts(&|r| r.wins))))
+            .collect(),
         },
     ];
     let title = format!("{} — {} (seed {})", cfg.balance.name, cfg.balance.optimizer, cfg.balance.seed);

@@ -109,7 +109,7 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// The encounter, e.g. outputs/hexmage_balance/seed-1/best_encounter.toml.
+    /// The encounter, e.g. outputs/hexmage_balance/cma-seed-1/best_encounter.toml.
     pub file: PathBuf,
     /// Games per AI pair.
     #[arg(long, default_value_t = 200)]

@@ -43,7 +43,7 @@ enum Command {
     Tournament(experiment::TournamentArgs),
     /// Generate a balanced encounter: evolve the declared parameters of a two-player game so that
     /// AI pairs' games come out even, last the target length and the teams differ (HexMage's ES,
-    /// simulated annealing or CMA-ES). Writes outputs/<name>/seed-<seed>/ (history.csv,
+    /// simulated annealing or CMA-ES). Writes outputs/<name>/<optimizer>-seed-<seed>/ (history.csv,
     /// best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json).
     Balance(balance::BalanceArgs),
     /// Play an encounter (a best_encounter.toml) afresh with every AI pair of its balance config;
