@@ -10,11 +10,8 @@
 //! (health and its maximum); nothing here knows the hex arena.
 
 use super::config::{BalanceConfig, FitnessConfig};
-use crate::experiment::agents::choose;
-use crate::experiment::tournament::{Player, resolve};
-use crate::game::Game;
-use crate::rng::stream;
-use crate::wgdl::{Action, Program, State, Status};
+use crate::experiment::tournament::{Player, play_out, resolve};
+use crate::wgdl::{Program, State, Status};
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use statrs::function::erf::erf;
@@ -141,41 +138,30 @@ impl Evaluator {
 
     /// Plays one game of pair `p` with the stream `seed`; `moves` collects the move names.
     pub fn play(&self, program: &Arc<Program>, p: usize, seed: u64, mut moves: Option<&mut Vec<String>>) -> Result<GameOutcome> {
-        let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(program));
         let pr: Player = resolve(&self.cfg.ais[self.pairs[p][0]], program)?;
         let pb: Player = resolve(&self.cfg.ais[self.pairs[p][1]], program)?;
-        let sides = [&pr, &pb];
-        let game = &pr.game;
-        let mut st = game.initial().map_err(render)?;
         let turn_class = program.turn.as_ref().expect("checked: the game has turns").class;
-        let actors = st.objects.iter().filter(|o| o.alive && program.is_sub(o.class, turn_class)).count();
+        // AllPlayed: every actor alive at the start takes a turn in the first round.
+        let mut actors: Option<usize> = None;
         let mut first_round: Vec<u32> = Vec::new();
-        let mut legal: Vec<Action> = Vec::new();
-        let mut rng = stream(seed, 1, 0, 0);
-        let status = loop {
-            game.legal(&st, &mut legal).map_err(render)?;
-            let status = game.status(&st, &legal);
-            if status != Status::Running {
-                break status;
+        let (status, st) = play_out(program, [&pr, &pb], seed, &mut |st, m| {
+            if actors.is_none() {
+                actors = Some(st.objects.iter().filter(|o| o.alive && program.is_sub(o.class, turn_class)).count());
             }
             if st.round == 0 && !first_round.contains(&st.actor) {
                 first_round.push(st.actor);
             }
-            let side = game.to_move(&st).min(1);
-            let pl = sides[side];
-            let m = choose(&pl.game, &pl.agent, &st, &legal, &mut rng).map_err(render)?;
             if let Some(mv) = moves.as_deref_mut() {
-                mv.push(program.action_name(&st, m));
+                mv.push(program.action_name(st, m));
             }
-            game.apply(&mut st, m).map_err(render)?;
-        };
+        })?;
         let (left, total) = self.health_of(program, &st);
         let winner = match status {
             Status::Won(k) => Some(k),
             _ => None,
         };
         let h = if status == Status::Draw || total <= 0.0 { 0.0 } else { left / total };
-        Ok(GameOutcome { winner, turns: st.turns, h, all_played: st.round >= 1 && first_round.len() >= actors })
+        Ok(GameOutcome { winner, turns: st.turns, h, all_played: st.round >= 1 && actors.is_some_and(|n| first_round.len() >= n) })
     }
 
     /// Scores the games of one evaluation: `games` holds each pair's games in turn, the same

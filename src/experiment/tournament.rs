@@ -194,28 +194,42 @@ pub struct Replay {
     pub result: String,
 }
 
-/// Plays one game between `players[0]` (side 0) and `players[1]` (side 1).
-fn play_game(program: &Arc<Program>, sides: [&Player; 2], seed: u64, record: bool) -> Result<(Status, crate::wgdl::State, Vec<String>)> {
+/// Plays one game between `sides[0]` (side 0) and `sides[1]` (side 1) from the start, with the
+/// stream of `seed`; `before_move(state, move)` sees every move before it is applied.
+pub(crate) fn play_out(
+    program: &Arc<Program>,
+    sides: [&Player; 2],
+    seed: u64,
+    before_move: &mut dyn FnMut(&crate::wgdl::State, Action),
+) -> Result<(Status, crate::wgdl::State)> {
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(program));
     let game = &sides[0].game;
     let mut st = game.initial().map_err(render)?;
     let mut legal: Vec<Action> = Vec::new();
     let mut rng = stream(seed, 1, 0, 0);
-    let mut moves = Vec::new();
     loop {
         game.legal(&st, &mut legal).map_err(render)?;
         let status = game.status(&st, &legal);
         if status != Status::Running {
-            return Ok((status, st, moves));
+            return Ok((status, st));
         }
         let side = game.to_move(&st).min(1);
         let p = sides[side];
         let m = choose(&p.game, &p.agent, &st, &legal, &mut rng).map_err(render)?;
-        if record {
-            moves.push(program.action_name(&st, m));
-        }
+        before_move(&st, m);
         game.apply(&mut st, m).map_err(render)?;
     }
+}
+
+/// [`play_out`], keeping the move names when `record` is set.
+fn play_game(program: &Arc<Program>, sides: [&Player; 2], seed: u64, record: bool) -> Result<(Status, crate::wgdl::State, Vec<String>)> {
+    let mut moves = Vec::new();
+    let (status, st) = play_out(program, sides, seed, &mut |st, m| {
+        if record {
+            moves.push(program.action_name(st, m));
+        }
+    })?;
+    Ok((status, st, moves))
 }
 
 pub(crate) fn result_name(program: &Program, status: Status) -> String {
