@@ -2,9 +2,9 @@
 //! node statistics. The tree is a run-time value — the persona issue evolves it by genetic
 //! programming — so it prints as infix text and parses back ([`Formula::parse`], `Display`).
 //!
-//! Variables: `mean` (x_j, mean reward of the child), `visits` (n_j), `parent` (n, the parent's
-//! visits), `sumsq` (Σr² of the child), `best` (best reward seen below the child), `moves` (legal
-//! moves in the child's state). Operators `+ - * /` and functions `sqrt ln max min`; `/`, `sqrt`
+//! Variables: `mean` (x_j, mean reward of the child), `wins` (Σr of the child: with 0/1 rewards,
+//! its wins), `visits` (n_j), `parent` (n, the parent's visits), `sumsq` (Σr² of the child),
+//! `best` (best reward seen below the child), `moves` (legal moves in the child's state). Operators `+ - * /` and functions `sqrt ln max min`; `/`, `sqrt`
 //! and `ln` are protected (÷0 → 1, √ of a negative → √|x|, ln of x ≤ 0 → 0) so every tree
 //! evaluates to a number. The usual precedence applies here (this is not WGDL).
 //!
@@ -16,6 +16,7 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Var {
     Mean,
+    Wins,
     Visits,
     Parent,
     SumSq,
@@ -24,10 +25,11 @@ pub enum Var {
 }
 
 impl Var {
-    pub const ALL: [Var; 6] = [Var::Mean, Var::Visits, Var::Parent, Var::SumSq, Var::Best, Var::Moves];
+    pub const ALL: [Var; 7] = [Var::Mean, Var::Wins, Var::Visits, Var::Parent, Var::SumSq, Var::Best, Var::Moves];
     pub fn name(self) -> &'static str {
         match self {
             Var::Mean => "mean",
+            Var::Wins => "wins",
             Var::Visits => "visits",
             Var::Parent => "parent",
             Var::SumSq => "sumsq",
@@ -70,6 +72,7 @@ pub enum Formula {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
     pub mean: f64,
+    pub wins: f64,
     pub visits: f64,
     pub parent: f64,
     pub sumsq: f64,
@@ -81,6 +84,7 @@ impl Stats {
     fn get(&self, v: Var) -> f64 {
         match v {
             Var::Mean => self.mean,
+            Var::Wins => self.wins,
             Var::Visits => self.visits,
             Var::Parent => self.parent,
             Var::SumSq => self.sumsq,
@@ -375,7 +379,7 @@ impl FParser<'_> {
                     "min" => Fun::Min,
                     _ => {
                         self.pos -= 1;
-                        return Err(self.error("a variable (mean, visits, parent, sumsq, best, moves) or a function (sqrt, ln, max, min)"));
+                        return Err(self.error("a variable (mean, wins, visits, parent, sumsq, best, moves) or a function (sqrt, ln, max, min)"));
                     }
                 };
                 if !self.op('(') {
@@ -499,7 +503,7 @@ mod tests {
     use super::*;
 
     fn stats() -> Stats {
-        Stats { mean: 0.4, visits: 10.0, parent: 100.0, sumsq: 2.0, best: 0.9, moves: 21.0 }
+        Stats { mean: 0.4, wins: 4.0, visits: 10.0, parent: 100.0, sumsq: 2.0, best: 0.9, moves: 21.0 }
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl<G: Game + Goals> Tree<G> {
         let c = &self.nodes[child as usize];
         let p = &self.nodes[c.parent as usize];
         let v = c.visits.max(1) as f64;
-        Stats { mean: c.sum / v, visits: v, parent: p.visits.max(1) as f64, sumsq: c.sumsq, best: c.best, moves: c.moves as f64 }
+        Stats { mean: c.sum / v, wins: c.sum, visits: v, parent: p.visits.max(1) as f64, sumsq: c.sumsq, best: c.best, moves: c.moves as f64 }
     }
 
     fn level_cap(&self, cfg: &MctsConfig, estimated_nodes: f64) -> u32 {
