@@ -32,6 +32,15 @@ pub trait Game {
     fn playout_move(&self, _state: &Self::State, _rng: &mut crate::rng::Rng) -> Result<Option<Self::Move>, Self::Error> {
         Ok(None)
     }
+    /// Whether the game wants its chance hidden from searches (WGDL `chance fair`): a searcher
+    /// then [`reseed`](Game::reseed)s its copy of the root state, so that its simulations draw
+    /// from an independent stream instead of seeing the real future.
+    fn hidden_chance(&self) -> bool {
+        false
+    }
+    /// Replaces the state's random stream by one starting at `seed` (no-op for games without
+    /// chance).
+    fn reseed(&self, _state: &mut Self::State, _seed: u64) {}
 }
 
 /// A WGDL program as a [`Game`].
@@ -40,11 +49,19 @@ pub struct WgdlGame {
     pub program: Arc<Program>,
     /// A WGDL `policy` that plays the playouts (index into `program.policies`).
     pub playout_policy: Option<usize>,
+    /// Where the game's chance stream starts ([`Program::initial_state_seeded`]).
+    pub seed: u64,
 }
 
 impl WgdlGame {
     pub fn new(program: Arc<Program>) -> WgdlGame {
-        WgdlGame { program, playout_policy: None }
+        WgdlGame { program, playout_policy: None, seed: 0 }
+    }
+
+    /// The same game with its chance stream starting at `seed`.
+    pub fn with_seed(mut self, seed: u64) -> WgdlGame {
+        self.seed = seed;
+        self
     }
 
     /// The same game with playouts played by the named policy.
@@ -65,7 +82,7 @@ impl Game for WgdlGame {
     type Error = RuntimeError;
 
     fn initial(&self) -> Result<State, RuntimeError> {
-        self.program.initial_state()
+        self.program.initial_state_seeded(self.seed)
     }
     fn legal(&self, state: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
         self.program.legal_actions(state, out)
@@ -93,6 +110,12 @@ impl Game for WgdlGame {
             None => Ok(None),
             Some(p) => POLICY_BUF.with(|b| self.program.policy_move(state, p, rng, &mut b.borrow_mut())),
         }
+    }
+    fn hidden_chance(&self) -> bool {
+        self.program.chance_fair
+    }
+    fn reseed(&self, state: &mut State, seed: u64) {
+        state.rng = crate::rng::mix(seed);
     }
 }
 

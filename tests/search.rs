@@ -1,15 +1,20 @@
 //! The searchers on real games: determinism (same seed ⇒ same result, on 1 or 2 root-parallel
 //! threads), every enhancement returning a path that replays to the value it reports, the Simple
 //! Coins optimum, NMCS, move-by-move play, and the play/experiment configs shipped in configs/.
+//! Full expansion and the final move choice (the match-3 persona paper's MCTS) on a four-move
+//! game small enough to check the tree by hand.
 
 use crate::util;
 use playforge::experiment::config::PlayConfig;
 use playforge::experiment::play::{ResultEval, play};
 use playforge::game::{Game, WgdlGame};
 use playforge::search::formula::Formula;
-use playforge::search::mcts::{Budget, Evaluator, MctsConfig};
+use playforge::search::mcts::{self, Budget, Evaluator, FinalChoice, MctsConfig, SubGame, decide, decide_with, decision_tree};
 use playforge::search::run::{Algorithm, PlanConfig, plan, play_move_by_move};
+use playforge::wgdl::probe::ValueRef;
+use playforge::wgdl::{Program, State};
 use std::path::Path;
+use std::sync::Arc;
 
 fn sc_eval(c: &playforge::wgdl::Compiled) -> ResultEval {
     let cfg = PlayConfig::parse(
@@ -95,6 +100,7 @@ fn every_enhancement_returns_a_path_that_replays_to_its_value() {
         ("ucb-tuned2", PlanConfig { mcts: MctsConfig { formula: Formula::ucb_tuned2(0.5, 0.02), ..base.mcts.clone() }, ..base.clone() }),
         ("sp-mcts", PlanConfig { mcts: MctsConfig { formula: Formula::sp_mcts(0.3, 0.01), ..base.mcts.clone() }, ..base.clone() }),
         ("nmcs 1", PlanConfig { algorithm: Algorithm::Nmcs(1), ..base.clone() }),
+        ("full expansion", PlanConfig { mcts: MctsConfig { full_expansion: true, ..base.mcts.clone() }, ..base.clone() }),
     ];
     for (name, cfg) in variants {
         let p = plan(&g, &eval, &cfg).unwrap();
@@ -184,4 +190,296 @@ fn retrying_after_a_duplicate_abort_is_an_exact_shortcut() {
         assert_eq!(aborted(&a), aborted(&b), "seed {seed}");
         assert!(aborted(&a) > 1000, "the test must exercise aborts");
     }
+}
+
+/// Four moves, then the step limit ends the game: `gold` (+6, legal only as the first move), `two`
+/// (+2), `one` (+1) and `zero` (+0). The best line is gold, two, two, two = 12; from any other
+/// first move at most 8 can be reached.
+const GOLD: &str = "\
+class g
+attribute g score long 0
+object o is g
+initial o
+limit steps 4
+action g gold
+condition gold game.moves == long 0
+consequence g6 direct o.score = o.score + long 6
+hasConsequence gold g6
+action g one
+consequence p1 direct o.score = o.score + long 1
+hasConsequence one p1
+action g two
+consequence p2 direct o.score = o.score + long 2
+hasConsequence two p2
+action g zero
+consequence p0 direct o.score = o.score + long 0
+hasConsequence zero p0
+goal 1 o.score >= long 100
+";
+
+/// A value of the state (`o.score`, `game.moves`) divided by `max`, clamped to [0, 1].
+struct ValueEval {
+    program: Arc<Program>,
+    value: ValueRef,
+    max: f64,
+}
+
+impl Evaluator<State> for ValueEval {
+    fn value(&self, st: &State, _player: usize) -> f64 {
+        (self.program.read(st, self.value) / self.max).clamp(0.0, 1.0)
+    }
+}
+
+/// The gold game and an evaluator of `value` / `max`.
+fn gold(value: &str, max: f64) -> (WgdlGame, ValueEval) {
+    let c = util::compile(GOLD);
+    let value = c.program.value_ref(value).unwrap();
+    (WgdlGame::new(c.program.clone()), ValueEval { program: c.program, value, max })
+}
+
+/// The paper's MCTS: full expansion, UCB1 with C = √2.
+fn full_cfg() -> MctsConfig {
+    MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0), full_expansion: true, ..MctsConfig::default() }
+}
+
+fn rng(seed: u64) -> playforge::rng::Rng {
+    playforge::rng::stream(seed, 0, 0, 0)
+}
+
+fn mean(n: &mcts::Node<playforge::wgdl::Action>) -> f64 {
+    if n.visits == 0 { 0.0 } else { n.sum / n.visits as f64 }
+}
+
+#[test]
+fn full_expansion_adds_every_child_at_once_and_plays_out_one() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let legal = util::legal(&g.program, &root);
+    assert_eq!(legal.len(), 4);
+    let mut rolled = Vec::new();
+    for seed in 1..=20 {
+        let t = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
+        assert_eq!(t.nodes.len(), 1 + legal.len(), "seed {seed}");
+        assert_eq!(t.nodes[0].visits, 1);
+        assert!(t.nodes[0].untried.is_empty());
+        let kids: Vec<_> = t.nodes[0].children.iter().map(|&c| &t.nodes[c as usize]).collect();
+        // One child per legal move, in move order, each with its own legal moves.
+        assert_eq!(kids.iter().map(|k| k.mv.unwrap()).collect::<Vec<_>>(), legal);
+        for k in &kids {
+            let mut st = root.clone();
+            g.apply(&mut st, k.mv.unwrap()).unwrap();
+            assert_eq!(k.untried, util::legal(&g.program, &st));
+            assert_eq!(k.moves, 3);
+            assert!(!k.terminal && k.children.is_empty());
+            assert_eq!((k.depth, k.mover), (1, 0));
+        }
+        // Exactly one child was played out, and the whole result went to it and the root.
+        let visited: Vec<usize> = (0..kids.len()).filter(|&i| kids[i].visits > 0).collect();
+        assert_eq!(visited.len(), 1, "seed {seed}");
+        assert_eq!(kids[visited[0]].visits, 1);
+        assert_eq!(kids[visited[0]].sum, t.nodes[0].sum);
+        rolled.push(visited[0]);
+    }
+    // The child to play out is drawn at random: over 20 seeds, every one of the four comes up.
+    rolled.sort();
+    rolled.dedup();
+    assert_eq!(rolled, [0, 1, 2, 3]);
+}
+
+/// The descent rule of full expansion: a node's unvisited children come first, in child order,
+/// so no child gets a second visit while a sibling has none; and reaching a leaf expands it. So
+/// after as many iterations as the root has moves, every root child has exactly one visit: the
+/// one played out in the first iteration as a new child (not expanded yet), each other one as
+/// a leaf the descent reached and expanded (with one of its own children played out).
+#[test]
+fn full_expansion_visits_every_sibling_once_before_any_twice() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    for seed in 1..=5 {
+        let first = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
+        let t = decision_tree(&g, &root, &full_cfg(), &eval, 4, &mut rng(seed)).unwrap();
+        assert_eq!(t.nodes.len(), 1 + 4 + 3 * 3, "seed {seed}");
+        for &c in &t.nodes[0].children {
+            let k = &t.nodes[c as usize];
+            assert_eq!(k.visits, 1, "seed {seed}");
+            if first.nodes[c as usize].visits == 1 {
+                assert!(k.children.is_empty(), "seed {seed}: the first iteration's child is not expanded yet");
+            } else {
+                assert_eq!(k.children.len(), 3);
+                assert_eq!(k.children.iter().filter(|&&gc| t.nodes[gc as usize].visits == 1).count(), 1);
+            }
+        }
+        for iterations in [10, 50, 300] {
+            let t = decision_tree(&g, &root, &full_cfg(), &eval, iterations, &mut rng(seed)).unwrap();
+            assert_eq!(t.nodes[0].visits as u64, iterations);
+            let below: u32 = t.nodes[0].children.iter().map(|&c| t.nodes[c as usize].visits).sum();
+            assert_eq!(below as u64, iterations, "every iteration passes through one root child");
+            for n in &t.nodes {
+                let visits: Vec<u32> = n.children.iter().map(|&c| t.nodes[c as usize].visits).collect();
+                if visits.iter().any(|&v| v >= 2) {
+                    assert!(visits.iter().all(|&v| v >= 1), "seed {seed}: a child visited twice beside an unvisited one: {visits:?}");
+                }
+                if !n.children.is_empty() {
+                    assert_eq!(n.children.len() as u32, n.moves, "a node with children has all of them");
+                    assert!(n.untried.is_empty());
+                }
+                if !n.terminal && n.visits >= 2 {
+                    assert!(!n.children.is_empty(), "a non-terminal node visited twice was expanded");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn full_expansion_is_deterministic_per_seed() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let cfg = MctsConfig { max_playout_moves: 2, ..full_cfg() };
+    let shape = |seed| {
+        let t = decision_tree(&g, &root, &cfg, &eval, 120, &mut rng(seed)).unwrap();
+        t.nodes.iter().map(|n| (n.mv, n.visits, n.sum.to_bits())).collect::<Vec<_>>()
+    };
+    let trees: Vec<_> = (1..=3).map(shape).collect();
+    assert_eq!(trees[0], shape(1));
+    assert!(trees[0] != trees[1] || trees[0] != trees[2], "different seeds, different trees");
+    for choice in [FinalChoice::BestMean, FinalChoice::MostVisited, FinalChoice::Formula] {
+        let a = decide_with(&g, &root, &cfg, &eval, 120, &mut rng(4), choice).unwrap();
+        let b = decide_with(&g, &root, &cfg, &eval, 120, &mut rng(4), choice).unwrap();
+        assert_eq!((a.0, a.1.to_bits()), (b.0, b.1.to_bits()), "{choice:?}");
+    }
+}
+
+/// With the new options off, `decide` and `search` give exactly what they gave before full
+/// expansion and the final choices existed (values recorded from that code).
+#[test]
+fn defaults_give_the_results_from_before_full_expansion() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let name = |mv| g.program.action_name(&root, mv);
+    for (seed, bits, nodes) in [(1, 0x3fe7ffffffffffff_u64, 52), (2, 0x3fe8888888888889, 53), (3, 0x3fe8c71c71c71c71, 52)] {
+        let (mv, mean) = decide(&g, &root, &MctsConfig::default(), &eval, 50, &mut rng(seed)).unwrap();
+        assert_eq!((name(mv).as_str(), mean.to_bits()), ("gold(o)", bits), "seed {seed}: mean {mean}");
+        let same = decide_with(&g, &root, &MctsConfig::default(), &eval, 50, &mut rng(seed), FinalChoice::BestMean).unwrap();
+        assert_eq!((same.0, same.1.to_bits()), (mv, bits));
+        let cfg = MctsConfig { formula: Formula::ucb1(0.5, 2.0), max_playout_moves: 2, ..MctsConfig::default() };
+        let sub = SubGame { goal_target: usize::MAX };
+        let r = mcts::search(&g, &root, sub, &cfg, &eval, Budget::Iterations(60), &mut rng(seed)).unwrap();
+        assert_eq!((r.value, r.nodes), (1.0, nodes), "seed {seed}");
+    }
+}
+
+/// The three final choices on one tree: the most visited child, the best mean, and the child the
+/// formula ranks first; `0 - visits` ranks the least visited (visited) child first.
+#[test]
+fn final_choices_pick_best_mean_most_visits_or_the_formula() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    for (seed, full_expansion) in [(1, true), (2, true), (3, false)] {
+        let cfg = MctsConfig { full_expansion, ..full_cfg() };
+        let t = decision_tree(&g, &root, &cfg, &eval, 200, &mut rng(seed)).unwrap();
+        let kids: Vec<_> = t.nodes[0].children.iter().map(|&c| &t.nodes[c as usize]).collect();
+        let first_max = |key: &dyn Fn(usize) -> f64| (0..kids.len()).fold(0, |b, i| if key(i) > key(b) { i } else { b });
+        let by_mean = first_max(&|i| mean(kids[i]));
+        let by_visits = first_max(&|i| kids[i].visits as f64);
+        let least = first_max(&|i| if kids[i].visits == 0 { f64::NEG_INFINITY } else { -(kids[i].visits as f64) });
+        let pick = |f: &Formula, choice| t.final_choice(&f.compile(), choice).unwrap();
+        let anything = Formula::parse("mean").unwrap();
+        assert_eq!(pick(&anything, FinalChoice::BestMean), (kids[by_mean].mv.unwrap(), mean(kids[by_mean])));
+        assert_eq!(pick(&anything, FinalChoice::MostVisited), (kids[by_visits].mv.unwrap(), mean(kids[by_visits])));
+        let fewest = pick(&Formula::parse("0 - visits").unwrap(), FinalChoice::Formula);
+        assert_eq!(fewest, (kids[least].mv.unwrap(), mean(kids[least])));
+        assert_ne!(least, by_mean, "seed {seed}: the test needs the choices to differ");
+        assert_ne!(least, by_visits, "seed {seed}");
+        // `decide_with` chooses from the same tree (same seed) with the configured formula.
+        for choice in [FinalChoice::BestMean, FinalChoice::MostVisited, FinalChoice::Formula] {
+            let d = decide_with(&g, &root, &cfg, &eval, 200, &mut rng(seed), choice).unwrap();
+            assert_eq!(d, pick(&cfg.formula, choice), "seed {seed} {choice:?}");
+        }
+    }
+}
+
+/// Right after one full expansion only the played-out child has statistics: the formula choice
+/// ignores its unvisited siblings even when they tie with it or rank above it.
+#[test]
+fn formula_choice_ignores_unvisited_children() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let mut later = 0;
+    for seed in 1..=12 {
+        let t = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
+        let kids = &t.nodes[0].children;
+        let visited = *kids.iter().find(|&&c| t.nodes[c as usize].visits == 1).unwrap();
+        let expected = (t.nodes[visited as usize].mv.unwrap(), mean(&t.nodes[visited as usize]));
+        for text in ["1", "0 - mean", "0 - wins"] {
+            assert_eq!(t.final_choice(&Formula::parse(text).unwrap().compile(), FinalChoice::Formula), Some(expected), "{text}");
+        }
+        later += usize::from(visited != kids[0]);
+    }
+    assert!(later > 0, "the test needs a played-out child that is not the first");
+}
+
+/// The match-3 persona MCTS (full expansion, 250 iterations, UCB1 with C = √2, short rollouts)
+/// finds the one clearly best first move. Choosing by the formula uses a greedy formula here: UCB1
+/// at the root ranks children by how much they are owed exploration, not by how good they are.
+#[test]
+fn full_expansion_finds_the_clearly_best_first_move() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    for max_playout_moves in [3, 1] {
+        for seed in 1..=5 {
+            let cfg = MctsConfig { max_playout_moves, ..full_cfg() };
+            for choice in [FinalChoice::BestMean, FinalChoice::MostVisited] {
+                let (mv, _) = decide_with(&g, &root, &cfg, &eval, 250, &mut rng(seed), choice).unwrap();
+                assert_eq!(g.program.action_name(&root, mv), "gold(o)", "seed {seed} {choice:?}");
+            }
+            let greedy = MctsConfig { formula: Formula::parse("wins / visits + 0.1 * sqrt(ln(parent) / visits)").unwrap(), ..cfg };
+            let (mv, mean) = decide_with(&g, &root, &greedy, &eval, 250, &mut rng(seed), FinalChoice::Formula).unwrap();
+            assert_eq!(g.program.action_name(&root, mv), "gold(o)", "seed {seed} formula");
+            assert!(mean >= 0.5, "gold alone is worth 6 of 12: {mean}");
+        }
+    }
+}
+
+/// The rollout stops after `max_playout_moves` moves (the persona harness's 20 − moves made):
+/// with a value that counts moves, one iteration's result is the expanded move plus the rollout.
+#[test]
+fn max_playout_moves_caps_the_rollout() {
+    let (g, eval) = gold("game.moves", 4.0);
+    let root = g.initial().unwrap();
+    for full_expansion in [false, true] {
+        for (cap, moves) in [(0, 1.0), (1, 2.0), (2, 3.0), (3, 4.0), (100, 4.0)] {
+            let cfg = MctsConfig { max_playout_moves: cap, full_expansion, ..full_cfg() };
+            let t = decision_tree(&g, &root, &cfg, &eval, 1, &mut rng(1)).unwrap();
+            assert_eq!(t.nodes[0].sum, moves / 4.0, "cap {cap}, full expansion {full_expansion}");
+            let (_, mean) = decide_with(&g, &root, &cfg, &eval, 1, &mut rng(1), FinalChoice::BestMean).unwrap();
+            assert_eq!(mean, moves / 4.0);
+        }
+        // With no rollout at all, every iteration ends at the node it expanded (or a terminal):
+        // each leaf's mean is its depth.
+        let cfg = MctsConfig { max_playout_moves: 0, full_expansion, ..full_cfg() };
+        let t = decision_tree(&g, &root, &cfg, &eval, 40, &mut rng(2)).unwrap();
+        for n in t.nodes.iter().filter(|n| n.children.is_empty() && n.visits > 0) {
+            assert_eq!(mean(n), n.depth as f64 / 4.0);
+        }
+    }
+}
+
+/// CUT_OFF under full expansion: the whole four-move tree (1 + 4 + 12 + 36 + 108 nodes) is built,
+/// the search stops by itself once the root is exhausted, and the best line is the optimum.
+#[test]
+fn full_expansion_with_cut_off_solves_the_gold_game() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let cfg = MctsConfig { cut_off: true, ..full_cfg() };
+    let sub = SubGame { goal_target: usize::MAX };
+    let r = mcts::search(&g, &root, sub, &cfg, &eval, Budget::Iterations(100_000), &mut rng(1)).unwrap();
+    assert_eq!(r.nodes, 161);
+    assert!(r.iterations < 1_000, "{} iterations: the search did not stop at exhaustion", r.iterations);
+    assert_eq!(r.value, 1.0);
+    let mut st = root.clone();
+    for &m in &r.path {
+        g.apply(&mut st, m).unwrap();
+    }
+    assert_eq!(eval.value(&st, 0), 1.0);
 }

@@ -320,6 +320,7 @@ impl PlayConfig {
                 max_playout_moves: 100_000,
                 cut_off: s.cut_off,
                 retry_duplicates: true,
+                ..MctsConfig::default()
             },
             budget: self.budget(),
             subgoals: s.subgoals.unwrap_or(usize::MAX),

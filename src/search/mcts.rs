@@ -12,6 +12,15 @@
 //! add-best-path; forfeiting hopeless playouts; non-tree (global) selection with a switch-over;
 //! progressive widening; a node limit per level; consecutive split runs; root and tree
 //! parallelism (in [`super::run`]).
+//!
+//! Full expansion ([`MctsConfig::full_expansion`], the match-3 persona paper's MCTS) is the other
+//! way to grow the tree: a leaf gets all its children at once and one of them, drawn uniformly,
+//! is played out. Selection then takes a node's unvisited children first (in child order) and
+//! the formula only among visited ones. The paper leaves unvisited siblings unaddressed; "visit
+//! each once first" is the spec digest's assumption (match3-personas-and-player2.md, A.3). The
+//! move finally played by a move-by-move player is chosen by [`FinalChoice`]: best mean, most
+//! visits, or the selection formula itself (the paper: "the evolved formula picks the best
+//! immediate child").
 
 use super::formula::{Compiled, Formula, Stats};
 use crate::game::{Game, pick_grouped};
@@ -73,6 +82,31 @@ pub struct MctsConfig {
     /// since an abort changes no statistic and selection draws no random numbers — so it is on
     /// by default; `false` exists to test that claim.
     pub retry_duplicates: bool,
+    /// Full expansion (the match-3 persona paper): a selected non-terminal leaf gets one child
+    /// per legal move at once (one state step each), one new child drawn uniformly is played
+    /// out, and its result is backpropagated from that child. Selection takes the first
+    /// unvisited child of a node before any formula comparison and stops at a node without
+    /// children. Costs one `apply` + `legal` per sibling per expansion, and memory for every
+    /// sibling's move list. Off by default. Ignored under it: `duplicate_detection`,
+    /// `add_best_path`, `widening`, `node_limit_factor` and `non_tree_until`. `cut_off` works
+    /// (a fully expanded node is exhausted once all its children are). Tree parallelism runs
+    /// but is not the paper's algorithm: a worker that reaches a leaf another worker is still
+    /// expanding plays out from that leaf without expanding it.
+    pub full_expansion: bool,
+}
+
+/// How [`decide_with`] picks the move to play among the root's children.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalChoice {
+    /// The highest mean reward (unvisited children count as mean 0); ties go to the first child.
+    #[default]
+    BestMean,
+    /// The most visits; ties go to the first child.
+    MostVisited,
+    /// The highest value of the selection formula, with the same statistics as selection,
+    /// among the visited children (the first child if none was visited); ties go to the first.
+    Formula,
 }
 
 impl Default for MctsConfig {
@@ -89,6 +123,7 @@ impl Default for MctsConfig {
             max_playout_moves: 100_000,
             cut_off: false,
             retry_duplicates: true,
+            full_expansion: false,
         }
     }
 }
@@ -170,11 +205,28 @@ pub struct Selected<M> {
     pub path_nodes: Vec<u32>,
     /// The untried move taken for expansion (already removed from the leaf's list).
     pub expand: Option<M>,
+    /// Full expansion: every move of the leaf (its whole untried list, moved out), in the
+    /// order the children will have; empty otherwise.
+    pub expand_all: Vec<M>,
+    /// Full expansion: the index in `expand_all` of the child to play out.
+    pub rollout: usize,
+}
+
+/// One child made by full expansion, for phase 3 to add.
+pub struct NewChild<M> {
+    pub mv: M,
+    /// The child's legal moves (empty when it is terminal).
+    pub untried: Vec<M>,
+    pub terminal: bool,
+    /// Side that made the move into the child.
+    pub mover: u8,
 }
 
 /// What phase 2 hands to phase 3.
 pub struct Simulated<S, M> {
     pub new_child: Option<(M, Vec<M>, u64, bool, u8)>,
+    /// Full expansion: the leaf's children in `Selected::expand_all` order (empty otherwise).
+    pub new_children: Vec<NewChild<M>>,
     pub values: [f64; 4],
     pub duplicate: bool,
     pub forfeited: bool,
@@ -249,7 +301,15 @@ impl<G: Game + Goals> Tree<G> {
         let c = &self.nodes[child as usize];
         let p = &self.nodes[c.parent as usize];
         let v = c.visits.max(1) as f64;
-        Stats { mean: c.sum / v, wins: c.sum, visits: v, parent: p.visits.max(1) as f64, sumsq: c.sumsq, best: c.best, moves: c.moves as f64 }
+        Stats {
+            mean: c.sum / v,
+            wins: c.sum,
+            visits: v,
+            parent: p.visits.max(1) as f64,
+            sumsq: c.sumsq,
+            best: c.best,
+            moves: c.moves as f64,
+        }
     }
 
     fn level_cap(&self, cfg: &MctsConfig, estimated_nodes: f64) -> u32 {
@@ -264,6 +324,9 @@ impl<G: Game + Goals> Tree<G> {
 
     /// Phase 1 (tree only): choose where to grow.
     pub fn select(&mut self, f: &Compiled, cfg: &MctsConfig, rng: &mut Rng, estimated_nodes: f64) -> Selected<G::Move> {
+        if cfg.full_expansion {
+            return self.select_full(f, rng);
+        }
         let level_cap = self.level_cap(cfg, estimated_nodes);
         let global = cfg.non_tree_until.is_some_and(|n| self.nodes.len() < n);
         let mut leaf = 0u32;
@@ -293,6 +356,35 @@ impl<G: Game + Goals> Tree<G> {
                 self.cap = self.cap.saturating_add(1);
             }
         }
+        let (path_nodes, path_moves) = self.path_to(leaf);
+        let expand = if self.can_expand(leaf, level_cap) {
+            let node = &mut self.nodes[leaf as usize];
+            let k = rng.random_range(0..node.untried.len());
+            Some(node.untried.swap_remove(k))
+        } else {
+            None
+        };
+        Selected { leaf, path_moves, path_nodes, expand, expand_all: Vec::new(), rollout: 0 }
+    }
+
+    /// Phase 1 under full expansion: descend to a node without children; if it is not terminal,
+    /// all its moves are to become children and one of them, drawn uniformly, is played out.
+    fn select_full(&mut self, f: &Compiled, rng: &mut Rng) -> Selected<G::Move> {
+        let leaf = self.descend_full(f);
+        let (path_nodes, path_moves) = self.path_to(leaf);
+        let node = &mut self.nodes[leaf as usize];
+        let (expand_all, rollout) = if node.terminal || node.untried.is_empty() {
+            (Vec::new(), 0)
+        } else {
+            let all = std::mem::take(&mut node.untried);
+            let k = rng.random_range(0..all.len());
+            (all, k)
+        };
+        Selected { leaf, path_moves, path_nodes, expand: None, expand_all, rollout }
+    }
+
+    /// The nodes below the root down to `leaf`, and their moves.
+    fn path_to(&self, leaf: u32) -> (Vec<u32>, Vec<G::Move>) {
         let mut path_nodes = Vec::new();
         let mut n = leaf;
         while n != 0 {
@@ -301,14 +393,38 @@ impl<G: Game + Goals> Tree<G> {
         }
         path_nodes.reverse();
         let path_moves = path_nodes.iter().map(|&n| self.nodes[n as usize].mv.expect("non-root nodes have a move")).collect();
-        let expand = if self.can_expand(leaf, level_cap) {
-            let node = &mut self.nodes[leaf as usize];
-            let k = rng.random_range(0..node.untried.len());
-            Some(node.untried.swap_remove(k))
-        } else {
-            None
-        };
-        Selected { leaf, path_moves, path_nodes, expand }
+        (path_nodes, path_moves)
+    }
+
+    /// Full-expansion descent: at a node with children, its first unvisited child (in child
+    /// order), else the child with the highest formula value (ties: the first); exhausted
+    /// children are skipped. Stops at a node without children (or whose children are all
+    /// exhausted).
+    fn descend_full(&self, f: &Compiled) -> u32 {
+        let mut n = 0u32;
+        loop {
+            let node = &self.nodes[n as usize];
+            let live = || node.children.iter().copied().filter(|&c| !self.nodes[c as usize].exhausted);
+            let pick = match live().find(|&c| self.nodes[c as usize].visits == 0) {
+                Some(c) => Some(c),
+                None => {
+                    let mut best = f64::NEG_INFINITY;
+                    let mut pick = None;
+                    for c in live() {
+                        let v = f.eval(&self.stats(c));
+                        if v > best || pick.is_none() {
+                            best = v;
+                            pick = Some(c);
+                        }
+                    }
+                    pick
+                }
+            };
+            match pick {
+                Some(c) => n = c,
+                None => return n,
+            }
+        }
     }
 
     fn descend(&self, mut n: u32, f: &Compiled, level_cap: u32) -> u32 {
@@ -360,6 +476,14 @@ impl<G: Game + Goals> Tree<G> {
         }
         let mut tail = sel.leaf;
         let mut expanded = None;
+        // Full expansion: every child in order; the played-out one is where backpropagation starts.
+        for (i, c) in sim.new_children.into_iter().enumerate() {
+            let id = self.push(sel.leaf, c.mv, c.untried, c.terminal, c.mover);
+            if i == sel.rollout {
+                tail = id;
+                expanded = Some(c.mv);
+            }
+        }
         if let Some((mv, untried, hash, terminal, mover)) = sim.new_child {
             let depth = self.nodes[sel.leaf as usize].depth + 1;
             if cfg.duplicate_detection {
@@ -388,7 +512,7 @@ impl<G: Game + Goals> Tree<G> {
             self.best_path.clone_from(&path_moves);
             self.best_path.extend_from_slice(&sim.playout);
             self.best_state = state;
-            if cfg.add_best_path && !sim.playout.is_empty() {
+            if cfg.add_best_path && !cfg.full_expansion && !sim.playout.is_empty() {
                 tail = self.add_path(game, root, &path_moves, tail, &sim.playout, cfg, sub)?;
             }
         }
@@ -608,6 +732,7 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
         {
             return Ok(Simulated {
                 new_child: None,
+                new_children: Vec::new(),
                 values: [0.0; 4],
                 duplicate: true,
                 forfeited: false,
@@ -621,10 +746,29 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
         let untried = if terminal { Vec::new() } else { scratch.legal.clone() };
         new_child = Some((m, untried, hash, terminal, mover));
     }
+    let mut new_children = Vec::new();
+    if !sel.expand_all.is_empty() {
+        // Full expansion: one step per child from the leaf; the child to play out goes last so
+        // that its state is the one left in `st`.
+        new_children.reserve_exact(sel.expand_all.len());
+        let mover = game.to_move(&scratch.leaf) as u8;
+        for (i, &m) in sel.expand_all.iter().enumerate() {
+            if i != sel.rollout {
+                st.clone_from(&scratch.leaf);
+                game.apply(st, m)?;
+                new_children.push(new_child_at(game, st, m, mover, sub, &mut scratch.legal)?);
+            }
+        }
+        let m = sel.expand_all[sel.rollout];
+        st.clone_from(&scratch.leaf);
+        game.apply(st, m)?;
+        let rolled = new_child_at(game, st, m, mover, sub, &mut scratch.legal)?;
+        new_children.insert(sel.rollout, rolled);
+    }
     // Playout.
     scratch.playout.clear();
     let mut forfeited = false;
-    if !(leaf_terminal && sel.expand.is_none()) {
+    if !(leaf_terminal && sel.expand.is_none() && sel.expand_all.is_empty()) {
         let mut n = 0u32;
         loop {
             game.legal(st, &mut scratch.legal)?;
@@ -661,6 +805,7 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
     let better = !forfeited && final_value > best_so_far;
     Ok(Simulated {
         new_child,
+        new_children,
         values,
         duplicate: false,
         forfeited,
@@ -668,6 +813,20 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
         final_state: if better { Some(st.clone()) } else { None },
         final_value,
     })
+}
+
+/// The child reached by `mv` from the state in `st` (already applied), as full expansion keeps it.
+fn new_child_at<G: Game + Goals>(
+    game: &G,
+    st: &G::State,
+    mv: G::Move,
+    mover: u8,
+    sub: SubGame,
+    legal: &mut Vec<G::Move>,
+) -> Result<NewChild<G::Move>, G::Error> {
+    game.legal(st, legal)?;
+    let terminal = is_terminal(game, st, legal, sub);
+    Ok(NewChild { mv, untried: if terminal { Vec::new() } else { legal.clone() }, terminal, mover })
 }
 
 /// One single-threaded MCTS run from `root` until the budget is spent.
@@ -737,6 +896,7 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
 /// Runs `iterations` MCTS iterations from `root`; returns the root child with the best mean
 /// reward (for the side to move at the root) and that mean. For two-sided games: one decision
 /// of a move-by-move player (HexMage's UCT, with a search per move instead of per turn).
+/// The same as [`decide_with`] and [`FinalChoice::BestMean`].
 pub fn decide<G: Game + Goals, E: Evaluator<G::State>>(
     game: &G,
     root: &G::State,
@@ -745,6 +905,43 @@ pub fn decide<G: Game + Goals, E: Evaluator<G::State>>(
     iterations: u64,
     rng: &mut Rng,
 ) -> Result<(G::Move, f64), G::Error> {
+    decide_with(game, root, cfg, eval, iterations, rng, FinalChoice::BestMean)
+}
+
+/// Runs `iterations` MCTS iterations from `root` ([`decision_tree`]) and returns the root child
+/// `choice` picks, with that child's mean reward (0 if it was never visited). Every setting of
+/// `cfg` applies, among them `max_playout_moves` (rollout length) and `full_expansion`. With no
+/// root children (no iterations), the first legal move and 0.
+pub fn decide_with<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    cfg: &MctsConfig,
+    eval: &E,
+    iterations: u64,
+    rng: &mut Rng,
+    choice: FinalChoice,
+) -> Result<(G::Move, f64), G::Error> {
+    let tree = decision_tree(game, root, cfg, eval, iterations, rng)?;
+    match tree.final_choice(&cfg.formula.compile(), choice) {
+        Some(b) => Ok(b),
+        None => {
+            let mut legal = Vec::new();
+            game.legal(root, &mut legal)?;
+            Ok((legal[0], 0.0))
+        }
+    }
+}
+
+/// The tree [`decide_with`] chooses from: `iterations` iterations from `root` over the whole
+/// game (no sub-goals), with no best-so-far bookkeeping (no forfeiting).
+pub fn decision_tree<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    cfg: &MctsConfig,
+    eval: &E,
+    iterations: u64,
+    rng: &mut Rng,
+) -> Result<Tree<G>, G::Error> {
     // Two-sided games have no goals to split at: the sub-game is the whole game.
     let sub = SubGame { goal_target: usize::MAX };
     let f = cfg.formula.compile();
@@ -756,21 +953,31 @@ pub fn decide<G: Game + Goals, E: Evaluator<G::State>>(
         let sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, f64::INFINITY, None, rng, &mut scratch)?;
         tree.update(game, &sel, sim, cfg, root, sub)?;
     }
-    let root_node = &tree.nodes[0];
-    let mut best: Option<(G::Move, f64)> = None;
-    for &c in &root_node.children {
-        let n = &tree.nodes[c as usize];
-        let mean = if n.visits == 0 { 0.0 } else { n.sum / n.visits as f64 };
-        if best.is_none_or(|(_, b)| mean > b) {
-            best = Some((n.mv.expect("children have moves"), mean));
+    Ok(tree)
+}
+
+impl<G: Game + Goals> Tree<G> {
+    /// The root child `choice` picks (with `f` for [`FinalChoice::Formula`]) and its mean
+    /// reward (0 if unvisited); `None` when the root has no children.
+    pub fn final_choice(&self, f: &Compiled, choice: FinalChoice) -> Option<(G::Move, f64)> {
+        let children = &self.nodes[0].children;
+        let mean = |c: u32| {
+            let n = &self.nodes[c as usize];
+            if n.visits == 0 { 0.0 } else { n.sum / n.visits as f64 }
+        };
+        let mut pick: Option<(u32, f64)> = None;
+        for &c in children {
+            let key = match choice {
+                FinalChoice::BestMean => mean(c),
+                FinalChoice::MostVisited => self.nodes[c as usize].visits as f64,
+                FinalChoice::Formula if self.nodes[c as usize].visits == 0 => continue,
+                FinalChoice::Formula => f.eval(&self.stats(c)),
+            };
+            if pick.is_none_or(|(_, b)| key > b) {
+                pick = Some((c, key));
+            }
         }
-    }
-    match best {
-        Some(b) => Ok(b),
-        None => {
-            let mut legal = Vec::new();
-            game.legal(root, &mut legal)?;
-            Ok((legal[0], 0.0))
-        }
+        let c = pick.map(|p| p.0).or_else(|| children.first().copied())?;
+        Some((self.nodes[c as usize].mv.expect("children have moves"), mean(c)))
     }
 }

@@ -79,6 +79,8 @@ pub enum ConsBody {
     EndSession,
     /// `endTurn` (extension): the acting object's turn ends after this move.
     EndTurn,
+    /// `do <grid>.<operation>(args)` (extension): a tile-grid operation.
+    Do(Expr),
     /// A body that did not parse (already reported); the consequence's name stays declared.
     Error,
 }
@@ -184,6 +186,11 @@ pub enum DeclKind {
         pos: Ident,
         side: Ident,
         cond: Option<Expr>,
+    },
+    /// `chance oracle|fair` (extension): whether searches see the real future of the game's
+    /// random stream.
+    Chance {
+        mode: Ident,
     },
     /// `grid <name> <width> <height>` (extension): a board of long cells, all 0 at the start.
     Grid {

@@ -1404,6 +1404,7 @@ impl<'a> Compiler<'a> {
                 }
                 Cons::EndTurn
             }
+            ConsBody::Do(e) => return self.tile_do(e, cx),
             // The parser reported it.
             ConsBody::Error => return None,
         })
@@ -2241,6 +2242,7 @@ impl<'a> Compiler<'a> {
             policies: self.x.policies,
             aggs: self.x.aggs,
             constraints: self.x.constraints,
+            chance_fair: self.x.chance_fair,
             unless_sees_policy_only,
         }
     }

@@ -15,6 +15,7 @@ pub mod lint;
 pub mod parser;
 pub mod probe;
 pub mod program;
+mod tiles;
 mod turns;
 
 pub use compile::CompileOptions;

@@ -16,7 +16,7 @@ use super::diag::{DiagKind, Diagnostic, Span};
 use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
-actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, parameter, constraint, \
+actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
 policy, policyOnly, choose, lastResort, unless";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
@@ -283,6 +283,7 @@ impl<'a> LineParser<'a> {
                 let cond = self.while_cond()?;
                 DeclKind::HexOccupants { class, pos, side, cond }
             }
+            "chance" => DeclKind::Chance { mode: self.ident("`oracle` (searches see the real future draws) or `fair` (they draw their own)")? },
             "grid" => {
                 let name = self.ident("a grid name")?;
                 let width = self.count("a grid width (a whole number ≥ 1)")?;
@@ -663,7 +664,7 @@ impl<'a> LineParser<'a> {
 
     fn consequence_body(&mut self) -> PResult<ConsBody> {
         let kind = self.ident(
-            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn",
+            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession, endTurn or do",
         )?;
         let body = match kind.name.as_str() {
             "direct" => ConsBody::Direct(self.one_arg("direct", "1 argument: `direct <attribute> = <expression>`")?),
@@ -713,13 +714,14 @@ impl<'a> LineParser<'a> {
             "delete" => ConsBody::Delete(self.one_arg("delete", "1 argument: `delete <object>`")?),
             "endSession" => ConsBody::EndSession,
             "endTurn" => ConsBody::EndTurn,
+            "do" => ConsBody::Do(self.one_arg("do", "1 argument: `do <grid>.<operation>(…)`")?),
             _ => {
                 return Err(Diagnostic::error(
                     kind.span,
                     DiagKind::Unexpected {
                         found: format!("`{}`", kind.name),
                         expected:
-                            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession or endTurn"
+                            "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession, endTurn or do"
                                 .into(),
                     },
                 ));

@@ -110,6 +110,14 @@ pub enum Op {
     GridLine(u16),
     /// An aggregate over the live objects of a class (`sumOf`, `countOf`).
     Agg(u16),
+    /// Tile grids (src/wgdl/tiles.rs): pops min, pushes the number of runs of ≥ min.
+    GridRuns(u16),
+    /// Pops min, pushes the number of swaps that would make a run of ≥ min.
+    GridSwaps(u16),
+    /// Pops s and min, pushes whether swap number s would make a run of ≥ min.
+    GridCanSwap(u16),
+    /// Pops min, pushes the sum of aggregate `.1`'s expression over the runs of ≥ min of grid `.0`.
+    GridSumRuns(u16, u16),
     /// `game.actor` (the object whose turn it is, or `null`), `game.round`, `game.turns`, `game.toMove`.
     Actor,
     Round,
@@ -208,6 +216,33 @@ pub enum Cons {
     },
     EndSession,
     EndTurn,
+    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/tiles.rs).
+    Tile {
+        grid: u16,
+        op: TileOp,
+        args: Vec<ExprId>,
+    },
+}
+
+/// The tile-grid operations of a `do` consequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileOp {
+    /// `swap(s)`: exchange the two cells of swap number s.
+    Swap,
+    /// `clearRuns(min)`: empty (0) every cell of a run of ≥ min.
+    ClearRuns,
+    /// `fall()`: in every column the tiles drop to the bottom, keeping their order.
+    Fall,
+    /// `refill(n)`: every empty cell, column by column, bottom to top, gets 1 + a draw of n.
+    Refill,
+    /// `deal(n, min)`: every cell, in index order, gets 1 + a draw of n, redrawn while it would
+    /// complete a run of min with the cells to its left or below it.
+    Deal,
+}
+
+impl TileOp {
+    pub const ALL: [(&'static str, TileOp, usize); 5] =
+        [("swap", TileOp::Swap, 1), ("clearRuns", TileOp::ClearRuns, 1), ("fall", TileOp::Fall, 0), ("refill", TileOp::Refill, 1), ("deal", TileOp::Deal, 2)];
 }
 
 #[derive(Clone, Debug)]
@@ -386,7 +421,8 @@ pub struct PolicyInfo {
     pub tiers: Vec<Tier>,
 }
 
-/// `sumOf(Class, expr)` / `countOf(Class, cond)`.
+/// `sumOf(Class, expr)` / `countOf(Class, cond)`, and `<grid>.sumRuns(min, k, expr)` (whose
+/// `class` is unused: its inner expression binds the run length as a number).
 #[derive(Clone, Copy, Debug)]
 pub struct AggInfo {
     pub class: ClassId,
@@ -492,6 +528,9 @@ pub struct Program {
     pub constraints: Vec<(ExprId, String)>,
     /// Some action has a move filter (`choose`, `lastResort`, `unless`) or is `policyOnly`.
     pub has_filters: bool,
+    /// `chance fair`: a search must not see the real future of the game's stream; it plays on
+    /// an independent stream (see [`crate::game::Game::hidden_chance`]). Default `chance oracle`.
+    pub chance_fair: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -608,6 +647,14 @@ pub enum RtKind {
     NoStartPoint { side: i64, k: i64, have: usize },
     #[error("runaway turns: more than {limit} turns ended in one move; expected a `while` condition that some object meets")]
     RunawayTurns { limit: u32 },
+    #[error("swap number {s} is not on grid `{grid}`; expected 0 ≤ s ≤ {last} (2 × cell + 0 for the right neighbour, + 1 for the upper one)")]
+    BadSwap { grid: String, s: i64, last: i64 },
+    #[error("swap number {s} of grid `{grid}` has its neighbour off the grid; expected a swap that `canSwap` allows")]
+    SwapOffGrid { grid: String, s: i64 },
+    #[error("{n} tile values to draw from; expected at least 1")]
+    BadTileCount { n: i64 },
+    #[error("cannot deal grid `{grid}` without runs of {min} from {colours} tile values; expected more values or a longer minimum run")]
+    NoDeal { grid: String, colours: i64, min: i64 },
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.
@@ -655,6 +702,13 @@ impl Program {
     /// The start state: the store, then every `initial` object in file order (their `create:`
     /// hooks run), rules fired, goals checked.
     pub fn initial_state(&self) -> Result<State, RuntimeError> {
+        self.initial_state_seeded(0)
+    }
+
+    /// The start state of the game with chance seed `seed`: its stream word starts at
+    /// `mix(seed)`, so that neighbouring seeds give unrelated streams (games that draw, such as
+    /// refills of a tile grid, differ per seed; other games do not).
+    pub fn initial_state_seeded(&self, seed: u64) -> Result<State, RuntimeError> {
         let n = self.n_store_nodes();
         let mut st = State {
             slots: vec![0; 2 * n + self.grid_slots as usize],
@@ -666,7 +720,7 @@ impl Program {
             goal: 0,
             sessions: 0,
             to_move: 0,
-            rng: 0,
+            rng: crate::rng::mix(seed),
             end_session: false,
             actor: NONE,
             round: 0,
@@ -896,6 +950,14 @@ impl Program {
                     stack[sp - 1] = v;
                 }
                 Op::Agg(a) => push!(self.aggregate(st, a, ctx)?),
+                Op::GridRuns(g) => stack[sp - 1] = self.tile_runs(st, g, stack[sp - 1]),
+                Op::GridSwaps(g) => stack[sp - 1] = self.tile_swaps(st, g, stack[sp - 1]),
+                Op::GridCanSwap(g) => {
+                    sp -= 1;
+                    let span = self.spans[e.start as usize + pc];
+                    stack[sp - 1] = self.tile_can_swap(st, g, stack[sp - 1], stack[sp], span)? as i64;
+                }
+                Op::GridSumRuns(g, a) => stack[sp - 1] = self.tile_sum_runs(st, g, stack[sp - 1], &self.aggs[a as usize], ctx.this)?,
                 Op::Actor => push!(if st.actor == NONE { NULL } else { st.actor as i64 }),
                 Op::Round => push!(st.round as i64),
                 Op::Turns => push!(st.turns as i64),
@@ -1026,6 +1088,13 @@ impl Program {
             Cons::EndTurn => {
                 st.end_turn = true;
                 Ok(())
+            }
+            Cons::Tile { grid, op, args } => {
+                let mut vals = [0i64; 2];
+                for (v, &a) in vals.iter_mut().zip(args) {
+                    *v = self.eval(st, a, ctx)?;
+                }
+                self.tile_do(st, *grid, *op, &vals[..args.len()], info.span)
             }
         }
     }

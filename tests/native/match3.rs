@@ -6,7 +6,7 @@
 //!   bottom row at index `y * width + x`. Colours are `0..colours` (default 6, at least 3 so the
 //!   start-board redraw always has a colour left); [`EMPTY`] (255) marks a cleared cell and only
 //!   exists during resolution.
-//! - Chance: one word `rng` (= the seed at the start); a draw in `0..n` is
+//! - Chance: one word `rng` (= `mix(seed)` at the start); a draw in `0..n` is
 //!   `mix(rng) % n`, then `rng += 1` (wrapping), with `mix` = `playforge::rng::mix`.
 //! - Start board (and every regeneration): cells in index order, each drawn and redrawn while it
 //!   would complete a run of 3 with (x−1, y), (x−2, y) or with (x, y−1), (x, y−2); so it has no run.
@@ -66,7 +66,7 @@ pub struct Match3 {
 impl Match3 {
     /// A new game: the start board drawn from `seed`, regenerated until a move exists.
     pub fn new(width: usize, height: usize, colours: u8, seed: u64, max_moves: u32) -> Match3 {
-        let mut g = Match3::empty(width, height, colours, seed, max_moves);
+        let mut g = Match3::empty(width, height, colours, mix(seed), max_moves);
         g.fill();
         g.ensure_move();
         g

@@ -43,6 +43,8 @@ pub(super) struct Ext {
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
     pub constraints: Vec<(ExprId, String)>,
+    /// `chance fair`.
+    pub chance_fair: bool,
 }
 
 impl Compiler<'_> {
@@ -183,6 +185,24 @@ impl Compiler<'_> {
                     let Some(c) = self.resolve_class(class, "class") else { continue };
                     let Some(s) = self.long_attr(c, side, "a side") else { continue };
                     self.x.turn_decl = Some((c, s));
+                }
+                DeclKind::Chance { mode } => {
+                    if !first(self, "chance", d.span) {
+                        continue;
+                    }
+                    match mode.name.as_str() {
+                        "oracle" => self.x.chance_fair = false,
+                        "fair" => self.x.chance_fair = true,
+                        _ => self.error(
+                            mode.span,
+                            DiagKind::UnknownName {
+                                what: "chance mode",
+                                name: mode.name.clone(),
+                                expected: "`oracle` (searches see the real future draws) or `fair` (they draw from their own stream)"
+                                    .into(),
+                            },
+                        ),
+                    }
                 }
                 DeclKind::TurnOrder { mode } => {
                     if !first(self, "turnOrder", d.span) {
@@ -443,7 +463,7 @@ impl Compiler<'_> {
     /// A built-in function call.
     pub(super) fn call(&mut self, name: &[ast::Ident], args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
         const KNOWN: &str = "max, min, abs, sumOf, countOf, hex.distance, hex.walk, hex.sees, hex.wall, hex.free, hex.start, \
-hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line";
+hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.canSwap";
         let full: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
         let full = full.join(".");
         let arity = |me: &mut Self, want: usize| -> Option<()> {
@@ -562,6 +582,36 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line";
                 self.emit(Op::Call(b), span);
                 Some(ret)
             }
+            _ if name.len() == 2
+                && matches!(name[1].name.as_str(), "runs" | "swaps" | "canSwap" | "sumRuns")
+                && self.x.grid_ix.contains_key(&name[0].name) =>
+            {
+                let g = self.x.grid_ix[&name[0].name];
+                let op = name[1].name.as_str();
+                if op == "sumRuns" {
+                    return self.sum_runs(g, args, span, cx, &full);
+                }
+                arity(self, if op == "canSwap" { 2 } else { 1 })?;
+                for a in args {
+                    let t = self.expr(a, cx)?;
+                    self.want_long(t, a.span)?;
+                }
+                let (code, ty) = match op {
+                    "runs" => (Op::GridRuns(g), Ty::Long),
+                    "swaps" => (Op::GridSwaps(g), Ty::Long),
+                    _ => (Op::GridCanSwap(g), Ty::Bool),
+                };
+                self.emit(code, span);
+                Some(ty)
+            }
+            _ if name.len() == 2 && self.x.grid_ix.contains_key(&name[0].name) && TileOp::ALL.iter().any(|t| t.0 == name[1].name) => {
+                self.invalid(
+                    span,
+                    format!("`{full}` in an expression: it changes the grid"),
+                    format!("a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps and canSwap"),
+                );
+                None
+            }
             _ if name.len() == 2 && name[1].name == "line" && self.x.grid_ix.contains_key(&name[0].name) => {
                 arity(self, 4)?;
                 for a in args {
@@ -579,6 +629,87 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line";
                 None
             }
         }
+    }
+
+    /// `<grid>.sumRuns(min, k, expr)`: `expr` summed over the runs of ≥ min, with the number
+    /// `k` bound to each run's length. Like `sumOf`, the inner expression is its own code.
+    fn sum_runs(&mut self, g: u16, args: &[ast::Expr], span: Span, cx: CtxKey, full: &str) -> Option<Ty> {
+        const SHAPE: &str = "3 arguments: `sumRuns(<min length>, <name for the length>, <number>)`, e.g. `board.sumRuns(3, k, k * 10)`";
+        if args.len() != 3 {
+            let at = args.get(3).map_or(span, |a| a.span);
+            self.error(at, DiagKind::WrongArity { what: full.into(), expected: SHAPE.into(), found: args.len() });
+            return None;
+        }
+        let t = self.expr(&args[0], cx)?;
+        self.want_long(t, args[0].span)?;
+        let var = match &args[1].kind {
+            ExprKind::Path(p) if p.len() == 1 && p[0].name != "this" && p[0].name != "game" => self.intern(&p[0].name),
+            _ => {
+                self.invalid(args[1].span, "the second argument of `sumRuns`", "a plain name for the run length, e.g. `k`");
+                return None;
+            }
+        };
+        let (depth, max_depth) = (self.depth, self.max_depth);
+        let skip_at = self.code.len();
+        self.emit(Op::Skip(0), span);
+        let inner_cx = CtxKey { this: cx.this, bind: BindKind::Number(1, u32::MAX), var };
+        let start = self.begin();
+        self.max_depth = 0;
+        let t = self.expr(&args[2], inner_cx);
+        let inner = t.and_then(|_| self.end(start));
+        self.depth = depth;
+        self.max_depth = max_depth;
+        let (t, inner) = (t?, inner?);
+        self.code[skip_at] = Op::Skip(inner.len);
+        let double = match t {
+            Ty::Long => false,
+            Ty::Double => true,
+            t => {
+                let found = self.ty_name(t);
+                self.error(args[2].span, DiagKind::TypeMismatch { expected: "a number to sum".into(), found });
+                return None;
+            }
+        };
+        let a = self.x.aggs.len() as u16;
+        self.x.aggs.push(AggInfo { class: 0, expr: inner, count: false, double });
+        self.emit(Op::GridSumRuns(g, a), span);
+        Some(if double { Ty::Double } else { Ty::Long })
+    }
+
+    /// `do <grid>.<operation>(args)`: a tile-grid consequence.
+    pub(super) fn tile_do(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Cons> {
+        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.0, ["", "n", "n, min"][t.2])).collect::<Vec<_>>().join(", ");
+        let ExprKind::Call(name, args) = &e.kind else {
+            self.invalid(e.span, "`do` without a grid operation", format!("`do <grid>.<operation>(…)`, an operation of {known_ops}"));
+            return None;
+        };
+        let full = name.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+        let Some(&g) = self.x.grid_ix.get(&name[0].name) else {
+            let known = Self::known(&self.x.grid_ix);
+            self.error(
+                name[0].span,
+                DiagKind::UnknownName { what: "grid", name: name[0].name.clone(), expected: format!("a declared grid ({known})") },
+            );
+            return None;
+        };
+        let op = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.0 == name[1].name)).flatten();
+        let Some(&(_, op, want)) = op else {
+            self.error(
+                name[name.len() - 1].span,
+                DiagKind::UnknownName { what: "grid operation", name: full, expected: format!("one of {known_ops}") },
+            );
+            return None;
+        };
+        if args.len() != want {
+            let at = args.get(want).map_or(e.span, |a| a.span);
+            self.error(at, DiagKind::WrongArity { what: full, expected: format!("{want} argument(s)"), found: args.len() });
+            return None;
+        }
+        let mut codes = Vec::new();
+        for a in args {
+            codes.push(self.top_expr(a, cx, Some(Ty::Long), "a grid operation")?);
+        }
+        Some(Cons::Tile { grid: g, op, args: codes })
     }
 
     fn has_occupants_decl(&self) -> bool {

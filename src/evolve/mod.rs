@@ -1,0 +1,6 @@
+//! Evolution of MCTS selection formulas by genetic programming (the persona experiments of
+//! Mugrai et al. 2019): [`gp`] holds the tree operators, the simplifier, equivalence by numeric
+//! fingerprint and one generation step. It is a pure library — no I/O, no games: the caller
+//! plays each formula, hands back the fitness values and keeps checkpoints.
+
+pub mod gp;

@@ -1,0 +1,294 @@
+//! Tile-grid built-ins and seeded chance (extension, games/README.md §9.12–9.13): the run time of
+//! falling-tile games on a `grid`. Cells hold longs; **0 is an empty cell**, any other value a
+//! tile. y = 0 is the bottom row. Nothing here knows a game: runs, swaps, gravity and refills are
+//! geometry, and what a run is worth is written in WGDL (`board.sumRuns(3, k, …)`).
+//!
+//! * A **run** is a maximal horizontal or vertical segment of at least `min` equal non-empty
+//!   cells; an L or a T is two runs sharing a cell. Runs are visited rows first (bottom to top,
+//!   each left to right), then columns (left to right, each bottom to top).
+//! * A **swap number** `s` names the swap of cell `s / 2` (index `y * width + x`) with its right
+//!   neighbour (`s` even) or its upper neighbour (`s` odd); numbers run from 0 to
+//!   `2 * width * height − 1`, and those whose neighbour is off the grid swap nothing.
+//! * **Chance**: a state's stream is one 64-bit word (`State::rng`, the game's seed at the
+//!   start). A draw of `n` values gives `mix(rng) mod n` and adds 1 to the word (`mix` =
+//!   SplitMix64's finalizer, [`crate::rng::mix`]). Refills and deals draw from it, so a game is a
+//!   pure function of its seed and moves.
+//!
+//! Scratch space is thread-local: nothing is allocated per move once a thread has warmed up.
+
+use super::diag::Span;
+use super::program::*;
+use std::cell::RefCell;
+
+/// Redraws allowed for one cell of a deal before it counts as impossible.
+const DEAL_TRIES: u32 = 10_000;
+
+thread_local! {
+    /// Cells to clear, one flag per cell of the grid being cleared.
+    static MARKS: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A grid's geometry: first slot, width, height.
+#[derive(Clone, Copy)]
+struct Geo {
+    base: usize,
+    w: usize,
+    h: usize,
+}
+
+impl Geo {
+    fn cells(self) -> usize {
+        self.w * self.h
+    }
+    /// The two cells of swap number `s`, or `None` when the neighbour is off the grid.
+    fn swap_cells(self, s: usize) -> Option<(usize, usize)> {
+        let (i, up) = (s / 2, s % 2 == 1);
+        let (x, y) = (i % self.w, i / self.w);
+        if up {
+            (y + 1 < self.h).then_some((i, i + self.w))
+        } else {
+            (x + 1 < self.w).then_some((i, i + 1))
+        }
+    }
+}
+
+impl State {
+    /// The next draw from the game's stream, in `0..n` (`n` ≥ 1).
+    #[inline]
+    pub fn draw(&mut self, n: u64) -> u64 {
+        let v = crate::rng::mix(self.rng);
+        self.rng = self.rng.wrapping_add(1);
+        v % n
+    }
+}
+
+impl Program {
+    fn geo(&self, g: u16) -> Geo {
+        let gi = &self.grids[g as usize];
+        Geo { base: gi.base as usize, w: gi.width as usize, h: gi.height as usize }
+    }
+
+    /// Whether a run of ≥ `min` equal non-empty cells passes through cell `i`, reading cells
+    /// through `cell` (which may show the grid with a swap applied).
+    #[inline]
+    fn run_through(geo: Geo, i: usize, min: usize, cell: impl Fn(usize) -> i64) -> bool {
+        let c = cell(i);
+        if c == 0 {
+            return false;
+        }
+        let (x, y) = (i % geo.w, i / geo.w);
+        let mut n = 1;
+        let mut k = x;
+        while k > 0 && cell(i - (x - k) - 1) == c {
+            n += 1;
+            k -= 1;
+        }
+        k = x + 1;
+        while k < geo.w && cell(i + (k - x)) == c {
+            n += 1;
+            k += 1;
+        }
+        if n >= min {
+            return true;
+        }
+        n = 1;
+        k = y;
+        while k > 0 && cell(i - (y - k + 1) * geo.w) == c {
+            n += 1;
+            k -= 1;
+        }
+        k = y + 1;
+        while k < geo.h && cell(i + (k - y) * geo.w) == c {
+            n += 1;
+            k += 1;
+        }
+        n >= min
+    }
+
+    /// Calls `f(first cell, stride, length)` for every run of ≥ `min` (see the module doc for
+    /// the order).
+    fn each_run(&self, st: &State, g: u16, min: usize, mut f: impl FnMut(usize, usize, usize) -> Result<(), RuntimeError>) -> Result<(), RuntimeError> {
+        let geo = self.geo(g);
+        let cells = &st.slots[geo.base..geo.base + geo.cells()];
+        let mut line = |start: usize, stride: usize, count: usize| -> Result<(), RuntimeError> {
+            let mut from = 0;
+            for k in 1..=count {
+                if k < count && cells[start + k * stride] == cells[start + from * stride] {
+                    continue;
+                }
+                if k - from >= min.max(1) && cells[start + from * stride] != 0 {
+                    f(start + from * stride, stride, k - from)?;
+                }
+                from = k;
+            }
+            Ok(())
+        };
+        for y in 0..geo.h {
+            line(y * geo.w, 1, geo.w)?;
+        }
+        for x in 0..geo.w {
+            line(x, geo.w, geo.h)?;
+        }
+        Ok(())
+    }
+
+    /// `board.runs(min)`: how many runs of ≥ `min` there are.
+    pub(super) fn tile_runs(&self, st: &State, g: u16, min: i64) -> i64 {
+        let mut n = 0;
+        let _ = self.each_run(st, g, min.max(1) as usize, |_, _, _| {
+            n += 1;
+            Ok(())
+        });
+        n
+    }
+
+    /// `board.sumRuns(min, k, expr)`: the sum of `expr` over the runs, `k` bound to each run's
+    /// length (the aggregate's code is `agg.expr`, compiled with a number binding).
+    pub(super) fn tile_sum_runs(&self, st: &State, g: u16, min: i64, agg: &AggInfo, this: u32) -> Result<i64, RuntimeError> {
+        let (mut sum_l, mut sum_d) = (0i64, 0f64);
+        self.each_run(st, g, min.max(1) as usize, |_, _, len| {
+            let v = self.eval(st, agg.expr, Ctx { this, bound: len as u32 })?;
+            if agg.double {
+                sum_d += f64::from_bits(v as u64);
+            } else {
+                sum_l = sum_l.wrapping_add(v);
+            }
+            Ok(())
+        })?;
+        Ok(if agg.double { sum_d.to_bits() as i64 } else { sum_l })
+    }
+
+    fn swap_number(&self, g: u16, s: i64, op_span: Span) -> Result<usize, RuntimeError> {
+        let geo = self.geo(g);
+        if s < 0 || s as usize >= 2 * geo.cells() {
+            let grid = self.grids[g as usize].name.clone();
+            return Err(rt(RtKind::BadSwap { grid, s, last: 2 * geo.cells() as i64 - 1 }, op_span));
+        }
+        Ok(s as usize)
+    }
+
+    /// `board.canSwap(s, min)`: swap `s` exists and, made, puts one of its two cells in a run of
+    /// ≥ `min`.
+    pub(super) fn tile_can_swap(&self, st: &State, g: u16, s: i64, min: i64, op_span: Span) -> Result<bool, RuntimeError> {
+        let s = self.swap_number(g, s, op_span)?;
+        let geo = self.geo(g);
+        Ok(self.swap_makes_run(st, geo, s, min.max(1) as usize))
+    }
+
+    #[inline]
+    fn swap_makes_run(&self, st: &State, geo: Geo, s: usize, min: usize) -> bool {
+        let Some((a, b)) = geo.swap_cells(s) else { return false };
+        let cells = &st.slots[geo.base..geo.base + geo.cells()];
+        let (ca, cb) = (cells[a], cells[b]);
+        let cell = |j: usize| {
+            if j == a {
+                cb
+            } else if j == b {
+                ca
+            } else {
+                cells[j]
+            }
+        };
+        Self::run_through(geo, a, min, cell) || Self::run_through(geo, b, min, cell)
+    }
+
+    /// `board.swaps(min)`: how many swaps would make a run of ≥ `min` (match-3's legal moves).
+    pub(super) fn tile_swaps(&self, st: &State, g: u16, min: i64) -> i64 {
+        let geo = self.geo(g);
+        let min = min.max(1) as usize;
+        (0..2 * geo.cells()).filter(|&s| self.swap_makes_run(st, geo, s, min)).count() as i64
+    }
+
+    /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments.
+    pub(super) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span) -> Result<(), RuntimeError> {
+        let geo = self.geo(g);
+        match op {
+            TileOp::Swap => {
+                let s = self.swap_number(g, args[0], span)?;
+                let Some((a, b)) = geo.swap_cells(s) else {
+                    let grid = self.grids[g as usize].name.clone();
+                    return Err(rt(RtKind::SwapOffGrid { grid, s: s as i64 }, span));
+                };
+                st.slots.swap(geo.base + a, geo.base + b);
+            }
+            TileOp::ClearRuns => {
+                let min = args[0].max(1) as usize;
+                MARKS.with(|m| -> Result<(), RuntimeError> {
+                    let mut marks = m.borrow_mut();
+                    marks.clear();
+                    marks.resize(geo.cells(), false);
+                    self.each_run(st, g, min, |first, stride, len| {
+                        for k in 0..len {
+                            marks[first + k * stride] = true;
+                        }
+                        Ok(())
+                    })?;
+                    for (i, &hit) in marks.iter().enumerate() {
+                        if hit {
+                            st.slots[geo.base + i] = 0;
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+            TileOp::Fall => {
+                for x in 0..geo.w {
+                    let mut to = 0;
+                    for y in 0..geo.h {
+                        let v = st.slots[geo.base + y * geo.w + x];
+                        if v != 0 {
+                            st.slots[geo.base + to * geo.w + x] = v;
+                            to += 1;
+                        }
+                    }
+                    for y in to..geo.h {
+                        st.slots[geo.base + y * geo.w + x] = 0;
+                    }
+                }
+            }
+            TileOp::Refill => {
+                let n = self.tile_count(args[0], span)?;
+                for x in 0..geo.w {
+                    for y in 0..geo.h {
+                        let i = geo.base + y * geo.w + x;
+                        if st.slots[i] == 0 {
+                            st.slots[i] = 1 + st.draw(n) as i64;
+                        }
+                    }
+                }
+            }
+            TileOp::Deal => {
+                let n = self.tile_count(args[0], span)?;
+                let min = args[1].max(1) as usize;
+                for i in 0..geo.cells() {
+                    let (x, y) = (i % geo.w, i / geo.w);
+                    let mut tries = 0;
+                    loop {
+                        let c = 1 + st.draw(n) as i64;
+                        let cells = &st.slots[geo.base..];
+                        // Would c complete a run of `min` with the cells to its left or below?
+                        let across = min >= 2 && x + 1 >= min && (1..min).all(|k| cells[i - k] == c);
+                        let down = min >= 2 && y + 1 >= min && (1..min).all(|k| cells[i - k * geo.w] == c);
+                        if !(across || down) {
+                            st.slots[geo.base + i] = c;
+                            break;
+                        }
+                        tries += 1;
+                        if tries >= DEAL_TRIES {
+                            let grid = self.grids[g as usize].name.clone();
+                            return Err(rt(RtKind::NoDeal { grid, colours: n as i64, min: min as i64 }, span));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn tile_count(&self, n: i64, span: Span) -> Result<u64, RuntimeError> {
+        if n < 1 {
+            return Err(rt(RtKind::BadTileCount { n }, span));
+        }
+        Ok(n as u64)
+    }
+}
