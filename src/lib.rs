@@ -8,6 +8,7 @@ pub mod cli;
 pub mod evolve;
 pub mod experiment;
 pub mod game;
+pub mod persona;
 pub mod report;
 pub mod rng;
 pub mod search;

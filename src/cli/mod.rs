@@ -4,6 +4,7 @@
 
 mod balance;
 mod experiment;
+mod persona;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -52,6 +53,15 @@ enum Command {
     /// Sample random encounters of a balance config and their one-mutation neighbours; report the
     /// ratio of worse to better neighbours and their mean |ΔF| (HexMage: about 5 : 1, 4–7× steeper).
     Landscape(balance::LandscapeArgs),
+    /// Evolve procedural personas: genetic programming over the MCTS selection formula so that
+    /// an MCTS player maximizes or minimizes a measure (score, legal moves, any game value) —
+    /// Mugrai et al. 2019 on any WGDL game. Writes outputs/<name>/<persona>/ (history.csv,
+    /// convergence.png, hall_of_fame.md, best_formula.txt, population.csv, checkpoint.json) and
+    /// held_out.md comparing every persona with vanilla MCTS and a random player on fresh seeds.
+    Personas(persona::PersonasArgs),
+    /// Play a saved persona formula (or vanilla MCTS, or a random player) on given seeds and
+    /// print each game's score, mean legal moves and the persona's measure.
+    PersonaPlay(persona::PersonaPlayArgs),
     /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
     /// an ASCII hex map.
     Replay {
@@ -72,6 +82,8 @@ pub fn main() -> ExitCode {
         Command::Balance(args) => balance::balance(&args),
         Command::Verify(args) => balance::verify(&args),
         Command::Landscape(args) => balance::landscape(&args),
+        Command::Personas(args) => persona::personas(&args),
+        Command::PersonaPlay(args) => persona::persona_play(&args),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

@@ -1,0 +1,262 @@
+//! `personas` and `persona-play`: argument checking, the progress bar and printing around the
+//! library's persona module.
+
+use crate::persona::config::PersonaConfig;
+use crate::persona::play::{Agent, GameResult, play_game};
+use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, held_out, run_persona};
+use crate::search::formula::Formula;
+use anyhow::{Result, anyhow, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(clap::Args)]
+pub struct PersonasArgs {
+    /// The persona config (TOML), e.g. configs/personas_quick.toml.
+    pub config: PathBuf,
+    /// Continue an interrupted run from its checkpoints (same config; same results).
+    #[arg(long)]
+    pub resume: bool,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Evolve only these personas (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Override the number of generations.
+    #[arg(long)]
+    pub generations: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct PersonaPlayArgs {
+    /// The persona config the formula was evolved with (game, search settings, personas).
+    pub config: PathBuf,
+    /// Which persona's measure and direction the player uses.
+    #[arg(long)]
+    pub persona: String,
+    /// A best_formula.txt written by `playforge personas` (its first line is the formula, and
+    /// its `# goal:` line the binary reward's goal).
+    #[arg(long, conflicts_with_all = ["formula", "agent"])]
+    pub from: Option<PathBuf>,
+    /// A formula as text, e.g. "wins / visits + sqrt(parent) / visits".
+    #[arg(long, conflicts_with = "agent")]
+    pub formula: Option<String>,
+    /// A baseline instead of a formula: `vanilla` (UCB1) or `random`.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The goal of the binary reward (default: from --from, else the random player's mean on
+    /// the same seeds).
+    #[arg(long)]
+    pub goal: Option<f64>,
+    /// Chance seeds of the games, e.g. `1-50` or `3,7,9` (default: the config's held-out seeds).
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Seed of the player's own random stream.
+    #[arg(long, default_value_t = 1)]
+    pub player_seed: u64,
+}
+
+pub fn install_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: finishing the generation in progress, then saving (Ctrl-C again to quit at once)");
+    });
+}
+
+fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>) -> Result<Setup> {
+    let (mut cfg, text) = PersonaConfig::load(config)?;
+    if let Some(s) = seed {
+        cfg.personas.seed = s;
+    }
+    if let Some(g) = generations {
+        if g == 0 {
+            bail!("--generations 0; expected at least 1");
+        }
+        cfg.personas.generations = g;
+    }
+    // The checkpoint key is the resolved config, so command-line overrides count.
+    let text = format!("{text}\n# resolved: seed {} generations {}\n", cfg.personas.seed, cfg.personas.generations);
+    Setup::new(cfg, text, config, Path::new("outputs"))
+}
+
+pub fn personas(args: &PersonasArgs) -> Result<()> {
+    let setup = setup(&args.config, args.seed, args.generations)?;
+    let chosen: Vec<usize> = if args.only.is_empty() {
+        (0..setup.cfg.list.len()).collect()
+    } else {
+        args.only
+            .iter()
+            .map(|n| {
+                setup.cfg.list.iter().position(|p| &p.name == n).ok_or_else(|| {
+                    let known: Vec<&str> = setup.cfg.list.iter().map(|p| p.name.as_str()).collect();
+                    anyhow!("--only {n}: no such persona in {}; expected one of {}", args.config.display(), known.join(", "))
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    install_interrupt();
+    std::fs::create_dir_all(&setup.out_dir).map_err(|e| anyhow!("cannot create {}: {e}", setup.out_dir.display()))?;
+    std::fs::write(setup.out_dir.join("config.toml"), &setup.text).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
+    let total = setup.total_games(chosen.len());
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games, ETA {eta}  {msg}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    let done = AtomicU64::new(0);
+    let t0 = std::time::Instant::now();
+    let mut outcomes: Vec<(usize, PersonaOutcome)> = Vec::new();
+    let msg = |m: &str| bar.set_message(m.to_string());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                bar.set_position(done.load(Ordering::Relaxed));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
+        let r = (|| -> Result<()> {
+            for &k in &chosen {
+                let o = run_persona(&setup, k, args.resume, &done, &msg)?;
+                let stopped = o.interrupted;
+                outcomes.push((k, o));
+                if stopped {
+                    return Ok(());
+                }
+            }
+            if setup.cfg.personas.held_out > 0 {
+                msg("held-out games");
+                held_out(&setup, &outcomes, &done)?;
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        r
+    })?;
+    bar.finish_and_clear();
+    let out = &setup.out_dir;
+    if outcomes.iter().any(|(_, o)| o.interrupted) {
+        println!("interrupted: checkpoints saved in {}; run again with --resume to continue", out.display());
+        return Ok(());
+    }
+    for (_, o) in &outcomes {
+        let last = o.history.last().expect("a generation");
+        println!(
+            "{:<6} generation {:>3}: best mean {:>9.2} (score {:>6.0}, legal moves {:>5.2}); vanilla {:.2}, random {:.2}",
+            o.name, last.generation, last.best, last.best_score, last.best_legal_moves, last.vanilla, last.random
+        );
+        println!("       {}", last.best_simplified);
+    }
+    if setup.cfg.personas.held_out > 0 {
+        println!();
+        print!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default());
+    }
+    println!("\n{} in {:.1} s; outputs in {}/ (per persona: history.csv, convergence.png, hall_of_fame.md, best_formula.txt, population.csv)", total_label(&done), t0.elapsed().as_secs_f64(), out.display());
+    Ok(())
+}
+
+fn total_label(done: &AtomicU64) -> String {
+    format!("{} games", done.load(Ordering::Relaxed))
+}
+
+/// `1-50`, `3,7,9`, `1-3,10`.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let bad = || anyhow!("--seeds `{part}`; expected numbers and ranges such as `1-50` or `3,7,9`");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                if a > b || b - a > 1_000_000 {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line.
+pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut formula = None;
+    let mut goal = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(g) = t.strip_prefix("# goal:") {
+            goal = Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
+        } else if !t.is_empty() && !t.starts_with('#') && formula.is_none() {
+            formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col))?);
+        }
+    }
+    Ok((formula.ok_or_else(|| anyhow!("{}: no formula; expected one on the first line", path.display()))?, goal))
+}
+
+pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
+    let setup = setup(&args.config, None, None)?;
+    let k = setup.cfg.list.iter().position(|p| p.name == args.persona).ok_or_else(|| {
+        let known: Vec<&str> = setup.cfg.list.iter().map(|p| p.name.as_str()).collect();
+        anyhow!("--persona {}: not in {}; expected one of {}", args.persona, args.config.display(), known.join(", "))
+    })?;
+    let p = &setup.cfg.list[k];
+    let m = setup.measured(p);
+    let seeds = match &args.seeds {
+        Some(s) => parse_seeds(s)?,
+        None => setup.held_out_seeds(),
+    };
+    if seeds.is_empty() {
+        bail!("no seeds to play; expected --seeds such as 1-50");
+    }
+    let (formula, saved_goal) = match (&args.from, &args.formula, args.agent.as_deref()) {
+        (Some(f), _, _) => {
+            let (f, g) = read_formula_file(f)?;
+            (Some(f), g)
+        }
+        (None, Some(t), _) => (Some(Formula::parse(t).map_err(|e| anyhow!("--formula: {e}"))?), None),
+        (None, None, Some("vanilla")) => (Some(setup.vanilla()), None),
+        (None, None, Some("random")) => (None, None),
+        (None, None, Some(a)) => bail!("--agent {a}; expected `vanilla` or `random`"),
+        (None, None, None) => bail!("nothing to play; expected --from FILE, --formula TEXT or --agent vanilla|random"),
+    };
+    let done = AtomicU64::new(0);
+    let player = |j: u64| (args.player_seed, 0, 0, j);
+    let agent = match formula {
+        None => Agent::Random,
+        Some(f) => {
+            let goal = match (args.goal, saved_goal) {
+                (Some(g), _) | (None, Some(g)) => g,
+                (None, None) => {
+                    let rs = crate::persona::run::play_many(&setup, &m, &Agent::Random, &seeds, player, &done)?;
+                    rs.iter().map(|r| r.measure).sum::<f64>() / rs.len() as f64
+                }
+            };
+            Agent::Mcts { formula: f, reward: setup.reward(p, goal) }
+        }
+    };
+    println!("{:>20}  {:>8}  {:>11}  {:>10}", "seed", "score", "legal moves", p.measure);
+    let mut all: Vec<GameResult> = Vec::new();
+    for (j, &seed) in seeds.iter().enumerate() {
+        let (a, b, c, d) = player(j as u64);
+        let mut rng = crate::rng::stream(a, b, c, d);
+        let r = play_game(&m, seed, setup.score, &agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)))?;
+        println!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure);
+        all.push(r);
+    }
+    let n = all.len() as f64;
+    let ms = all.iter().map(|r| r.score).sum::<f64>() / n;
+    let sd = (all.iter().map(|r| (r.score - ms).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
+    let ml = all.iter().map(|r| r.legal_moves).sum::<f64>() / n;
+    let mm = all.iter().map(|r| r.measure).sum::<f64>() / n;
+    println!("{:>20}  {ms:>8.0}  {ml:>11.2}  {mm:>10.3}   (score sd {sd:.0}, {} games)", "mean", all.len());
+    Ok(())
+}

@@ -1,0 +1,523 @@
+//! The persona loop (Mugrai et al. 2019, A.4): for each `[[persona]]`, generations of GP over
+//! the MCTS selection formula. Every generation draws fresh game seeds shared by every
+//! individual and by the two baselines (vanilla UCB1 MCTS and a random player); an individual's
+//! fitness is its mean measure over those games (negated for `min` personas, so that one
+//! elitist maximizing loop serves all four). With the binary reward the goal ratchets: a rollout
+//! "wins" when it beats the previous generation's best mean (in the first generation: the
+//! random player's mean on the same seeds).
+//!
+//! Streams: game seeds derive from (seed, generation, game); an agent's stream from (seed,
+//! persona, generation, individual, game); the GP's from (seed, persona, generation). A
+//! checkpoint after every generation holds the population as text (formulas print and parse back
+//! exactly), the goal and the history, so `--resume` gives the numbers of an uninterrupted run,
+//! on any number of threads.
+
+use super::config::{Persona, PersonaConfig};
+use super::play::{Agent, GameResult, Measure, Measured, Reward, Search, play_game};
+use crate::evolve::gp::{self, Origin};
+use crate::game::WgdlGame;
+use crate::report::{chart, csv_bytes, write_atomic};
+use crate::rng::{derive, stream};
+use crate::search::formula::Formula;
+use crate::wgdl::probe::ValueRef;
+use crate::wgdl::{CompileOptions, Program};
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Set by the Ctrl-C handler: the loop saves and stops after the generation in progress.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Stream tags (the "individual" slot of [`derive`]) of the things that are not individuals.
+const TAG_GAMES: u64 = u64::MAX;
+const TAG_VANILLA: u64 = u64::MAX - 1;
+const TAG_RANDOM: u64 = u64::MAX - 2;
+const TAG_GP: u64 = u64::MAX - 3;
+const TAG_HELD_OUT: u64 = u64::MAX - 4;
+
+/// One row of history.csv: one generation.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GenRow {
+    pub generation: u64,
+    /// The binary reward's goal this generation (the previous best; NaN with `continuous`).
+    pub goal: f64,
+    /// The population's mean measures: largest, median, smallest.
+    pub max: f64,
+    pub median: f64,
+    pub min: f64,
+    /// The best individual's mean measure (by the persona's direction), score and legal moves.
+    pub best: f64,
+    pub best_score: f64,
+    pub best_legal_moves: f64,
+    pub vanilla: f64,
+    pub random: f64,
+    pub vanilla_score: f64,
+    pub random_score: f64,
+    pub best_formula: String,
+    pub best_simplified: String,
+    pub elapsed_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The config text and the game's text it belongs to (a resume with others is refused).
+    pub key: String,
+    pub next_generation: u64,
+    /// The population to evaluate next, as exact infix text.
+    pub population: Vec<String>,
+    pub origins: Vec<Origin>,
+    /// The goal of the next generation (`None` before the first).
+    pub goal: Option<f64>,
+    pub history: Vec<GenRow>,
+    pub elapsed_s: f64,
+}
+
+/// A persona's result.
+#[derive(Clone, Debug)]
+pub struct PersonaOutcome {
+    pub name: String,
+    pub dir: PathBuf,
+    pub best: Formula,
+    /// The goal the best would be held to next (its generation's best mean).
+    pub goal: f64,
+    pub history: Vec<GenRow>,
+    pub interrupted: bool,
+}
+
+/// Everything a run needs that is fixed for its duration.
+pub struct Setup {
+    pub cfg: PersonaConfig,
+    pub text: String,
+    pub config_path: PathBuf,
+    pub program: Arc<Program>,
+    pub score: ValueRef,
+    pub search: Search,
+    pub out_dir: PathBuf,
+}
+
+impl Setup {
+    /// Compiles the game with the config's parameters and chance override; resolves the score.
+    pub fn new(cfg: PersonaConfig, text: String, config_path: &Path, out_root: &Path) -> Result<Setup> {
+        let s = &cfg.personas;
+        let opts = CompileOptions {
+            base_dir: s.game.parent().map(Path::to_path_buf),
+            overrides: cfg.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            turn_order: None,
+        };
+        let compiled = crate::wgdl::load_with(&s.game, &opts).map_err(|e| anyhow!("{e}"))?;
+        let mut program = (*compiled.program).clone();
+        if let Some(c) = &s.chance {
+            program.chance_fair = c == "fair";
+        }
+        let program = Arc::new(program);
+        let at = |table: &str, nth: usize, key: &str| PersonaConfig::locate(config_path, &text, table, nth, key);
+        let score = program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("personas", 0, "score"), s.score))?;
+        for (k, p) in cfg.list.iter().enumerate() {
+            if p.measure != "legal_moves" {
+                program.value_ref(&p.measure).map_err(|e| {
+                    anyhow!("{}: measure = \"{}\": {e}; expected a game value or \"legal_moves\"", at("persona", k, "measure"), p.measure)
+                })?;
+            }
+        }
+        let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
+        let out_dir = out_root.join(&s.name);
+        Ok(Setup { cfg, text, config_path: config_path.to_path_buf(), program, score, search, out_dir })
+    }
+
+    /// The measured game of persona `p` (chance seed 0; games reseed it).
+    pub fn measured(&self, p: &Persona) -> Measured {
+        let measure = if p.measure == "legal_moves" {
+            Measure::LegalMoves
+        } else {
+            Measure::Value(self.program.value_ref(&p.measure).expect("checked in Setup::new"))
+        };
+        Measured { game: WgdlGame::new(self.program.clone()), measure, mean: p.mean() }
+    }
+
+    /// The reward of an MCTS agent of persona `p` held to `goal`.
+    pub fn reward(&self, p: &Persona, goal: f64) -> Reward {
+        match p.range {
+            Some([lo, hi]) if !self.cfg.personas.binary() => Reward::Continuous { lo, hi, maximize: p.maximize() },
+            _ => Reward::Binary { goal, maximize: p.maximize() },
+        }
+    }
+
+    /// The vanilla baseline: UCB1 x̄ + C·√(ln n / n_j).
+    pub fn vanilla(&self) -> Formula {
+        Formula::ucb1(self.cfg.personas.vanilla_c, 1.0)
+    }
+
+    /// The game seeds of a generation (shared by individuals, baselines and personas).
+    pub fn game_seeds(&self, generation: u64) -> Vec<u64> {
+        (0..self.cfg.personas.games).map(|k| derive(self.cfg.personas.seed, generation, TAG_GAMES, k)).collect()
+    }
+
+    /// The held-out seeds.
+    pub fn held_out_seeds(&self) -> Vec<u64> {
+        (0..self.cfg.personas.held_out).map(|k| derive(self.cfg.personas.seed, 0, TAG_HELD_OUT, k)).collect()
+    }
+
+    /// The seed of persona `k`'s streams.
+    fn persona_seed(&self, k: usize) -> u64 {
+        derive(self.cfg.personas.seed, k as u64, 0, 0)
+    }
+
+    /// Games a full run plays (for the progress bar).
+    pub fn total_games(&self, personas: usize) -> u64 {
+        let s = &self.cfg.personas;
+        personas as u64 * (s.generations * (self.cfg.gp.population as u64 + 2) * s.games + 3 * s.held_out)
+    }
+}
+
+/// Plays `agent` on every seed in parallel; `stream_of(game index)` gives its stream.
+pub fn play_many(
+    setup: &Setup,
+    m: &Measured,
+    agent: &Agent,
+    seeds: &[u64],
+    stream_seed: impl Fn(u64) -> (u64, u64, u64, u64) + Sync,
+    done: &AtomicU64,
+) -> Result<Vec<GameResult>> {
+    seeds
+        .par_iter()
+        .enumerate()
+        .map(|(k, &seed)| {
+            let (a, b, c, d) = stream_seed(k as u64);
+            let mut rng = stream(a, b, c, d);
+            let r = play_game(m, seed, setup.score, agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)));
+            done.fetch_add(1, Ordering::Relaxed);
+            r
+        })
+        .collect()
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = xs.collect();
+    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Runs (or resumes) persona `k`; `progress(done)` is called as games finish.
+pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, progress: &(dyn Fn(&str) + Sync)) -> Result<PersonaOutcome> {
+    let p = &setup.cfg.list[k];
+    let s = &setup.cfg.personas;
+    let dir = setup.out_dir.join(&p.name);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let key = format!("{}\n--- persona {}\n--- game\n{}", setup.text, p.name, setup.program.source.text);
+    let ck_path = dir.join("checkpoint.json");
+    let pseed = setup.persona_seed(k);
+    let mut ck = if resume && ck_path.exists() {
+        let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
+        let ck: Checkpoint = serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a persona checkpoint ({e})", ck_path.display()))?;
+        if ck.key != key {
+            bail!(
+                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
+                ck_path.display()
+            );
+        }
+        done.fetch_add(ck.next_generation * (setup.cfg.gp.population as u64 + 2) * s.games, Ordering::Relaxed);
+        ck
+    } else {
+        let mut rng = stream(pseed, 0, TAG_GP, 1);
+        let pop = gp::initial_population(&setup.cfg.gp, &mut rng).map_err(|e| anyhow!("persona {}: {e}", p.name))?;
+        Checkpoint {
+            key,
+            next_generation: 0,
+            origins: vec![Origin::Initial; pop.len()],
+            population: pop.iter().map(|f| f.to_string()).collect(),
+            goal: None,
+            history: Vec::new(),
+            elapsed_s: 0.0,
+        }
+    };
+    let m = setup.measured(p);
+    let t0 = Instant::now();
+    let elapsed0 = ck.elapsed_s;
+    let mut interrupted = false;
+    while ck.next_generation < s.generations {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+            break;
+        }
+        let g = ck.next_generation;
+        let pop: Vec<Formula> = ck
+            .population
+            .iter()
+            .map(|t| Formula::parse(t).map_err(|e| anyhow!("{}: {e}", ck_path.display())))
+            .collect::<Result<_>>()?;
+        let seeds = setup.game_seeds(g);
+        // The random player first: its mean is the first generation's goal.
+        let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (pseed, g, TAG_RANDOM, j), done)?;
+        let random_mean = mean(random.iter().map(|r| r.measure));
+        let goal = ck.goal.unwrap_or(random_mean);
+        let vanilla_agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, random_mean) };
+        let vanilla = play_many(setup, &m, &vanilla_agent, &seeds, |j| (pseed, g, TAG_VANILLA, j), done)?;
+        // Every individual on every seed, in parallel over (individual, game).
+        let jobs: Vec<(usize, usize)> = (0..pop.len()).flat_map(|i| (0..seeds.len()).map(move |j| (i, j))).collect();
+        let results: Vec<GameResult> = jobs
+            .par_iter()
+            .map(|&(i, j)| {
+                let agent = Agent::Mcts { formula: pop[i].clone(), reward: setup.reward(p, goal) };
+                let mut rng = stream(pseed, g, i as u64, j as u64);
+                let r = play_game(&m, seeds[j], setup.score, &agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)));
+                done.fetch_add(1, Ordering::Relaxed);
+                r
+            })
+            .collect::<Result<_>>()?;
+        let n = seeds.len();
+        let means: Vec<f64> = (0..pop.len()).map(|i| mean(results[i * n..(i + 1) * n].iter().map(|r| r.measure))).collect();
+        let fitness: Vec<f64> = means.iter().map(|&v| if p.maximize() { v } else { -v }).collect();
+        let order = gp::rank(&fitness);
+        let b = order[0];
+        let row = GenRow {
+            generation: g,
+            goal: if setup.cfg.personas.binary() { goal } else { f64::NAN },
+            max: means.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            median: median(&means),
+            min: means.iter().copied().fold(f64::INFINITY, f64::min),
+            best: means[b],
+            best_score: mean(results[b * n..(b + 1) * n].iter().map(|r| r.score)),
+            best_legal_moves: mean(results[b * n..(b + 1) * n].iter().map(|r| r.legal_moves)),
+            vanilla: mean(vanilla.iter().map(|r| r.measure)),
+            random: random_mean,
+            vanilla_score: mean(vanilla.iter().map(|r| r.score)),
+            random_score: mean(random.iter().map(|r| r.score)),
+            best_formula: pop[b].to_string(),
+            best_simplified: gp::pretty(&pop[b]),
+            elapsed_s: elapsed0 + t0.elapsed().as_secs_f64(),
+        };
+        progress(&format!("{} gen {g}: best {:.1} ({})", p.name, row.best, row.best_simplified));
+        ck.history.push(row);
+        // The next generation, and the goal it must beat.
+        let mut rng = stream(pseed, g, TAG_GP, 0);
+        let next = gp::next_generation(&pop, &fitness, &setup.cfg.gp, &mut rng);
+        write_population(&dir.join("population.csv"), &pop, &ck.origins, &means)?;
+        ck.population = next.iter().map(|(f, _)| f.to_string()).collect();
+        ck.origins = next.iter().map(|(_, o)| *o).collect();
+        ck.goal = Some(means[b]);
+        ck.next_generation = g + 1;
+        ck.elapsed_s = elapsed0 + t0.elapsed().as_secs_f64();
+        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes()).with_context(|| format!("cannot write {}", ck_path.display()))?;
+        write_persona_outputs(setup, p, &dir, &ck.history)?;
+    }
+    let last = ck.history.last().ok_or_else(|| anyhow!("persona {}: no generation was played", p.name))?;
+    let best = Formula::parse(&last.best_formula).map_err(|e| anyhow!("{e}"))?;
+    Ok(PersonaOutcome { name: p.name.clone(), dir, best, goal: last.best, history: ck.history.clone(), interrupted })
+}
+
+fn write_population(path: &Path, pop: &[Formula], origins: &[Origin], means: &[f64]) -> Result<()> {
+    let header: Vec<String> = ["rank", "mean_measure", "origin", "formula", "simplified"].iter().map(|s| s.to_string()).collect();
+    let mut idx: Vec<usize> = (0..pop.len()).collect();
+    idx.sort_by(|&a, &b| means[b].total_cmp(&means[a]));
+    let rows: Vec<Vec<String>> = idx
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| vec![(r + 1).to_string(), format!("{:.3}", means[i]), format!("{:?}", origins[i]).to_lowercase(), pop[i].to_string(), gp::pretty(&pop[i])])
+        .collect();
+    write_atomic(path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// history.csv, hall_of_fame.md, best_formula.txt and convergence.png of one persona.
+pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[GenRow]) -> Result<()> {
+    let header: Vec<String> = [
+        "generation",
+        "goal",
+        "max",
+        "median",
+        "min",
+        "best",
+        "best_score",
+        "best_legal_moves",
+        "vanilla",
+        "random",
+        "vanilla_score",
+        "random_score",
+        "best_formula",
+        "best_simplified",
+        "elapsed_s",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let f = |x: f64| format!("{x:.3}");
+    let rows: Vec<Vec<String>> = history
+        .iter()
+        .map(|r| {
+            vec![
+                r.generation.to_string(),
+                f(r.goal),
+                f(r.max),
+                f(r.median),
+                f(r.min),
+                f(r.best),
+                f(r.best_score),
+                f(r.best_legal_moves),
+                f(r.vanilla),
+                f(r.random),
+                f(r.vanilla_score),
+                f(r.random_score),
+                r.best_formula.clone(),
+                r.best_simplified.clone(),
+                format!("{:.1}", r.elapsed_s),
+            ]
+        })
+        .collect();
+    let path = dir.join("history.csv");
+    write_atomic(&path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))?;
+    // The hall of fame: each generation's best, newest first.
+    let mut md = format!(
+        "# {} — hall of fame\n\nEach generation's best individual ({} {} of `{}`, mean over {} games).\n\n| generation | mean | score | legal moves | formula (simplified) |\n|---:|---:|---:|---:|---|\n",
+        p.name,
+        p.direction,
+        p.aggregate,
+        p.measure,
+        setup.cfg.personas.games
+    );
+    for r in history.iter().rev() {
+        md += &format!("| {} | {:.2} | {:.0} | {:.2} | `{}` |\n", r.generation, r.best, r.best_score, r.best_legal_moves, r.best_simplified);
+    }
+    let path = dir.join("hall_of_fame.md");
+    write_atomic(&path, md.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(last) = history.last() {
+        let text = format!(
+            "{}\n# simplified: {}\n# goal: {}\n# persona {}: {} {} of {}, generation {}\n",
+            last.best_formula, last.best_simplified, last.best, p.name, p.direction, p.aggregate, p.measure, last.generation
+        );
+        write_atomic(&dir.join("best_formula.txt"), text.as_bytes())?;
+    }
+    convergence_png(p, &dir.join("convergence.png"), history)
+}
+
+/// The paper's Figs. 3–6: max, median and min of the population over generations, the two
+/// baselines, and the floor where the persona has one.
+pub fn convergence_png(p: &Persona, path: &Path, history: &[GenRow]) -> Result<()> {
+    let pts = |f: &dyn Fn(&GenRow) -> f64| history.iter().map(|r| (r.generation as f64, f(r))).collect::<Vec<_>>();
+    let series = |name: &str, f: &dyn Fn(&GenRow) -> f64| chart::Series { name: name.into(), points: pts(f), band: None };
+    let mut lines = vec![
+        series("max", &|r| r.max),
+        series("median", &|r| r.median),
+        series("min", &|r| r.min),
+        series("vanilla MCTS", &|r| r.vanilla),
+        series("random", &|r| r.random),
+    ];
+    if let Some(fl) = p.floor {
+        lines.push(series(&format!("floor {fl}"), &|_| fl));
+    }
+    let what = if p.mean() { format!("mean {} over the moves", p.measure) } else { p.measure.clone() };
+    let panel = chart::Panel {
+        title: format!("{} ({} {}): population per generation", p.name, p.direction, what),
+        x_label: "generation".into(),
+        y_label: what,
+        series: lines,
+    };
+    chart::line_panels(path, &format!("{} convergence", p.name), &[panel], 900, 520).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+}
+
+/// One line of the held-out table.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeldOutRow {
+    pub agent: String,
+    pub persona: String,
+    pub measure: f64,
+    pub score_mean: f64,
+    pub score_sd: f64,
+    pub score_min: f64,
+    pub score_max: f64,
+    pub legal_moves: f64,
+    pub formula: String,
+}
+
+fn sd(xs: &[f64]) -> f64 {
+    let m = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len().max(2) - 1) as f64).sqrt()
+}
+
+fn held_row(agent: &str, persona: &str, formula: String, rs: &[GameResult]) -> HeldOutRow {
+    let scores: Vec<f64> = rs.iter().map(|r| r.score).collect();
+    HeldOutRow {
+        agent: agent.into(),
+        persona: persona.into(),
+        measure: mean(rs.iter().map(|r| r.measure)),
+        score_mean: mean(scores.iter().copied()),
+        score_sd: sd(&scores),
+        score_min: scores.iter().copied().fold(f64::INFINITY, f64::min),
+        score_max: scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        legal_moves: mean(rs.iter().map(|r| r.legal_moves)),
+        formula,
+    }
+}
+
+/// Every persona's final best, and per persona the vanilla MCTS, on the held-out seeds; the
+/// random player once. Writes held_out.csv and held_out.md.
+pub fn held_out(setup: &Setup, outcomes: &[(usize, PersonaOutcome)], done: &AtomicU64) -> Result<Vec<HeldOutRow>> {
+    let seeds = setup.held_out_seeds();
+    let mut rows = Vec::new();
+    let base = derive(setup.cfg.personas.seed, 1, TAG_HELD_OUT, 0);
+    for (k, o) in outcomes {
+        let p = &setup.cfg.list[*k];
+        let m = setup.measured(p);
+        let agent = Agent::Mcts { formula: o.best.clone(), reward: setup.reward(p, o.goal) };
+        let rs = play_many(setup, &m, &agent, &seeds, |j| (base, *k as u64, 0, j), done)?;
+        rows.push(held_row(&p.name, &p.name, gp::pretty(&o.best), &rs));
+        // Vanilla with this persona's measure, held to beating the random player.
+        let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (base, *k as u64, 2, j), done)?;
+        let goal = mean(random.iter().map(|r| r.measure));
+        let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, goal) };
+        let rs = play_many(setup, &m, &agent, &seeds, |j| (base, *k as u64, 1, j), done)?;
+        rows.push(held_row(&format!("vanilla ({} {})", p.direction, p.measure), &p.name, setup.vanilla().to_string(), &rs));
+        if rows.iter().all(|r| r.agent != "random") {
+            rows.push(held_row("random", "", String::new(), &random));
+        }
+    }
+    let header: Vec<String> =
+        ["agent", "persona", "measure", "score_mean", "score_sd", "score_min", "score_max", "legal_moves", "formula"].iter().map(|s| s.to_string()).collect();
+    let csv_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.agent.clone(),
+                r.persona.clone(),
+                format!("{:.3}", r.measure),
+                format!("{:.1}", r.score_mean),
+                format!("{:.1}", r.score_sd),
+                format!("{:.0}", r.score_min),
+                format!("{:.0}", r.score_max),
+                format!("{:.3}", r.legal_moves),
+                r.formula.clone(),
+            ]
+        })
+        .collect();
+    let path = setup.out_dir.join("held_out.csv");
+    write_atomic(&path, &csv_bytes(&header, &csv_rows)).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = setup.out_dir.join("held_out.md");
+    write_atomic(&path, held_out_markdown(setup, &rows).as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(rows)
+}
+
+pub fn held_out_markdown(setup: &Setup, rows: &[HeldOutRow]) -> String {
+    let s = &setup.cfg.personas;
+    let mut md = format!(
+        "# {} — held-out games\n\n{} held-out seeds (never used in evolution), {} MCTS iterations per move. Score = `{}`; legal moves = mean number of legal moves before each move.\n\n| agent | score (mean ± sd) | min – max | legal moves | formula |\n|---|---:|---:|---:|---|\n",
+        s.name, s.held_out, s.iterations, s.score
+    );
+    for r in rows {
+        md += &format!(
+            "| {} | {:.0} ± {:.0} | {:.0} – {:.0} | {:.2} | `{}` |\n",
+            r.agent, r.score_mean, r.score_sd, r.score_min, r.score_max, r.legal_moves, r.formula
+        );
+    }
+    md
+}
