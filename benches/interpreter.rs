@@ -1,12 +1,16 @@
 //! Interpreter speed: random group-weighted playouts per second, single thread, on the shipped
-//! games, and on the native Simple Coins and Connect Four twins for the interpreted ÷ native
-//! ratio.
+//! games, and on the native Simple Coins, Connect Four, hex arena and match-3 twins for the
+//! interpreted ÷ native ratio; MCTS decisions (the hex arena's, and match-3's full-expansion
+//! search of the persona paper).
 //!
 //! Run with `cargo bench --bench interpreter`. Each iteration plays one complete playout from
 //! the start state with a fresh seed (the state clone is included, as in MCTS).
 
 #[path = "../tests/native/connect_four.rs"]
 mod native_connect_four;
+#[path = "../tests/native/match3.rs"]
+#[allow(dead_code)]
+mod native_match3;
 #[path = "../tests/native/hex_arena.rs"]
 #[allow(dead_code)]
 mod native_hex_arena;
@@ -81,6 +85,30 @@ fn bench_mcts<G: Game + playforge::search::mcts::Goals + Sync>(c: &mut Criterion
     group.finish();
 }
 
+/// One match-3 decision as the persona paper's MCTS makes it: 250 iterations, full expansion,
+/// uniform rollouts to the end of the 20 moves, the score / 10 000 as the reward.
+fn bench_match3_mcts<G: Game + playforge::search::mcts::Goals + Sync>(c: &mut Criterion, name: &str, g: &G, score: impl Fn(&G::State) -> f64 + Sync) {
+    use playforge::search::{
+        FnEval,
+        formula::Formula,
+        mcts::{FinalChoice, MctsConfig, decide_with},
+    };
+    let start = g.initial().expect("initial");
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0), full_expansion: true, max_playout_moves: 20, ..MctsConfig::default() };
+    let eval = FnEval(|s: &G::State| score(s) / 10_000.0);
+    let mut group = c.benchmark_group("mcts250_full_expansion");
+    group.throughput(Throughput::Elements(250));
+    let mut seed = 0u64;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            seed += 1;
+            let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+            black_box(decide_with(g, &start, &cfg, &eval, 250, &mut rng, FinalChoice::Formula).expect("search").1)
+        })
+    });
+    group.finish();
+}
+
 fn load(name: &str) -> Option<WgdlGame> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name);
     let c = playforge::wgdl::load(&path).ok()?;
@@ -101,6 +129,15 @@ fn benches(c: &mut Criterion) {
     bench_game(c, "hex_arena/native", &native);
     bench_mcts(c, "hex_arena/interpreted", &ha);
     bench_mcts(c, "hex_arena/native", &native);
+    // Match-3 on chance seed 7 (the same start board in both), uniform random playouts.
+    let m3 = load("match3.wgdl").expect("games/match3.wgdl compiles").with_seed(7);
+    let m3_native = native_match3::NativeMatch3::standard(7);
+    bench_game(c, "match3/interpreted", &m3);
+    bench_game(c, "match3/native", &m3_native);
+    let score = m3.program.value_ref("game.score").expect("match-3 has a score");
+    let p = m3.program.clone();
+    bench_match3_mcts(c, "match3/interpreted", &m3, move |s| p.read(s, score));
+    bench_match3_mcts(c, "match3/native", &m3_native, |s| s.score as f64);
     if let Some(ml) = load("magic_land.wgdl") {
         bench_game(c, "magic_land/interpreted", &ml);
     }

@@ -22,6 +22,8 @@ mod hex_arena_native;
 mod match3;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
+/// Procedural personas: config errors, determinism over threads and resume, outputs, measures.
+mod personas;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.
 mod properties;
 /// Searchers: determinism, enhancements, the Simple Coins optimum, shipped configs.

@@ -97,6 +97,8 @@ pub struct Setup {
     pub score: ValueRef,
     pub search: Search,
     pub out_dir: PathBuf,
+    /// Stop after this many generations in one call (tests; the checkpoint stays resumable).
+    pub max_generations: Option<u64>,
 }
 
 impl Setup {
@@ -125,7 +127,7 @@ impl Setup {
         }
         let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
         let out_dir = out_root.join(&s.name);
-        Ok(Setup { cfg, text, config_path: config_path.to_path_buf(), program, score, search, out_dir })
+        Ok(Setup { cfg, text, config_path: config_path.to_path_buf(), program, score, search, out_dir, max_generations: None })
     }
 
     /// The measured game of persona `p` (chance seed 0; games reseed it).
@@ -247,8 +249,9 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     let t0 = Instant::now();
     let elapsed0 = ck.elapsed_s;
     let mut interrupted = false;
+    let mut played = 0;
     while ck.next_generation < s.generations {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if INTERRUPTED.load(Ordering::SeqCst) || setup.max_generations.is_some_and(|m| played >= m) {
             interrupted = true;
             break;
         }
@@ -312,6 +315,7 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
         ck.elapsed_s = elapsed0 + t0.elapsed().as_secs_f64();
         write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes()).with_context(|| format!("cannot write {}", ck_path.display()))?;
         write_persona_outputs(setup, p, &dir, &ck.history)?;
+        played += 1;
     }
     let last = ck.history.last().ok_or_else(|| anyhow!("persona {}: no generation was played", p.name))?;
     let best = Formula::parse(&last.best_formula).map_err(|e| anyhow!("{e}"))?;

@@ -958,6 +958,7 @@ impl<'a> Compiler<'a> {
                         last_resort: None,
                         unless: Vec::new(),
                         owner_conds: 0,
+                        swap_filter: None,
                     });
                     self.action_var.push(var);
                 }
@@ -2198,6 +2199,12 @@ impl<'a> Compiler<'a> {
                     })
                 })
                 .count();
+            // `<grid>.canSwap(<the bound number>, <constant>)` right after: a native filter.
+            if let (BindKind::Number(..), Some(e)) = (info.bind, info.conditions.get(info.owner_conds))
+                && let [Op::BoundObj, Op::Const(min), Op::GridCanSwap(g)] = code[e.start as usize..(e.start + e.len) as usize]
+            {
+                info.swap_filter = Some((g, min));
+            }
         }
         let unless_sees_policy_only = actions.iter().any(|a| a.unless.iter().any(|&o| actions[o as usize].policy_only));
         let round_hooks: Vec<ActionId> =

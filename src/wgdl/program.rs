@@ -114,6 +114,8 @@ pub enum Op {
     GridRuns(u16),
     /// Pops min, pushes the number of swaps that would make a run of ≥ min.
     GridSwaps(u16),
+    /// Pops min, pushes whether some swap would make a run of ≥ min.
+    GridHasSwap(u16),
     /// Pops s and min, pushes whether swap number s would make a run of ≥ min.
     GridCanSwap(u16),
     /// Pops min, pushes the sum of aggregate `.1`'s expression over the runs of ≥ min of grid `.0`.
@@ -304,6 +306,9 @@ pub struct ActionInfo {
     /// How many leading conditions do not read the binding: legal-move generation checks them
     /// once per owner instead of once per binding (set when the program is finished).
     pub owner_conds: usize,
+    /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
+    /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
+    pub swap_filter: Option<(u16, i64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -952,6 +957,7 @@ impl Program {
                 Op::Agg(a) => push!(self.aggregate(st, a, ctx)?),
                 Op::GridRuns(g) => stack[sp - 1] = self.tile_runs(st, g, stack[sp - 1]),
                 Op::GridSwaps(g) => stack[sp - 1] = self.tile_swaps(st, g, stack[sp - 1]),
+                Op::GridHasSwap(g) => stack[sp - 1] = self.tile_has_swap(st, g, stack[sp - 1]) as i64,
                 Op::GridCanSwap(g) => {
                     sp -= 1;
                     let span = self.spans[e.start as usize + pc];
@@ -1359,7 +1365,16 @@ impl Program {
                     }
                     BindKind::Number(lo, hi) => {
                         for bound in lo..=hi {
-                            if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
+                            let from = match info.swap_filter {
+                                Some((g, min)) => match self.swap_in_range(g, bound as i64) {
+                                    true if !self.tile_swap_ok(st, g, bound as usize, min) => continue,
+                                    true => info.owner_conds + 1,
+                                    // Out of range: the interpreted condition reports it.
+                                    false => info.owner_conds,
+                                },
+                                None => info.owner_conds,
+                            };
+                            if self.conditions_hold_from(st, info, Ctx { this, bound }, from)? {
                                 out.push(Action { def: a, this, bound });
                             }
                         }

@@ -192,11 +192,29 @@ impl Program {
         Self::run_through(geo, a, min, cell) || Self::run_through(geo, b, min, cell)
     }
 
+    /// Whether `s` is a swap number of grid `g`.
+    pub(super) fn swap_in_range(&self, g: u16, s: i64) -> bool {
+        s >= 0 && (s as usize) < 2 * self.geo(g).cells()
+    }
+
+    /// `canSwap(s, min)` for a swap number in range (legal-move generation's fast path).
+    #[inline]
+    pub(super) fn tile_swap_ok(&self, st: &State, g: u16, s: usize, min: i64) -> bool {
+        self.swap_makes_run(st, self.geo(g), s, min.max(1) as usize)
+    }
+
     /// `board.swaps(min)`: how many swaps would make a run of ≥ `min` (match-3's legal moves).
     pub(super) fn tile_swaps(&self, st: &State, g: u16, min: i64) -> i64 {
         let geo = self.geo(g);
         let min = min.max(1) as usize;
         (0..2 * geo.cells()).filter(|&s| self.swap_makes_run(st, geo, s, min)).count() as i64
+    }
+
+    /// `board.hasSwap(min)`: whether some swap would make a run of ≥ `min` (stops at the first).
+    pub(super) fn tile_has_swap(&self, st: &State, g: u16, min: i64) -> bool {
+        let geo = self.geo(g);
+        let min = min.max(1) as usize;
+        (0..2 * geo.cells()).any(|s| self.swap_makes_run(st, geo, s, min))
     }
 
     /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments.

@@ -393,3 +393,12 @@ impl Game for NativeMatch3 {
         vec![1.0]
     }
 }
+
+impl playforge::search::mcts::Goals for NativeMatch3 {
+    fn goals_reached(&self, s: &Match3) -> usize {
+        s.is_over() as usize
+    }
+    fn n_goals(&self) -> usize {
+        1
+    }
+}

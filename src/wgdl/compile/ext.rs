@@ -463,7 +463,7 @@ impl Compiler<'_> {
     /// A built-in function call.
     pub(super) fn call(&mut self, name: &[ast::Ident], args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
         const KNOWN: &str = "max, min, abs, sumOf, countOf, hex.distance, hex.walk, hex.sees, hex.wall, hex.free, hex.start, \
-hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.canSwap";
+hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.hasSwap, <grid>.canSwap";
         let full: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
         let full = full.join(".");
         let arity = |me: &mut Self, want: usize| -> Option<()> {
@@ -583,7 +583,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 Some(ret)
             }
             _ if name.len() == 2
-                && matches!(name[1].name.as_str(), "runs" | "swaps" | "canSwap" | "sumRuns")
+                && matches!(name[1].name.as_str(), "runs" | "swaps" | "hasSwap" | "canSwap" | "sumRuns")
                 && self.x.grid_ix.contains_key(&name[0].name) =>
             {
                 let g = self.x.grid_ix[&name[0].name];
@@ -599,6 +599,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 let (code, ty) = match op {
                     "runs" => (Op::GridRuns(g), Ty::Long),
                     "swaps" => (Op::GridSwaps(g), Ty::Long),
+                    "hasSwap" => (Op::GridHasSwap(g), Ty::Bool),
                     _ => (Op::GridCanSwap(g), Ty::Bool),
                 };
                 self.emit(code, span);
@@ -608,7 +609,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 self.invalid(
                     span,
                     format!("`{full}` in an expression: it changes the grid"),
-                    format!("a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps and canSwap"),
+                    format!("a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap and canSwap"),
                 );
                 None
             }

@@ -1,0 +1,193 @@
+//! Procedural personas: config errors name file:line:column, a run gives the same numbers on 1
+//! and 2 threads and after an interruption and `--resume`, the outputs are written, and the
+//! measured game's running mean is what it claims.
+
+use playforge::game::Game;
+use playforge::persona::config::PersonaConfig;
+use playforge::persona::play::{Agent, Search, play_game};
+use playforge::persona::run::{GenRow, Setup, run_persona};
+use playforge::search::mcts::FinalChoice;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+
+const TINY: &str = r#"
+[personas]
+name = "tiny"
+game = "GAME"
+seed = 3
+generations = 3
+games = 2
+iterations = 8
+held_out = 2
+
+[gp]
+population = 6
+elites = 1
+mutants = 2
+
+[[persona]]
+name = "MaxS"
+measure = "game.score"
+direction = "max"
+
+[[persona]]
+name = "MinM"
+measure = "legal_moves"
+aggregate = "mean"
+direction = "min"
+"#;
+
+fn game_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("games/match3.wgdl").display().to_string()
+}
+
+fn tiny_text() -> String {
+    TINY.replace("GAME", &game_path())
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("playforge-personas-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn setup(text: &str, out: &Path) -> Setup {
+    let path = Path::new("tiny.toml");
+    let cfg = PersonaConfig::parse(path, text).unwrap_or_else(|e| panic!("{e}"));
+    Setup::new(cfg, text.to_string(), path, out).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(setup: &Setup, k: usize, resume: bool) -> Vec<GenRow> {
+    let done = AtomicU64::new(0);
+    run_persona(setup, k, resume, &done, &|_| {}).unwrap_or_else(|e| panic!("{e}")).history
+}
+
+fn err(text: &str) -> String {
+    match PersonaConfig::parse(Path::new("bad.toml"), text) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_configs_name_the_line_and_what_was_expected() {
+    let t = tiny_text();
+    let cases = [
+        (t.replace("direction = \"max\"", "direction = \"up\""), "bad.toml:20:1", "expected \"max\" or \"min\""),
+        (t.replace("games = 2", "games = 0"), "bad.toml:7:1", "expected at least 1"),
+        (t.replace("aggregate = \"mean\"", "aggregate = \"median\""), "bad.toml:26:1", "\"final\" or \"mean\""),
+        (t.replace("iterations = 8", "iterations = 8\nreward = \"sometimes\""), "bad.toml:9:1", "\"binary\" or \"continuous\""),
+        (t.replace("iterations = 8", "iterations = 8\nreward = \"continuous\""), "bad.toml:18:1", "range = [low, high]"),
+        (t.replace("mutants = 2", "mutants = 9"), "bad.toml:13:1", "mutants"),
+        (t.replace("name = \"MinM\"", "name = \"MaxS\""), "bad.toml:23:1", "distinct names"),
+        (t.replace("seed = 3", "seed = 3\ncolour = 4"), "bad.toml", "unknown field `colour`"),
+    ];
+    for (text, at, expected) in cases {
+        let e = err(&text);
+        assert!(e.contains(at) && e.contains(expected), "wanted {at} … {expected}, got: {e}");
+    }
+    // A measure the game lacks is found when the game is compiled.
+    let text = t.replace("measure = \"game.score\"", "measure = \"game.points\"");
+    let cfg = PersonaConfig::parse(Path::new("bad.toml"), &text).unwrap();
+    let e = Setup::new(cfg, text.clone(), Path::new("bad.toml"), &temp_dir("bad")).err().expect("an error").to_string();
+    assert!(e.contains("bad.toml:19:1") && e.contains("game.points"), "{e}");
+}
+
+#[test]
+fn same_numbers_on_one_and_two_threads_and_after_resume() {
+    let text = tiny_text();
+    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let one = pool(1).install(|| run(&setup(&text, &temp_dir("one")), 0, false));
+    let two = pool(2).install(|| run(&setup(&text, &temp_dir("two")), 0, false));
+    assert_eq!(one.len(), 3);
+    let strip = |h: &[GenRow]| h.iter().map(|r| GenRow { elapsed_s: 0.0, ..r.clone() }).collect::<Vec<_>>();
+    assert_eq!(strip(&one), strip(&two), "1 and 2 threads differ");
+    // Interrupted after one generation, then resumed: the same history.
+    let dir = temp_dir("resume");
+    let mut s = setup(&text, &dir);
+    s.max_generations = Some(1);
+    assert_eq!(run(&s, 0, false).len(), 1);
+    s.max_generations = None;
+    let resumed = run(&s, 0, true);
+    assert_eq!(strip(&resumed), strip(&one), "a resumed run differs from an uninterrupted one");
+    // The outputs of a persona.
+    for f in ["history.csv", "convergence.png", "hall_of_fame.md", "best_formula.txt", "population.csv", "checkpoint.json"] {
+        assert!(dir.join("tiny/MaxS").join(f).exists(), "{f} missing");
+    }
+    let history = std::fs::read_to_string(dir.join("tiny/MaxS/history.csv")).unwrap();
+    assert_eq!(history.lines().count(), 4, "a header and 3 generations:\n{history}");
+    // Generation 0's goal is the random player's mean; later goals are the previous best.
+    assert_eq!(one[0].goal, one[0].random);
+    assert_eq!(one[1].goal, one[0].best);
+    assert_eq!(one[2].goal, one[1].best);
+    // A resume with another config is refused.
+    let other = setup(&text.replace("seed = 3", "seed = 4"), &dir);
+    let done = AtomicU64::new(0);
+    let e = run_persona(&other, 0, true, &done, &|_| {}).err().expect("a refusal").to_string();
+    assert!(e.contains("another configuration"), "{e}");
+}
+
+#[test]
+fn min_personas_rank_by_the_smallest_mean() {
+    let text = tiny_text();
+    let h = run(&setup(&text, &temp_dir("min")), 1, false);
+    for r in &h {
+        assert_eq!(r.best, r.min, "generation {}: a min persona's best is the population's minimum", r.generation);
+        assert!(r.best_legal_moves > 0.0);
+    }
+}
+
+#[test]
+fn the_measured_mean_is_the_mean_of_legal_moves_before_each_move() {
+    let text = tiny_text();
+    let s = setup(&text, &temp_dir("measure"));
+    let p = &s.cfg.list[1];
+    let m = s.measured(p);
+    let search = Search { iterations: 5, rollout_horizon: 20, final_choice: FinalChoice::Formula };
+    let mut rng = playforge::rng::stream(1, 0, 0, 0);
+    let r = play_game(&m, 42, s.score, &Agent::Random, &search, &mut rng).unwrap();
+    // Replay the same random game by hand and average the legal-move counts.
+    let g = m.seeded(42);
+    let mut st = g.initial().unwrap();
+    let mut rng = playforge::rng::stream(1, 0, 0, 0);
+    let (mut sum, mut n) = (0usize, 0usize);
+    let mut legal = Vec::new();
+    loop {
+        g.legal(&st, &mut legal).unwrap();
+        if legal.is_empty() {
+            break;
+        }
+        sum += legal.len();
+        n += 1;
+        use rand::RngExt;
+        let mv = legal[rng.random_range(0..legal.len())];
+        g.apply(&mut st, mv).unwrap();
+    }
+    assert_eq!(n, 20);
+    let want = sum as f64 / n as f64;
+    assert!((r.measure - want).abs() < 1e-12 && (r.legal_moves - want).abs() < 1e-12, "{} {} vs {want}", r.measure, r.legal_moves);
+    assert!(r.score >= 1200.0);
+}
+
+#[test]
+fn a_score_maximizing_search_beats_random_play() {
+    // The persona harness's MCTS (full expansion, formula choice) with a plain greedy formula
+    // and the continuous reward: clearly above random play on the same seeds.
+    let text = tiny_text().replace("iterations = 8", "iterations = 60\nreward = \"continuous\"").replace(
+        "direction = \"max\"",
+        "direction = \"max\"\nrange = [0, 10000]",
+    ).replace("direction = \"min\"", "direction = \"min\"\nrange = [0, 30]");
+    let s = setup(&text, &temp_dir("beats"));
+    let p = &s.cfg.list[0];
+    let m = s.measured(p);
+    let f = playforge::search::formula::Formula::parse("mean + 0.5 * sqrt(ln(parent) / visits)").unwrap();
+    let greedy = Agent::Mcts { formula: f, reward: s.reward(p, 0.0) };
+    let (mut a, mut b) = (0.0, 0.0);
+    for seed in 0..12 {
+        let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+        a += play_game(&m, seed, s.score, &greedy, &s.search, &mut rng).unwrap().score;
+        b += play_game(&m, seed, s.score, &Agent::Random, &s.search, &mut rng).unwrap().score;
+    }
+    assert!(a > 1.15 * b, "search {a} vs random {b}");
+}
