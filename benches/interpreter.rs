@@ -8,12 +8,12 @@
 
 #[path = "../tests/native/connect_four.rs"]
 mod native_connect_four;
-#[path = "../tests/native/match3.rs"]
-#[allow(dead_code)]
-mod native_match3;
 #[path = "../tests/native/hex_arena.rs"]
 #[allow(dead_code)]
 mod native_hex_arena;
+#[path = "../tests/native/match3.rs"]
+#[allow(dead_code)]
+mod native_match3;
 #[path = "../tests/native/simple_coins.rs"]
 mod native_simple_coins;
 
@@ -87,14 +87,24 @@ fn bench_mcts<G: Game + playforge::search::mcts::Goals + Sync>(c: &mut Criterion
 
 /// One match-3 decision as the persona paper's MCTS makes it: 250 iterations, full expansion,
 /// uniform rollouts to the end of the 20 moves, the score / 10 000 as the reward.
-fn bench_match3_mcts<G: Game + playforge::search::mcts::Goals + Sync>(c: &mut Criterion, name: &str, g: &G, score: impl Fn(&G::State) -> f64 + Sync) {
+fn bench_match3_mcts<G: Game + playforge::search::mcts::Goals + Sync>(
+    c: &mut Criterion,
+    name: &str,
+    g: &G,
+    score: impl Fn(&G::State) -> f64 + Sync,
+) {
     use playforge::search::{
         FnEval,
         formula::Formula,
         mcts::{FinalChoice, MctsConfig, decide_with},
     };
     let start = g.initial().expect("initial");
-    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0), full_expansion: true, max_playout_moves: 20, ..MctsConfig::default() };
+    let cfg = MctsConfig {
+        formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0),
+        full_expansion: true,
+        max_playout_moves: 20,
+        ..MctsConfig::default()
+    };
     let eval = FnEval(|s: &G::State| score(s) / 10_000.0);
     let mut group = c.benchmark_group("mcts250_full_expansion");
     group.throughput(Throughput::Elements(250));

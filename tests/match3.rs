@@ -3,6 +3,7 @@
 //! the interpreter against the hand-written native twin (tests/native/match3.rs) move for move.
 
 #[path = "native/match3.rs"]
+#[allow(dead_code)]
 mod native_match3;
 
 use crate::util;
@@ -59,7 +60,7 @@ impl M3 {
 /// Swap number s of a 7-wide board as the native twin's (a, b).
 fn to_pair(s: usize) -> (u8, u8) {
     let i = s / 2;
-    if s % 2 == 0 { (i as u8, i as u8 + 1) } else { (i as u8, i as u8 + 7) }
+    if s.is_multiple_of(2) { (i as u8, i as u8 + 1) } else { (i as u8, i as u8 + 7) }
 }
 
 /// A 7×7 board with no two equal neighbours (tiles 1–5), with tile 6 planted at `sixes`.

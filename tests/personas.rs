@@ -74,13 +74,13 @@ fn err(text: &str) -> String {
 fn bad_configs_name_the_line_and_what_was_expected() {
     let t = tiny_text();
     let cases = [
-        (t.replace("direction = \"max\"", "direction = \"up\""), "bad.toml:20:1", "expected \"max\" or \"min\""),
+        (t.replace("direction = \"max\"", "direction = \"up\""), "bad.toml:19:1", "expected \"max\" or \"min\""),
         (t.replace("games = 2", "games = 0"), "bad.toml:7:1", "expected at least 1"),
-        (t.replace("aggregate = \"mean\"", "aggregate = \"median\""), "bad.toml:26:1", "\"final\" or \"mean\""),
+        (t.replace("aggregate = \"mean\"", "aggregate = \"median\""), "bad.toml:24:1", "\"final\" or \"mean\""),
         (t.replace("iterations = 8", "iterations = 8\nreward = \"sometimes\""), "bad.toml:9:1", "\"binary\" or \"continuous\""),
         (t.replace("iterations = 8", "iterations = 8\nreward = \"continuous\""), "bad.toml:18:1", "range = [low, high]"),
-        (t.replace("mutants = 2", "mutants = 9"), "bad.toml:13:1", "mutants"),
-        (t.replace("name = \"MinM\"", "name = \"MaxS\""), "bad.toml:23:1", "distinct names"),
+        (t.replace("mutants = 2", "mutants = 9"), "bad.toml:11:1", "mutants"),
+        (t.replace("name = \"MinM\"", "name = \"MaxS\""), "bad.toml:22:1", "distinct names"),
         (t.replace("seed = 3", "seed = 3\ncolour = 4"), "bad.toml", "unknown field `colour`"),
     ];
     for (text, at, expected) in cases {
@@ -91,7 +91,7 @@ fn bad_configs_name_the_line_and_what_was_expected() {
     let text = t.replace("measure = \"game.score\"", "measure = \"game.points\"");
     let cfg = PersonaConfig::parse(Path::new("bad.toml"), &text).unwrap();
     let e = Setup::new(cfg, text.clone(), Path::new("bad.toml"), &temp_dir("bad")).err().expect("an error").to_string();
-    assert!(e.contains("bad.toml:19:1") && e.contains("game.points"), "{e}");
+    assert!(e.contains("bad.toml:18:1") && e.contains("game.points"), "{e}");
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn same_numbers_on_one_and_two_threads_and_after_resume() {
     // A resume with another config is refused.
     let other = setup(&text.replace("seed = 3", "seed = 4"), &dir);
     let done = AtomicU64::new(0);
-    let e = run_persona(&other, 0, true, &done, &|_| {}).err().expect("a refusal").to_string();
+    let e = run_persona(&other, 0, true, &done, &|_| {}).expect_err("a refusal").to_string();
     assert!(e.contains("another configuration"), "{e}");
 }
 
@@ -174,10 +174,10 @@ fn the_measured_mean_is_the_mean_of_legal_moves_before_each_move() {
 fn a_score_maximizing_search_beats_random_play() {
     // The persona harness's MCTS (full expansion, formula choice) with a plain greedy formula
     // and the continuous reward: clearly above random play on the same seeds.
-    let text = tiny_text().replace("iterations = 8", "iterations = 60\nreward = \"continuous\"").replace(
-        "direction = \"max\"",
-        "direction = \"max\"\nrange = [0, 10000]",
-    ).replace("direction = \"min\"", "direction = \"min\"\nrange = [0, 30]");
+    let text = tiny_text()
+        .replace("iterations = 8", "iterations = 60\nreward = \"continuous\"")
+        .replace("direction = \"max\"", "direction = \"max\"\nrange = [0, 10000]")
+        .replace("direction = \"min\"", "direction = \"min\"\nrange = [0, 30]");
     let s = setup(&text, &temp_dir("beats"));
     let p = &s.cfg.list[0];
     let m = s.measured(p);

@@ -17,11 +17,11 @@ mod errors;
 mod hex_arena;
 /// The hex arena against its hand-written native twin, move for move on random encounters.
 mod hex_arena_native;
+/// Magic Land: the shipped social building game compiles, plays and meets its design.
+mod magic_land;
 /// Match-3: the paper's scoring on crafted boards, the tile-grid built-ins, seeded chance, and
 /// the interpreter against its native twin move for move.
 mod match3;
-/// Magic Land: the shipped social building game compiles, plays and meets its design.
-mod magic_land;
 /// Procedural personas: config errors, determinism over threads and resume, outputs, measures.
 mod personas;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.

@@ -158,7 +158,12 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
         println!();
         print!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default());
     }
-    println!("\n{} in {:.1} s; outputs in {}/ (per persona: history.csv, convergence.png, hall_of_fame.md, best_formula.txt, population.csv)", total_label(&done), t0.elapsed().as_secs_f64(), out.display());
+    println!(
+        "\n{} in {:.1} s; outputs in {}/ (per persona: history.csv, convergence.png, hall_of_fame.md, best_formula.txt, population.csv)",
+        total_label(&done),
+        t0.elapsed().as_secs_f64(),
+        out.display()
+    );
     Ok(())
 }
 
@@ -194,7 +199,8 @@ pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(g) = t.strip_prefix("# goal:") {
-            goal = Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
+            goal =
+                Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
         } else if !t.is_empty() && !t.starts_with('#') && formula.is_none() {
             formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col))?);
         }

@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// Seed of the random stream.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Chance seed of the game itself (games that draw, e.g. match-3's refills; games/README.md
+    /// §9.13).
+    #[arg(long, default_value_t = 0)]
+    pub chance_seed: u64,
     /// Draw random moves by action-group weight first, then uniformly inside the group.
     #[arg(long)]
     pub groups: bool,
@@ -170,7 +174,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let p = &c.program;
     let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
     let mut out = std::io::stdout().lock();
-    let mut st = p.initial_state().map_err(rt)?;
+    let mut st = p.initial_state_seeded(args.chance_seed).map_err(rt)?;
     let mut legal: Vec<Action> = Vec::new();
     let mut rng = crate::rng::stream(args.seed, 0, 0, 0);
     let script: Option<Vec<(usize, String)>> = match &args.moves {

@@ -150,7 +150,9 @@ impl PersonaConfig {
         if s.name.is_empty() || s.name.contains(['/', '\\']) || s.name.starts_with('.') {
             bail!("{}: name = \"{}\"; expected a folder name for outputs/<name>/", at("personas", 0, "name"), s.name);
         }
-        for (key, v, lo) in [("generations", s.generations, 1), ("games", s.games, 1), ("iterations", s.iterations, 1), ("held_out", s.held_out, 0)] {
+        for (key, v, lo) in
+            [("generations", s.generations, 1), ("games", s.games, 1), ("iterations", s.iterations, 1), ("held_out", s.held_out, 0)]
+        {
             if v < lo {
                 bail!("{}: {key} = {v}; expected at least {lo}", at("personas", 0, key));
             }
@@ -183,7 +185,12 @@ impl PersonaConfig {
                 bail!("{}: name = \"{}\"; expected a folder name", at("persona", k, "name"), p.name);
             }
             if let Some(j) = cfg.list[..k].iter().position(|q| q.name == p.name) {
-                bail!("{}: a second persona called \"{}\" (the first is number {}); expected distinct names", at("persona", k, "name"), p.name, j + 1);
+                bail!(
+                    "{}: a second persona called \"{}\" (the first is number {}); expected distinct names",
+                    at("persona", k, "name"),
+                    p.name,
+                    j + 1
+                );
             }
             if !matches!(p.direction.as_str(), "max" | "min") {
                 bail!("{}: direction = \"{}\"; expected \"max\" or \"min\"", at("persona", k, "direction"), p.direction);
@@ -192,9 +199,15 @@ impl PersonaConfig {
                 bail!("{}: aggregate = \"{}\"; expected \"final\" or \"mean\"", at("persona", k, "aggregate"), p.aggregate);
             }
             match p.range {
-                Some([lo, hi]) if !(lo < hi) => bail!("{}: range = [{lo}, {hi}]; expected [low, high] with low < high", at("persona", k, "range")),
+                Some([lo, hi]) if !(lo < hi) => {
+                    bail!("{}: range = [{lo}, {hi}]; expected [low, high] with low < high", at("persona", k, "range"))
+                }
                 None if s.reward == "continuous" => {
-                    bail!("{}: persona \"{}\" has no range; expected `range = [low, high]` with reward = \"continuous\"", at("persona", k, "name"), p.name)
+                    bail!(
+                        "{}: persona \"{}\" has no range; expected `range = [low, high]` with reward = \"continuous\"",
+                        at("persona", k, "name"),
+                        p.name
+                    )
                 }
                 _ => {}
             }

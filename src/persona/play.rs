@@ -155,7 +155,10 @@ impl Evaluator<MState> for RewardEval<'_> {
 pub enum Agent {
     Random,
     /// MCTS with this selection formula (the persona's, or UCB1 for vanilla) and reward.
-    Mcts { formula: Formula, reward: Reward },
+    Mcts {
+        formula: Formula,
+        reward: Reward,
+    },
 }
 
 /// How the MCTS agents search (the paper: 250 iterations, full expansion, rollouts of
@@ -181,7 +184,14 @@ pub struct GameResult {
 }
 
 /// Plays the game on chance seed `seed` to its end with `agent`; `rng` drives the agent only.
-pub fn play_game(base: &Measured, seed: u64, score: ValueRef, agent: &Agent, search: &Search, rng: &mut Rng) -> Result<GameResult, RuntimeError> {
+pub fn play_game(
+    base: &Measured,
+    seed: u64,
+    score: ValueRef,
+    agent: &Agent,
+    search: &Search,
+    rng: &mut Rng,
+) -> Result<GameResult, RuntimeError> {
     let g = base.seeded(seed);
     let mut s = g.initial()?;
     let mut legal = Vec::new();

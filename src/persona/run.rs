@@ -256,11 +256,8 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             break;
         }
         let g = ck.next_generation;
-        let pop: Vec<Formula> = ck
-            .population
-            .iter()
-            .map(|t| Formula::parse(t).map_err(|e| anyhow!("{}: {e}", ck_path.display())))
-            .collect::<Result<_>>()?;
+        let pop: Vec<Formula> =
+            ck.population.iter().map(|t| Formula::parse(t).map_err(|e| anyhow!("{}: {e}", ck_path.display()))).collect::<Result<_>>()?;
         let seeds = setup.game_seeds(g);
         // The random player first: its mean is the first generation's goal.
         let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (pseed, g, TAG_RANDOM, j), done)?;
@@ -275,7 +272,8 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             .map(|&(i, j)| {
                 let agent = Agent::Mcts { formula: pop[i].clone(), reward: setup.reward(p, goal) };
                 let mut rng = stream(pseed, g, i as u64, j as u64);
-                let r = play_game(&m, seeds[j], setup.score, &agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)));
+                let r = play_game(&m, seeds[j], setup.score, &agent, &setup.search, &mut rng)
+                    .map_err(|e| anyhow!("{}", e.render(&setup.program)));
                 done.fetch_add(1, Ordering::Relaxed);
                 r
             })
@@ -329,7 +327,15 @@ fn write_population(path: &Path, pop: &[Formula], origins: &[Origin], means: &[f
     let rows: Vec<Vec<String>> = idx
         .iter()
         .enumerate()
-        .map(|(r, &i)| vec![(r + 1).to_string(), format!("{:.3}", means[i]), format!("{:?}", origins[i]).to_lowercase(), pop[i].to_string(), gp::pretty(&pop[i])])
+        .map(|(r, &i)| {
+            vec![
+                (r + 1).to_string(),
+                format!("{:.3}", means[i]),
+                format!("{:?}", origins[i]).to_lowercase(),
+                pop[i].to_string(),
+                gp::pretty(&pop[i]),
+            ]
+        })
         .collect();
     write_atomic(path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))
 }
@@ -384,14 +390,11 @@ pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[
     // The hall of fame: each generation's best, newest first.
     let mut md = format!(
         "# {} — hall of fame\n\nEach generation's best individual ({} {} of `{}`, mean over {} games).\n\n| generation | mean | score | legal moves | formula (simplified) |\n|---:|---:|---:|---:|---|\n",
-        p.name,
-        p.direction,
-        p.aggregate,
-        p.measure,
-        setup.cfg.personas.games
+        p.name, p.direction, p.aggregate, p.measure, setup.cfg.personas.games
     );
     for r in history.iter().rev() {
-        md += &format!("| {} | {:.2} | {:.0} | {:.2} | `{}` |\n", r.generation, r.best, r.best_score, r.best_legal_moves, r.best_simplified);
+        md +=
+            &format!("| {} | {:.2} | {:.0} | {:.2} | `{}` |\n", r.generation, r.best, r.best_score, r.best_legal_moves, r.best_simplified);
     }
     let path = dir.join("hall_of_fame.md");
     write_atomic(&path, md.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
@@ -427,7 +430,8 @@ pub fn convergence_png(p: &Persona, path: &Path, history: &[GenRow]) -> Result<(
         y_label: what,
         series: lines,
     };
-    chart::line_panels(path, &format!("{} convergence", p.name), &[panel], 900, 520).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+    chart::line_panels(path, &format!("{} convergence", p.name), &[panel], 900, 520)
+        .map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }
 
 /// One line of the held-out table.
@@ -486,8 +490,10 @@ pub fn held_out(setup: &Setup, outcomes: &[(usize, PersonaOutcome)], done: &Atom
             rows.push(held_row("random", "", String::new(), &random));
         }
     }
-    let header: Vec<String> =
-        ["agent", "persona", "measure", "score_mean", "score_sd", "score_min", "score_max", "legal_moves", "formula"].iter().map(|s| s.to_string()).collect();
+    let header: Vec<String> = ["agent", "persona", "measure", "score_mean", "score_sd", "score_min", "score_max", "legal_moves", "formula"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let csv_rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {

@@ -379,7 +379,9 @@ impl FParser<'_> {
                     "min" => Fun::Min,
                     _ => {
                         self.pos -= 1;
-                        return Err(self.error("a variable (mean, wins, visits, parent, sumsq, best, moves) or a function (sqrt, ln, max, min)"));
+                        return Err(
+                            self.error("a variable (mean, wins, visits, parent, sumsq, best, moves) or a function (sqrt, ln, max, min)")
+                        );
                     }
                 };
                 if !self.op('(') {

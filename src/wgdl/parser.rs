@@ -283,7 +283,9 @@ impl<'a> LineParser<'a> {
                 let cond = self.while_cond()?;
                 DeclKind::HexOccupants { class, pos, side, cond }
             }
-            "chance" => DeclKind::Chance { mode: self.ident("`oracle` (searches see the real future draws) or `fair` (they draw their own)")? },
+            "chance" => {
+                DeclKind::Chance { mode: self.ident("`oracle` (searches see the real future draws) or `fair` (they draw their own)")? }
+            }
             "grid" => {
                 let name = self.ident("a grid name")?;
                 let width = self.count("a grid width (a whole number ≥ 1)")?;

@@ -243,8 +243,13 @@ pub enum TileOp {
 }
 
 impl TileOp {
-    pub const ALL: [(&'static str, TileOp, usize); 5] =
-        [("swap", TileOp::Swap, 1), ("clearRuns", TileOp::ClearRuns, 1), ("fall", TileOp::Fall, 0), ("refill", TileOp::Refill, 1), ("deal", TileOp::Deal, 2)];
+    pub const ALL: [(&'static str, TileOp, usize); 5] = [
+        ("swap", TileOp::Swap, 1),
+        ("clearRuns", TileOp::ClearRuns, 1),
+        ("fall", TileOp::Fall, 0),
+        ("refill", TileOp::Refill, 1),
+        ("deal", TileOp::Deal, 2),
+    ];
 }
 
 #[derive(Clone, Debug)]
@@ -652,7 +657,9 @@ pub enum RtKind {
     NoStartPoint { side: i64, k: i64, have: usize },
     #[error("runaway turns: more than {limit} turns ended in one move; expected a `while` condition that some object meets")]
     RunawayTurns { limit: u32 },
-    #[error("swap number {s} is not on grid `{grid}`; expected 0 ≤ s ≤ {last} (2 × cell + 0 for the right neighbour, + 1 for the upper one)")]
+    #[error(
+        "swap number {s} is not on grid `{grid}`; expected 0 ≤ s ≤ {last} (2 × cell + 0 for the right neighbour, + 1 for the upper one)"
+    )]
     BadSwap { grid: String, s: i64, last: i64 },
     #[error("swap number {s} of grid `{grid}` has its neighbour off the grid; expected a swap that `canSwap` allows")]
     SwapOffGrid { grid: String, s: i64 },

@@ -44,11 +44,7 @@ impl Geo {
     fn swap_cells(self, s: usize) -> Option<(usize, usize)> {
         let (i, up) = (s / 2, s % 2 == 1);
         let (x, y) = (i % self.w, i / self.w);
-        if up {
-            (y + 1 < self.h).then_some((i, i + self.w))
-        } else {
-            (x + 1 < self.w).then_some((i, i + 1))
-        }
+        if up { (y + 1 < self.h).then_some((i, i + self.w)) } else { (x + 1 < self.w).then_some((i, i + 1)) }
     }
 }
 
@@ -107,7 +103,13 @@ impl Program {
 
     /// Calls `f(first cell, stride, length)` for every run of ≥ `min` (see the module doc for
     /// the order).
-    fn each_run(&self, st: &State, g: u16, min: usize, mut f: impl FnMut(usize, usize, usize) -> Result<(), RuntimeError>) -> Result<(), RuntimeError> {
+    fn each_run(
+        &self,
+        st: &State,
+        g: u16,
+        min: usize,
+        mut f: impl FnMut(usize, usize, usize) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
         let cells = &st.slots[geo.base..geo.base + geo.cells()];
         let mut line = |start: usize, stride: usize, count: usize| -> Result<(), RuntimeError> {

@@ -88,7 +88,7 @@ impl Match3 {
 
     fn empty(width: usize, height: usize, colours: u8, rng: u64, max_moves: u32) -> Match3 {
         assert!((3..=MAX_SIDE).contains(&width) && (3..=MAX_SIDE).contains(&height), "board {width}×{height}");
-        assert!(colours >= 3 && colours < EMPTY, "colours {colours}");
+        assert!((3..EMPTY).contains(&colours), "colours {colours}");
         Match3 { width, height, colours, board: [EMPTY; MAX_CELLS], rng, score: 0, moves: 0, max_moves }
     }
 

@@ -609,7 +609,9 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 self.invalid(
                     span,
                     format!("`{full}` in an expression: it changes the grid"),
-                    format!("a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap and canSwap"),
+                    format!(
+                        "a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap and canSwap"
+                    ),
                 );
                 None
             }
