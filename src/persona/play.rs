@@ -13,6 +13,7 @@ use crate::search::mcts::{Evaluator, FinalChoice, Goals, MctsConfig, decide_with
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{Action, RuntimeError, State, Status};
 use rand::RngExt;
+use std::cell::Cell;
 
 /// What a persona measures in a state.
 #[derive(Clone, Copy, Debug)]
@@ -39,7 +40,13 @@ pub struct MState {
     /// Σ of the measure before each move, and the number of moves.
     pub sum: f64,
     pub n: u32,
+    /// The number of legal moves in `st` when [`Game::legal`] has listed them since the last
+    /// move ([`NO_HINT`] otherwise): searches list the moves right before they play one, so the
+    /// `legal_moves` measure need not list them twice.
+    legal_hint: Cell<u32>,
 }
+
+const NO_HINT: u32 = u32::MAX;
 
 thread_local! {
     static LEGAL: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -74,16 +81,22 @@ impl Game for Measured {
     type Error = RuntimeError;
 
     fn initial(&self) -> Result<MState, RuntimeError> {
-        Ok(MState { st: self.game.initial()?, sum: 0.0, n: 0 })
+        Ok(MState { st: self.game.initial()?, sum: 0.0, n: 0, legal_hint: Cell::new(NO_HINT) })
     }
     fn legal(&self, s: &MState, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
-        self.game.legal(&s.st, out)
+        self.game.legal(&s.st, out)?;
+        s.legal_hint.set(out.len() as u32);
+        Ok(())
     }
     fn apply(&self, s: &mut MState, mv: Action) -> Result<(), RuntimeError> {
         if self.mean {
-            s.sum += self.now(&s.st)?;
+            s.sum += match (self.measure, s.legal_hint.get()) {
+                (Measure::LegalMoves, n) if n != NO_HINT => n as f64,
+                _ => self.now(&s.st)?,
+            };
             s.n += 1;
         }
+        s.legal_hint.set(NO_HINT);
         self.game.apply(&mut s.st, mv)
     }
     fn status(&self, s: &MState, legal: &[Action]) -> Status {
