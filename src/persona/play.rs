@@ -34,7 +34,7 @@ pub struct Measured {
 }
 
 /// A state of a [`Measured`] game.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct MState {
     pub st: State,
     /// Σ of the measure before each move, and the number of moves.
@@ -47,6 +47,19 @@ pub struct MState {
 }
 
 const NO_HINT: u32 = u32::MAX;
+
+impl Clone for MState {
+    fn clone(&self) -> MState {
+        MState { st: self.st.clone(), sum: self.sum, n: self.n, legal_hint: self.legal_hint.clone() }
+    }
+    /// Reuses the buffers of `self.st` (searches copy states into scratch space).
+    fn clone_from(&mut self, src: &MState) {
+        self.st.clone_from(&src.st);
+        self.sum = src.sum;
+        self.n = src.n;
+        self.legal_hint.set(src.legal_hint.get());
+    }
+}
 
 thread_local! {
     static LEGAL: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
