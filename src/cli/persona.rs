@@ -258,11 +258,11 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
         println!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure);
         all.push(r);
     }
-    let n = all.len() as f64;
-    let ms = all.iter().map(|r| r.score).sum::<f64>() / n;
-    let sd = (all.iter().map(|r| (r.score - ms).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
-    let ml = all.iter().map(|r| r.legal_moves).sum::<f64>() / n;
-    let mm = all.iter().map(|r| r.measure).sum::<f64>() / n;
-    println!("{:>20}  {ms:>8.0}  {ml:>11.2}  {mm:>10.3}   (score sd {sd:.0}, {} games)", "mean", all.len());
+    let col = |f: fn(&GameResult) -> f64| crate::experiment::stats::summary(&all.iter().map(f).collect::<Vec<_>>());
+    let (score, legal, measure) = (col(|r| r.score), col(|r| r.legal_moves), col(|r| r.measure));
+    println!(
+        "{:>20}  {:>8.0}  {:>11.2}  {:>10.3}   (score sd {:.0}, {} games)",
+        "mean", score.mean, legal.mean, measure.mean, score.sd, score.n
+    );
     Ok(())
 }

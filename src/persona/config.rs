@@ -214,9 +214,4 @@ impl PersonaConfig {
         }
         Ok(cfg)
     }
-
-    /// Where a key of the config is, for errors found later (a game value the game lacks).
-    pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> String {
-        locate(path, text, table, nth, key)
-    }
 }

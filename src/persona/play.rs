@@ -223,9 +223,12 @@ pub fn play_game(
     let mut legal = Vec::new();
     let mut legal_sum = 0usize;
     let mut moves = 0u32;
-    let mut cfg = match agent {
-        Agent::Mcts { formula, .. } => MctsConfig { formula: formula.clone(), full_expansion: true, ..MctsConfig::default() },
-        Agent::Random => MctsConfig::default(),
+    // The search settings of an MCTS player (none for the random player).
+    let mut mcts = match agent {
+        Agent::Mcts { formula, reward } => {
+            Some((MctsConfig { formula: formula.clone(), full_expansion: true, ..MctsConfig::default() }, *reward))
+        }
+        Agent::Random => None,
     };
     loop {
         g.legal(&s, &mut legal)?;
@@ -233,18 +236,24 @@ pub fn play_game(
             break;
         }
         legal_sum += legal.len();
-        let mv = match agent {
-            Agent::Random => legal[rng.random_range(0..legal.len())],
-            Agent::Mcts { reward, .. } if legal.len() > 1 => {
-                let mut root = s.clone();
-                if g.hidden_chance() {
-                    g.reseed(&mut root, rng.random::<u64>());
-                }
+        let mv = match &mut mcts {
+            None => legal[rng.random_range(0..legal.len())],
+            Some(_) if legal.len() == 1 => legal[0],
+            Some((cfg, reward)) => {
+                // `chance fair`: the search plays on a copy with a stream of its own.
+                let hidden;
+                let root = if g.hidden_chance() {
+                    let mut copy = s.clone();
+                    g.reseed(&mut copy, rng.random::<u64>());
+                    hidden = copy;
+                    &hidden
+                } else {
+                    &s
+                };
                 cfg.max_playout_moves = if search.rollout_horizon > 0 { search.rollout_horizon.saturating_sub(moves) } else { u32::MAX };
                 let eval = RewardEval { game: &g, reward: *reward };
-                decide_with(&g, &root, &cfg, &eval, search.iterations, rng, search.final_choice)?.0
+                decide_with(&g, root, cfg, &eval, search.iterations, rng, search.final_choice)?.0
             }
-            Agent::Mcts { .. } => legal[0],
         };
         g.apply(&mut s, mv)?;
         moves += 1;

@@ -116,7 +116,7 @@ impl Setup {
             program.chance_fair = c == "fair";
         }
         let program = Arc::new(program);
-        let at = |table: &str, nth: usize, key: &str| PersonaConfig::locate(config_path, &text, table, nth, key);
+        let at = |table: &str, nth: usize, key: &str| crate::balance::config::locate(config_path, &text, table, nth, key);
         let score = program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("personas", 0, "score"), s.score))?;
         for (k, p) in cfg.list.iter().enumerate() {
             if p.measure != "legal_moves" {
@@ -175,26 +175,33 @@ impl Setup {
     }
 }
 
-/// Plays `agent` on every seed in parallel; `stream_of(game index)` gives its stream.
-pub fn play_many(
-    setup: &Setup,
-    m: &Measured,
-    agent: &Agent,
-    seeds: &[u64],
-    stream_seed: impl Fn(u64) -> (u64, u64, u64, u64) + Sync,
-    done: &AtomicU64,
-) -> Result<Vec<GameResult>> {
-    seeds
-        .par_iter()
-        .enumerate()
-        .map(|(k, &seed)| {
-            let (a, b, c, d) = stream_seed(k as u64);
+/// One game to play: who, on which chance seed, and the (seed, generation, individual, game)
+/// of the player's own stream.
+pub type Job<'a> = (&'a Agent, u64, (u64, u64, u64, u64));
+
+/// Plays every job in parallel (results in job order); counts finished games in `done`.
+pub fn play_jobs(setup: &Setup, m: &Measured, jobs: &[Job], done: &AtomicU64) -> Result<Vec<GameResult>> {
+    jobs.par_iter()
+        .map(|&(agent, seed, (a, b, c, d))| {
             let mut rng = stream(a, b, c, d);
             let r = play_game(m, seed, setup.score, agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)));
             done.fetch_add(1, Ordering::Relaxed);
             r
         })
         .collect()
+}
+
+/// Plays `agent` on every seed in parallel; `stream_seed(game index)` gives its stream.
+pub fn play_many(
+    setup: &Setup,
+    m: &Measured,
+    agent: &Agent,
+    seeds: &[u64],
+    stream_seed: impl Fn(u64) -> (u64, u64, u64, u64),
+    done: &AtomicU64,
+) -> Result<Vec<GameResult>> {
+    let jobs: Vec<Job> = seeds.iter().enumerate().map(|(k, &seed)| (agent, seed, stream_seed(k as u64))).collect();
+    play_jobs(setup, m, &jobs, done)
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -266,18 +273,13 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
         let vanilla_agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, random_mean) };
         let vanilla = play_many(setup, &m, &vanilla_agent, &seeds, |j| (pseed, g, TAG_VANILLA, j), done)?;
         // Every individual on every seed, in parallel over (individual, game).
-        let jobs: Vec<(usize, usize)> = (0..pop.len()).flat_map(|i| (0..seeds.len()).map(move |j| (i, j))).collect();
-        let results: Vec<GameResult> = jobs
-            .par_iter()
-            .map(|&(i, j)| {
-                let agent = Agent::Mcts { formula: pop[i].clone(), reward: setup.reward(p, goal) };
-                let mut rng = stream(pseed, g, i as u64, j as u64);
-                let r = play_game(&m, seeds[j], setup.score, &agent, &setup.search, &mut rng)
-                    .map_err(|e| anyhow!("{}", e.render(&setup.program)));
-                done.fetch_add(1, Ordering::Relaxed);
-                r
-            })
-            .collect::<Result<_>>()?;
+        let agents: Vec<Agent> = pop.iter().map(|f| Agent::Mcts { formula: f.clone(), reward: setup.reward(p, goal) }).collect();
+        let jobs: Vec<Job> = agents
+            .iter()
+            .enumerate()
+            .flat_map(|(i, agent)| seeds.iter().enumerate().map(move |(j, &seed)| (agent, seed, (pseed, g, i as u64, j as u64))))
+            .collect();
+        let results = play_jobs(setup, &m, &jobs, done)?;
         let n = seeds.len();
         let means: Vec<f64> = (0..pop.len()).map(|i| mean(results[i * n..(i + 1) * n].iter().map(|r| r.measure))).collect();
         let fitness: Vec<f64> = means.iter().map(|&v| if p.maximize() { v } else { -v }).collect();
@@ -448,11 +450,6 @@ pub struct HeldOutRow {
     pub formula: String,
 }
 
-fn sd(xs: &[f64]) -> f64 {
-    let m = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
-    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len().max(2) - 1) as f64).sqrt()
-}
-
 fn held_row(agent: &str, persona: &str, formula: String, rs: &[GameResult]) -> HeldOutRow {
     let scores: Vec<f64> = rs.iter().map(|r| r.score).collect();
     HeldOutRow {
@@ -460,7 +457,7 @@ fn held_row(agent: &str, persona: &str, formula: String, rs: &[GameResult]) -> H
         persona: persona.into(),
         measure: mean(rs.iter().map(|r| r.measure)),
         score_mean: mean(scores.iter().copied()),
-        score_sd: sd(&scores),
+        score_sd: crate::experiment::stats::summary(&scores).sd,
         score_min: scores.iter().copied().fold(f64::INFINITY, f64::min),
         score_max: scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         legal_moves: mean(rs.iter().map(|r| r.legal_moves)),

@@ -160,11 +160,15 @@ impl Program {
         Ok(if agg.double { sum_d.to_bits() as i64 } else { sum_l })
     }
 
+    /// Whether `s` is a swap number of grid `g`.
+    pub(super) fn swap_in_range(&self, g: u16, s: i64) -> bool {
+        s >= 0 && (s as usize) < 2 * self.geo(g).cells()
+    }
+
     fn swap_number(&self, g: u16, s: i64, op_span: Span) -> Result<usize, RuntimeError> {
-        let geo = self.geo(g);
-        if s < 0 || s as usize >= 2 * geo.cells() {
+        if !self.swap_in_range(g, s) {
             let grid = self.grids[g as usize].name.clone();
-            return Err(rt(RtKind::BadSwap { grid, s, last: 2 * geo.cells() as i64 - 1 }, op_span));
+            return Err(rt(RtKind::BadSwap { grid, s, last: 2 * self.geo(g).cells() as i64 - 1 }, op_span));
         }
         Ok(s as usize)
     }
@@ -173,8 +177,7 @@ impl Program {
     /// ≥ `min`.
     pub(super) fn tile_can_swap(&self, st: &State, g: u16, s: i64, min: i64, op_span: Span) -> Result<bool, RuntimeError> {
         let s = self.swap_number(g, s, op_span)?;
-        let geo = self.geo(g);
-        Ok(self.swap_makes_run(st, geo, s, min.max(1) as usize))
+        Ok(self.tile_swap_ok(st, g, s, min))
     }
 
     #[inline]
@@ -194,12 +197,7 @@ impl Program {
         Self::run_through(geo, a, min, cell) || Self::run_through(geo, b, min, cell)
     }
 
-    /// Whether `s` is a swap number of grid `g`.
-    pub(super) fn swap_in_range(&self, g: u16, s: i64) -> bool {
-        s >= 0 && (s as usize) < 2 * self.geo(g).cells()
-    }
-
-    /// `canSwap(s, min)` for a swap number in range (legal-move generation's fast path).
+    /// `canSwap(s, min)` for a swap number in range (also legal-move generation's fast path).
     #[inline]
     pub(super) fn tile_swap_ok(&self, st: &State, g: u16, s: usize, min: i64) -> bool {
         self.swap_makes_run(st, self.geo(g), s, min.max(1) as usize)

@@ -434,15 +434,21 @@ impl Compiler<'_> {
     // ------------------------------------------------------------------ expressions
 
     /// `board[x, y]`: pushes the cell's absolute slot.
-    pub(super) fn grid_cell(&mut self, g: &ast::Ident, x: &ast::Expr, y: &ast::Expr, cx: CtxKey) -> Option<()> {
-        let Some(&gi) = self.x.grid_ix.get(&g.name) else {
+    /// A declared grid by name, or an error listing the grids.
+    fn grid_named(&mut self, g: &ast::Ident) -> Option<u16> {
+        let found = self.x.grid_ix.get(&g.name).copied();
+        if found.is_none() {
             let known = Self::known(&self.x.grid_ix);
             self.error(
                 g.span,
                 DiagKind::UnknownName { what: "grid", name: g.name.clone(), expected: format!("a declared grid ({known})") },
             );
-            return None;
-        };
+        }
+        found
+    }
+
+    pub(super) fn grid_cell(&mut self, g: &ast::Ident, x: &ast::Expr, y: &ast::Expr, cx: CtxKey) -> Option<()> {
+        let gi = self.grid_named(g)?;
         for e in [x, y] {
             let t = self.expr(e, cx)?;
             self.want_long(t, e.span)?;
@@ -519,34 +525,10 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                     return None;
                 }
                 let class = self.resolve_class(&p[0], "class")?;
-                let count = full == "countOf";
-                // The inner expression is its own piece of code, skipped by the outer one.
-                let (depth, max_depth) = (self.depth, self.max_depth);
-                let skip_at = self.code.len();
-                self.emit(Op::Skip(0), span);
                 let inner_cx = CtxKey { this: cx.this, bind: BindKind::Instance(class), var: NO_VAR };
-                let start = self.begin();
-                self.max_depth = 0;
-                let t = self.expr(&args[1], inner_cx);
-                let inner = t.and_then(|_| self.end(start));
-                self.depth = depth;
-                self.max_depth = max_depth;
-                let (t, inner) = (t?, inner?);
-                self.code[skip_at] = Op::Skip(inner.len);
-                let double = match (count, t) {
-                    (true, Ty::Bool) | (false, Ty::Long) => false,
-                    (false, Ty::Double) => true,
-                    (_, t) => {
-                        let found = self.ty_name(t);
-                        let expected = if count { "a condition (boolean) to count" } else { "a number to sum" };
-                        self.error(args[1].span, DiagKind::TypeMismatch { expected: expected.into(), found });
-                        return None;
-                    }
-                };
-                let a = self.x.aggs.len() as u16;
-                self.x.aggs.push(AggInfo { class, expr: inner, count, double });
+                let (a, ty) = self.aggregate_code(&args[1], inner_cx, class, full == "countOf", span)?;
                 self.emit(Op::Agg(a), span);
-                Some(if double { Ty::Double } else { Ty::Long })
+                Some(ty)
             }
             _ if name.len() == 2 && name[0].name == "hex" => {
                 use Builtin::*;
@@ -652,31 +634,39 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 return None;
             }
         };
+        let inner_cx = CtxKey { this: cx.this, bind: BindKind::Number(1, u32::MAX), var };
+        let (a, ty) = self.aggregate_code(&args[2], inner_cx, 0, false, span)?;
+        self.emit(Op::GridSumRuns(g, a), span);
+        Some(ty)
+    }
+
+    /// The inner expression of an aggregate (`sumOf`, `countOf`, `sumRuns`) as its own piece of
+    /// code, which the outer code skips; registers it and returns its index and result type.
+    fn aggregate_code(&mut self, e: &ast::Expr, inner_cx: CtxKey, class: ClassId, count: bool, span: Span) -> Option<(u16, Ty)> {
         let (depth, max_depth) = (self.depth, self.max_depth);
         let skip_at = self.code.len();
         self.emit(Op::Skip(0), span);
-        let inner_cx = CtxKey { this: cx.this, bind: BindKind::Number(1, u32::MAX), var };
         let start = self.begin();
         self.max_depth = 0;
-        let t = self.expr(&args[2], inner_cx);
+        let t = self.expr(e, inner_cx);
         let inner = t.and_then(|_| self.end(start));
         self.depth = depth;
         self.max_depth = max_depth;
         let (t, inner) = (t?, inner?);
         self.code[skip_at] = Op::Skip(inner.len);
-        let double = match t {
-            Ty::Long => false,
-            Ty::Double => true,
-            t => {
+        let double = match (count, t) {
+            (true, Ty::Bool) | (false, Ty::Long) => false,
+            (false, Ty::Double) => true,
+            (_, t) => {
                 let found = self.ty_name(t);
-                self.error(args[2].span, DiagKind::TypeMismatch { expected: "a number to sum".into(), found });
+                let expected = if count { "a condition (boolean) to count" } else { "a number to sum" };
+                self.error(e.span, DiagKind::TypeMismatch { expected: expected.into(), found });
                 return None;
             }
         };
         let a = self.x.aggs.len() as u16;
-        self.x.aggs.push(AggInfo { class: 0, expr: inner, count: false, double });
-        self.emit(Op::GridSumRuns(g, a), span);
-        Some(if double { Ty::Double } else { Ty::Long })
+        self.x.aggs.push(AggInfo { class, expr: inner, count, double });
+        Some((a, if double { Ty::Double } else { Ty::Long }))
     }
 
     /// `do <grid>.<operation>(args)`: a tile-grid consequence.
@@ -687,14 +677,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
             return None;
         };
         let full = name.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
-        let Some(&g) = self.x.grid_ix.get(&name[0].name) else {
-            let known = Self::known(&self.x.grid_ix);
-            self.error(
-                name[0].span,
-                DiagKind::UnknownName { what: "grid", name: name[0].name.clone(), expected: format!("a declared grid ({known})") },
-            );
-            return None;
-        };
+        let g = self.grid_named(&name[0])?;
         let op = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.0 == name[1].name)).flatten();
         let Some(&(_, op, want)) = op else {
             self.error(
