@@ -1,8 +1,11 @@
 //! PNG charts: line panels (values over time or over iterations, with optional bands) and bar
-//! charts with error bars (mean ± 95% CI). Plotters draws into a temporary `.tmp.png` beside the
-//! target, which is then renamed over it (an atomic write).
+//! charts with error bars (mean ± 95% CI). Experiment panels put two views of a playtest
+//! experiment side by side: each condition's final best scores (replicates, mean, ± sd) and its
+//! best-so-far curve over rollouts, on a shared y range. Plotters draws into a temporary
+//! `.tmp.png` beside the target, which is then renamed over it (an atomic write).
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 use std::path::Path;
 use std::sync::Once;
@@ -183,10 +186,313 @@ pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, h
     Ok(())
 }
 
+/// One experimental condition of a playtest experiment.
+pub struct Condition {
+    pub name: String,
+    /// Final best score of each replicate.
+    pub finals: Vec<f64>,
+    /// (rollout, mean best-so-far, low, high) — the band is mean ± one standard deviation, computed by the caller.
+    pub curve: Vec<(f64, f64, f64, f64)>,
+}
+
+/// The y range shared by both experiment panels: finals, their mean ± sd, and the curves with
+/// their bands, padded by 5%. Non-finite values are ignored.
+fn experiment_y_range(conditions: &[Condition]) -> (f64, f64) {
+    let mut ys = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut add = |y: f64| {
+        if y.is_finite() {
+            ys = (ys.0.min(y), ys.1.max(y));
+        }
+    };
+    for c in conditions {
+        c.finals.iter().for_each(|&y| add(y));
+        if let Some((mean, sd)) = finals_summary(&c.finals) {
+            add(mean - sd);
+            add(mean + sd);
+        }
+        for &(_, mean, lo, hi) in &c.curve {
+            add(mean);
+            add(lo);
+            add(hi);
+        }
+    }
+    if !ys.0.is_finite() {
+        ys = (0.0, 1.0);
+    }
+    if ys.1 <= ys.0 {
+        ys = (ys.0 - 0.5, ys.1 + 0.5);
+    }
+    let pad = (ys.1 - ys.0) * 0.05;
+    (ys.0 - pad, ys.1 + pad)
+}
+
+/// Mean and sample sd of the finite finals (sd 0 for one replicate), or None if there are none.
+fn finals_summary(finals: &[f64]) -> Option<(f64, f64)> {
+    let xs: Vec<f64> = finals.iter().copied().filter(|y| y.is_finite()).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    let s = crate::experiment::stats::summary(&xs);
+    Some((s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }))
+}
+
+/// A deterministic horizontal offset in [-0.5, 0.5) for replicate `j` (golden-ratio sequence:
+/// consecutive replicates land far apart, and any prefix covers the interval evenly).
+fn jitter(j: usize) -> f64 {
+    (j as f64 * 0.618_033_988_749_895).fract() - 0.5
+}
+
+/// Two panels of a playtest experiment in one PNG of width × height, under a title strip:
+/// (a) on the left (40% of the width), each condition's final best scores — every replicate as a
+/// jittered dot, the mean as a thick bar, ± one sd as a whisker; (b) on the right, each
+/// condition's mean best-so-far curve over rollouts with its band. Both panels share one y range.
+/// Condition names label the categories of (a), rotated when they do not fit side by side, and
+/// the legend of (b). Sizes below 240 × 180 are an error.
+pub fn experiment_panels(path: &Path, title: &str, y_label: &str, conditions: &[Condition], width: u32, height: u32) -> DrawResult {
+    if width < 240 || height < 180 {
+        return Err(format!("experiment_panels: {width}x{height} is too small (at least 240x180)").into());
+    }
+    init_fonts();
+    let tmp = tmp_path(path)?;
+    match draw_experiment(&tmp, title, y_label, conditions, width, height) {
+        Ok(()) => {
+            std::fs::rename(&tmp, path)?;
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn draw_experiment(tmp: &Path, title: &str, y_label: &str, conditions: &[Condition], width: u32, height: u32) -> DrawResult {
+    let root = BitMapBackend::new(tmp, (width, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (top, rest) = root.split_vertically(40);
+    top.titled(title, ("sans-serif", 22))?;
+    let (left, right) = rest.split_horizontally(width * 2 / 5);
+    let (y0, y1) = experiment_y_range(conditions);
+
+    // (a) Category labels: horizontal if every name fits its slot at 12 or 10 px, else rotated
+    // (reading upwards) in a label area as tall as the longest name, up to 40% of the panel.
+    let n = conditions.len().max(1);
+    let slot = (width * 2 / 5).saturating_sub(8 * 2 + 60) as f64 / n as f64;
+    let widest = |size: f64| -> Result<u32, Box<dyn std::error::Error>> {
+        let style = TextStyle::from(("sans-serif", size).into_font());
+        let mut w = 0;
+        for c in conditions {
+            w = w.max(root.estimate_text_size(&c.name, &style)?.0);
+        }
+        Ok(w)
+    };
+    let horizontal = [12.0, 10.0].into_iter().find_map(|size| match widest(size) {
+        Ok(w) if (w as f64) <= slot * 0.92 => Some(Ok(size)),
+        Ok(_) => None,
+        Err(e) => Some(Err(e)),
+    });
+    let max_label_area = (height.saturating_sub(40) * 2 / 5).max(40);
+    let (label_size, rotated, label_area) = match horizontal.transpose()? {
+        Some(size) => (size, false, 40),
+        None => (11.0, true, (widest(11.0)? + 30).clamp(40, max_label_area)),
+    };
+    let mut chart = ChartBuilder::on(&left)
+        .caption("(a) final best score per condition", ("sans-serif", 16))
+        .margin(8)
+        .x_label_area_size(label_area)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, y0..y1)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_label_formatter(&|_| String::new())
+        .y_desc(y_label)
+        .label_style(("sans-serif", 12))
+        .draw()?;
+    for (i, c) in conditions.iter().enumerate() {
+        let col = color(i);
+        let x = i as f64;
+        let dots = c.finals.iter().enumerate().filter(|(_, y)| y.is_finite());
+        chart.draw_series(dots.map(|(j, &y)| Circle::new((x + 0.3 * jitter(j), y), 3, col.mix(0.55).filled())))?;
+        if let Some((mean, sd)) = finals_summary(&c.finals) {
+            if sd > 0.0 {
+                let whisker = [
+                    vec![(x, mean - sd), (x, mean + sd)],
+                    vec![(x - 0.06, mean - sd), (x + 0.06, mean - sd)],
+                    vec![(x - 0.06, mean + sd), (x + 0.06, mean + sd)],
+                ];
+                chart.draw_series(whisker.into_iter().map(|p| PathElement::new(p, col.stroke_width(2))))?;
+            }
+            chart.draw_series(std::iter::once(PathElement::new(vec![(x - 0.25, mean), (x + 0.25, mean)], col.stroke_width(5))))?;
+        }
+        // The label, in root pixel coordinates just below the plotting area.
+        let (px, py) = chart.backend_coord(&(x, y0));
+        let font = ("sans-serif", label_size).into_font().color(&BLACK);
+        let label = if rotated {
+            Text::new(c.name.clone(), (px, py + 8), font.transform(FontTransform::Rotate270).pos(Pos::new(HPos::Right, VPos::Center)))
+        } else {
+            Text::new(c.name.clone(), (px, py + 8), font.pos(Pos::new(HPos::Center, VPos::Top)))
+        };
+        root.draw(&label)?;
+    }
+
+    // (b) Mean best-so-far curves with their bands.
+    let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(x, ..) in conditions.iter().flat_map(|c| &c.curve) {
+        if x.is_finite() {
+            xs = (xs.0.min(x), xs.1.max(x));
+        }
+    }
+    if !xs.0.is_finite() {
+        xs = (0.0, 1.0);
+    }
+    if xs.1 <= xs.0 {
+        xs.1 = xs.0 + 1.0;
+    }
+    let mut chart = ChartBuilder::on(&right)
+        .caption("(b) best score so far vs rollouts", ("sans-serif", 16))
+        .margin(8)
+        .margin_right(24) // room for the last x tick label
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xs.0..xs.1, y0..y1)?;
+    chart.configure_mesh().x_desc("rollouts").y_desc(y_label).label_style(("sans-serif", 12)).draw()?;
+    for (i, c) in conditions.iter().enumerate() {
+        let col = color(i);
+        let pts: Vec<_> = c.curve.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+        let band: Vec<_> = pts.iter().filter(|p| p.2.is_finite() && p.3.is_finite()).collect();
+        if band.len() > 1 {
+            let mut poly: Vec<(f64, f64)> = band.iter().map(|&&(x, _, _, hi)| (x, hi)).collect();
+            poly.extend(band.iter().rev().map(|&&(x, _, lo, _)| (x, lo)));
+            chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(0.18).filled())))?;
+        }
+        if let [(x, y, ..)] = pts[..] {
+            // One point draws no line: mark it.
+            chart.draw_series(std::iter::once(Circle::new((x, y), 4, col.filled())))?;
+        }
+        chart
+            .draw_series(LineSeries::new(pts.iter().map(|&(x, y, ..)| (x, y)), col.stroke_width(2)))?
+            .label(c.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
+    }
+    if !conditions.is_empty() {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 12))
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
 fn tmp_path(path: &Path) -> Result<std::path::PathBuf, std::io::Error> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("chart");
     Ok(path.with_file_name(format!("{stem}.tmp.png")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A fresh directory under the system temp dir (no `tempfile` dev-dependency in this crate).
+    fn scratch(name: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("playforge-chart-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("creating a scratch dir");
+        dir
+    }
+
+    fn is_png(path: &Path) -> bool {
+        std::fs::read(path).map(|b| b.starts_with(b"\x89PNG\r\n\x1a\n")).unwrap_or(false)
+    }
+
+    fn no_tmp_left(dir: &Path) -> bool {
+        std::fs::read_dir(dir)
+            .expect("listing the scratch dir")
+            .all(|e| !e.expect("a dir entry").file_name().to_string_lossy().contains(".tmp"))
+    }
+
+    /// Three conditions × 20 replicates × 100-point curves, deterministic (no RNG).
+    pub(super) fn sample_conditions() -> Vec<Condition> {
+        let names = ["UCT c=1.4 (baseline)", "UCT c=0.5, no rollout", "NMCS level 2 + heur."];
+        names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let ceiling = 40.0 + 12.0 * k as f64;
+                let rate = 0.04 + 0.015 * k as f64;
+                let noise = |j: usize| ((j * 7 + k * 3) % 11) as f64 - 5.0;
+                let finals = (0..20).map(|j| ceiling + 1.2 * noise(j)).collect();
+                let curve = (1..=100)
+                    .map(|r| {
+                        let x = r as f64 * 10.0;
+                        let mean = ceiling * (1.0 - (-rate * r as f64).exp());
+                        let sd = 3.0 + 6.0 * (-0.03 * r as f64).exp();
+                        (x, mean, mean - sd, mean + sd)
+                    })
+                    .collect();
+                Condition { name: name.to_string(), finals, curve }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn experiment_panels_draws_a_png_atomically() {
+        let dir = scratch("panels");
+        let path = dir.join("experiment.png");
+        experiment_panels(&path, "Sample experiment", "best score", &sample_conditions(), 1200, 520).expect("drawing");
+        assert!(path.exists());
+        assert!(is_png(&path));
+        assert!(no_tmp_left(&dir));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn experiment_panels_degenerate_inputs_do_not_panic() {
+        let dir = scratch("degenerate");
+        let empty = dir.join("empty.png");
+        experiment_panels(&empty, "No conditions", "score", &[], 900, 400).expect("drawing no conditions");
+        assert!(is_png(&empty));
+        let one = vec![
+            Condition { name: "one replicate, one point".into(), finals: vec![3.0], curve: vec![(1.0, 3.0, 3.0, 3.0)] },
+            Condition { name: "nothing".into(), finals: vec![], curve: vec![] },
+            Condition { name: "NaN".into(), finals: vec![f64::NAN, 3.0], curve: vec![(f64::NAN, 1.0, 0.0, 2.0)] },
+        ];
+        let single = dir.join("single.png");
+        experiment_panels(&single, "Single point", "score", &one, 900, 400).expect("drawing a single point");
+        assert!(is_png(&single));
+        assert!(experiment_panels(&dir.join("tiny.png"), "Too small", "score", &one, 10, 10).is_err());
+        assert!(no_tmp_left(&dir));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Renders the sample to /tmp/experiment_panels_sample.png for a look by eye:
+    /// `cargo test --release --lib chart -- --ignored`.
+    #[test]
+    #[ignore]
+    fn experiment_panels_sample() {
+        let path = Path::new("/tmp/experiment_panels_sample.png");
+        experiment_panels(path, "Sample experiment (3 conditions × 20 replicates)", "best score", &sample_conditions(), 1200, 520)
+            .expect("drawing");
+        // Six long names in a narrower chart: the category labels must rotate.
+        let mut six = sample_conditions();
+        six.extend(sample_conditions().into_iter().map(|mut c| {
+            c.name = format!("{} (bis)", c.name);
+            c.finals.iter_mut().for_each(|y| *y -= 15.0);
+            c
+        }));
+        let rotated = Path::new("/tmp/experiment_panels_sample_rotated.png");
+        experiment_panels(rotated, "Six conditions", "best score", &six, 900, 520).expect("drawing");
+        let one = vec![Condition { name: "one replicate, one point".into(), finals: vec![3.0], curve: vec![(1.0, 3.0, 3.0, 3.0)] }];
+        let single = Path::new("/tmp/experiment_panels_sample_single.png");
+        experiment_panels(single, "Single point", "score", &one, 900, 400).expect("drawing");
+    }
 }
