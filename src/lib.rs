@@ -9,6 +9,7 @@ pub mod evolve;
 pub mod experiment;
 pub mod game;
 pub mod persona;
+pub mod playtest;
 pub mod report;
 pub mod rng;
 pub mod search;

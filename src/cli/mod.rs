@@ -5,6 +5,7 @@
 mod balance;
 mod experiment;
 mod persona;
+mod playtest;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -62,6 +63,11 @@ enum Command {
     /// Play a saved persona formula (or vanilla MCTS, or a random player) on given seeds and
     /// print each game's score, mean legal moves and the persona's measure.
     PersonaPlay(persona::PersonaPlayArgs),
+    /// Playtest experiment (Monster Carlo): play styles × design variants × replicates of an MCTS
+    /// search over the whole game with fixed chance per replicate; compare the highest scores
+    /// seen. Writes outputs/<name>/ (summary.md with Mann-Whitney U tests, playtest.png with the
+    /// final scores and the best-so-far curves, curves/*.csv, finals.csv, best/*.moves, runs/).
+    Playtest(playtest::PlaytestArgs),
     /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
     /// an ASCII hex map.
     Replay {
@@ -84,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Landscape(args) => balance::landscape(&args),
         Command::Personas(args) => persona::personas(&args),
         Command::PersonaPlay(args) => persona::persona_play(&args),
+        Command::Playtest(args) => playtest::playtest(&args),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

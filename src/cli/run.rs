@@ -39,6 +39,20 @@ pub struct RunArgs {
     /// its [team.*] and [held] values override the game's declared parameters.
     #[arg(long, value_name = "FILE")]
     pub params: Option<PathBuf>,
+    /// Set a declared parameter, e.g. `--set me.colours=4` (after --params; repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub set: Vec<(String, f64)>,
+    /// Switch on a named overlay of the game file (a `style <name>:` or `variant <name>:` line
+    /// tag; repeatable).
+    #[arg(long = "overlay", value_name = "NAME")]
+    pub overlays: Vec<String>,
+}
+
+/// `name=value` for `--set`.
+fn parse_setting(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=VALUE, e.g. me.colours=4"))?;
+    let x: f64 = v.trim().parse().map_err(|_| format!("`{v}`: expected a number after `=`"))?;
+    Ok((k.trim().to_string(), x))
 }
 
 #[derive(clap::Args)]
@@ -165,7 +179,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         None => (Vec::new(), None),
     };
-    let opts = wgdl::CompileOptions { overrides: overrides.clone(), turn_order: turn_order.clone(), ..wgdl::CompileOptions::default() };
+    let mut overrides = overrides;
+    overrides.extend(args.set.iter().cloned());
+    let opts = wgdl::CompileOptions {
+        overrides: overrides.clone(),
+        turn_order: turn_order.clone(),
+        overlays: args.overlays.clone(),
+        ..wgdl::CompileOptions::default()
+    };
     let c = match wgdl::load_with(&args.game, &opts) {
         Ok(c) => c,
         Err(LoadError::Compile(d)) => bail!("{d}"),

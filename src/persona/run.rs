@@ -109,6 +109,7 @@ impl Setup {
             base_dir: s.game.parent().map(Path::to_path_buf),
             overrides: cfg.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             turn_order: None,
+            overlays: Vec::new(),
         };
         let compiled = crate::wgdl::load_with(&s.game, &opts).map_err(|e| anyhow!("{e}"))?;
         let mut program = (*compiled.program).clone();

@@ -839,6 +839,34 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
     budget: Budget,
     rng: &mut Rng,
 ) -> Result<SearchResult<G::State, G::Move>, G::Error> {
+    search_observed(game, root, sub, cfg, eval, budget, rng, |_| true)
+}
+
+/// What [`search_observed`] reports after each iteration.
+#[derive(Clone, Copy, Debug)]
+pub struct Rollout {
+    /// Iterations so far, this one included.
+    pub iteration: u64,
+    /// The value this iteration's playout reached (`None`: aborted as a duplicate).
+    pub value: Option<f64>,
+    /// The best value of any iteration so far.
+    pub best: f64,
+}
+
+/// [`search`], calling `observe` after every iteration (the Monster Carlo thesis's per-rollout
+/// bookkeeping: best score seen so far, progress). `observe` returning `false` stops the search
+/// after that iteration, as an exhausted root (CUT_OFF) or a spent budget does.
+#[allow(clippy::too_many_arguments)]
+pub fn search_observed<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    sub: SubGame,
+    cfg: &MctsConfig,
+    eval: &E,
+    budget: Budget,
+    rng: &mut Rng,
+    mut observe: impl FnMut(Rollout) -> bool,
+) -> Result<SearchResult<G::State, G::Move>, G::Error> {
     let t0 = Instant::now();
     let f = cfg.formula.compile();
     let mut tree = Tree::new(game, root, sub, cfg)?;
@@ -866,16 +894,22 @@ pub fn search<G: Game + Goals, E: Evaluator<G::State>>(
         let mut sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
         // Duplicate aborts: each counts as an iteration; the next one would select this same
         // leaf again, so retry here without descending and replaying.
+        let mut go_on;
         loop {
             let duplicate = sim.duplicate;
+            let value = (!duplicate).then_some(sim.final_value);
             tree.update(game, &sel, sim, cfg, root, sub)?;
-            if !duplicate || spent(&tree) || !cfg.retry_duplicates {
+            go_on = observe(Rollout { iteration: tree.iterations, value, best: tree.best_value });
+            if !duplicate || spent(&tree) || !cfg.retry_duplicates || !go_on {
                 break;
             }
             let Some(mv) = tree.retry_expand(sel.leaf, cfg, rng, est) else { break };
             sel.expand = Some(mv);
             let seen = tree.seen.get(depth);
             sim = simulate_at_leaf(game, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        }
+        if !go_on {
+            break;
         }
     }
     if tree.best_value == f64::NEG_INFINITY {

@@ -25,6 +25,37 @@ pub struct Decl {
     pub kind: DeclKind,
     /// The whole line.
     pub span: Span,
+    /// `style <name>:` / `variant <name>:` (extension): the line belongs to a named overlay and
+    /// counts only when that overlay is selected (`variant not <name>:` — only when it is not).
+    pub overlay: Option<Overlay>,
+}
+
+/// Which kind of named overlay a tagged line belongs to (games/README.md §9.16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlayKind {
+    /// A play style: restrictions on what a player does (move filters, mostly).
+    Style,
+    /// A design variant: a change to the rules or parameters.
+    Variant,
+}
+
+impl OverlayKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            OverlayKind::Style => "style",
+            OverlayKind::Variant => "variant",
+        }
+    }
+}
+
+/// The tag of a line: `variant monochrome:` or `variant not monochrome:`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overlay {
+    pub kind: OverlayKind,
+    pub name: Ident,
+    /// `not`: the line counts only when the overlay is *not* selected.
+    pub negated: bool,
 }
 
 /// A declared type: `long | double | boolean | string | object:<Class>`.

@@ -2251,6 +2251,8 @@ impl<'a> Compiler<'a> {
             constraints: self.x.constraints,
             chance_fair: self.x.chance_fair,
             unless_sees_policy_only,
+            overlays: Vec::new(),
+            selected: Vec::new(),
         }
     }
 }

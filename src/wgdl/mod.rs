@@ -42,8 +42,13 @@ pub fn compile_str_with(name: &str, text: &str, opts: &CompileOptions) -> Result
     let mut diags = Vec::new();
     let tokens = lexer::lex(&file.text, &mut diags);
     let ast = parser::parse(&tokens, &mut diags);
+    let (ast, overlays) = select_overlays(ast, &opts.overlays, &mut diags);
     lint::precedence_traps(&ast, &file, &mut diags);
-    let program = compile::compile_with(&ast, file.clone(), &mut diags, opts);
+    let program = compile::compile_with(&ast, file.clone(), &mut diags, opts).map(|mut p| {
+        p.overlays = overlays;
+        p.selected = opts.overlays.clone();
+        p
+    });
     if let Some(p) = &program {
         lint::lint(&ast, p, &mut diags);
     }
@@ -53,6 +58,43 @@ pub fn compile_str_with(name: &str, text: &str, opts: &CompileOptions) -> Result
         Some(p) if !report.has_errors() => Ok(Compiled { program: Arc::new(p), warnings: report }),
         _ => Err(report),
     }
+}
+
+/// Keeps the untagged lines and the lines of the selected overlays (`style <name>:`,
+/// `variant <name>:`; a `not` tag inverts), and lists every overlay the file declares. A selected
+/// name the file does not declare is an error at the start of the file that lists the names.
+fn select_overlays(file: ast::File, selected: &[String], diags: &mut Vec<Diagnostic>) -> (ast::File, Vec<(ast::OverlayKind, String)>) {
+    let mut declared: Vec<(ast::OverlayKind, String)> = Vec::new();
+    for d in &file.decls {
+        if let Some(o) = &d.overlay
+            && !declared.iter().any(|(_, n)| *n == o.name.name)
+        {
+            declared.push((o.kind, o.name.name.clone()));
+        }
+    }
+    for name in selected {
+        if !declared.iter().any(|(_, n)| n == name) {
+            let known = if declared.is_empty() {
+                "a name from a `style <name>:` or `variant <name>:` line; this file declares none".to_string()
+            } else {
+                let names: Vec<String> = declared.iter().map(|(k, n)| format!("{} {n}", k.word())).collect();
+                format!("one of: {}", names.join(", "))
+            };
+            diags.push(Diagnostic::error(
+                Span::new(0, 0),
+                DiagKind::UnknownName { what: "style or variant", name: name.clone(), expected: known },
+            ));
+        }
+    }
+    let decls = file
+        .decls
+        .into_iter()
+        .filter(|d| match &d.overlay {
+            None => true,
+            Some(o) => selected.contains(&o.name.name) != o.negated,
+        })
+        .collect();
+    (ast::File { decls }, declared)
 }
 
 /// Errors from [`load`]: the file could not be read, or it does not compile.

@@ -17,7 +17,7 @@ use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
 actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless";
+policy, policyOnly, choose, lastResort, unless, and the line tags `style <name>:` and `variant <name>:`";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     let mut decls = Vec::new();
@@ -162,6 +162,23 @@ impl<'a> LineParser<'a> {
     }
 
     fn decl(&mut self) -> PResult<Decl> {
+        let overlay = match self.peek_name() {
+            Some(w @ ("style" | "variant")) => {
+                let kind = if w == "style" { OverlayKind::Style } else { OverlayKind::Variant };
+                self.pos += 1;
+                let negated = self.peek_name() == Some("not");
+                if negated {
+                    self.pos += 1;
+                }
+                let name = self.ident(&format!("the {w}'s name after `{w}`, then `:` and a declaration"))?;
+                self.expect_op(":")?;
+                if matches!(self.peek_name(), Some("style" | "variant")) {
+                    return self.err("a declaration after the tag (one `style`/`variant` tag per line)");
+                }
+                Some(Overlay { kind, name, negated })
+            }
+            _ => None,
+        };
         let head = self.ident(&format!("a declaration ({DECLS})"))?;
         let kind = match head.name.as_str() {
             "class" => {
@@ -357,7 +374,7 @@ impl<'a> LineParser<'a> {
             }
         };
         self.expect_end()?;
-        Ok(Decl { kind, span: self.line_span() })
+        Ok(Decl { kind, span: self.line_span(), overlay })
     }
 
     /// `while <condition>` at the end of a line, if present.

@@ -541,6 +541,10 @@ pub struct Program {
     /// `chance fair`: a search must not see the real future of the game's stream; it plays on
     /// an independent stream (see [`crate::game::Game::hidden_chance`]). Default `chance oracle`.
     pub chance_fair: bool,
+    /// Every named overlay the file declares (`style <name>:` / `variant <name>:` lines), in
+    /// order of first appearance, whether selected or not; and the ones selected.
+    pub overlays: Vec<(super::ast::OverlayKind, String)>,
+    pub selected: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

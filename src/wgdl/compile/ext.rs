@@ -23,6 +23,9 @@ pub struct CompileOptions {
     pub overrides: Vec<(String, f64)>,
     /// `grouped` or `alternating`, replacing the file's `turnOrder`.
     pub turn_order: Option<String>,
+    /// Named overlays (`style`/`variant` line tags) to switch on; every other tagged line is
+    /// left out (games/README.md §9.16).
+    pub overlays: Vec<String>,
 }
 
 #[derive(Default)]

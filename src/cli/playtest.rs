@@ -1,0 +1,105 @@
+//! `playtest`: argument checking, the progress bar and printing around the library's playtest
+//! module.
+
+use crate::playtest::config::PlaytestConfig;
+use crate::playtest::run::{INTERRUPTED, Setup, run_playtest, write_reports};
+use anyhow::{Result, anyhow, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+#[derive(clap::Args)]
+pub struct PlaytestArgs {
+    /// The playtest config (TOML), e.g. configs/playtest_stacker.toml.
+    pub config: PathBuf,
+    /// Keep the replicates already in outputs/<name>/runs/ (same config and game) and run only
+    /// the missing ones. Without it, a run starts afresh.
+    #[arg(long)]
+    pub resume: bool,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override the rollouts per search.
+    #[arg(long)]
+    pub rollouts: Option<u64>,
+    /// Override the replicates per condition.
+    #[arg(long)]
+    pub replicates: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Loads the config with the command line's overrides applied.
+pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates: Option<u64>) -> Result<Setup> {
+    let (mut cfg, text) = PlaytestConfig::load(config)?;
+    if let Some(s) = seed {
+        cfg.playtest.seed = s;
+    }
+    for (flag, v, slot) in
+        [("--rollouts", rollouts, &mut cfg.playtest.rollouts), ("--replicates", replicates, &mut cfg.playtest.replicates)]
+    {
+        if let Some(v) = v {
+            if v == 0 {
+                bail!("{flag} 0; expected at least 1");
+            }
+            *slot = v;
+        }
+    }
+    Setup::new(cfg, &text, config, Path::new("outputs"))
+}
+
+pub fn playtest(args: &PlaytestArgs) -> Result<()> {
+    let setup = setup(&args.config, args.seed, args.rollouts, args.replicates)?;
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: saving the replicates already finished (Ctrl-C again to quit at once)");
+    });
+    let out = setup.out_dir.clone();
+    std::fs::create_dir_all(&out).map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
+    let resolved = toml::to_string(&setup.cfg).map_err(|e| anyhow!("{e}"))?;
+    crate::report::write_atomic(&out.join("config.toml"), resolved.as_bytes()).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
+    let s = &setup.cfg.playtest;
+    if !args.quiet {
+        eprintln!(
+            "{}: {} conditions × {} replicates × {} rollouts on {} threads",
+            s.name,
+            setup.conditions.len(),
+            s.replicates,
+            s.rollouts,
+            rayon::current_num_threads()
+        );
+    }
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(setup.total_rollouts()) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rollouts, {per_sec}, ETA {eta}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let t0 = std::time::Instant::now();
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                bar.set_position(done.load(Ordering::Relaxed));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
+        let r = run_playtest(&setup, args.resume, &done);
+        stop.store(true, Ordering::Relaxed);
+        r
+    })?;
+    bar.finish_and_clear();
+    if outcome.interrupted {
+        let n: usize = outcome.reps.iter().map(Vec::len).sum();
+        println!("interrupted: {n} replicates saved in {}/runs; run again with --resume to continue", out.display());
+        return Ok(());
+    }
+    let (_, md) = write_reports(&setup, &outcome)?;
+    print!("{md}");
+    println!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display());
+    Ok(())
+}
