@@ -123,6 +123,27 @@ pub fn check(path: &Path) -> Result<()> {
         writeln!(out, "  sessions     {} s long, {} s pause", p.session_length, p.session_pause)?;
     }
     writeln!(out, "  start state  {} objects, {} slots, {} legal moves", st.objects.len(), st.slots.len(), legal.len())?;
+    // Each overlay compiled on its own, so that an error in an unselected line is found too.
+    let mut failed = Vec::new();
+    for (kind, name) in &p.overlays {
+        let opts = wgdl::CompileOptions { overlays: vec![name.clone()], ..wgdl::CompileOptions::default() };
+        let result = wgdl::load_with(path, &opts).map_err(|e| e.to_string()).and_then(|c| {
+            let st = c.program.initial_state().map_err(|e| e.render(&c.program))?;
+            let mut legal = Vec::new();
+            c.program.legal_actions(&st, &mut legal).map_err(|e| e.render(&c.program))?;
+            Ok(legal.len())
+        });
+        match result {
+            Ok(n) => writeln!(out, "  {:<12} {name}: ok, {n} legal moves at the start", kind.word())?,
+            Err(e) => {
+                writeln!(out, "  {:<12} {name}: error\n{e}", kind.word())?;
+                failed.push(name.clone());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}: the overlays {} do not compile", path.display(), failed.join(", "));
+    }
     Ok(())
 }
 
