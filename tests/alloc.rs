@@ -96,6 +96,42 @@ fn magic_land_playouts_allocate_almost_nothing_once_warm() {
 }
 
 #[test]
+fn tile_group_playouts_allocate_nothing_once_warm() {
+    // Every connected-group built-in (games/README.md §9.15) in the legal moves, the points and
+    // the clear: the flood fill's scratch is reused, not allocated per evaluation. (With 4 tile
+    // values the `groupDistinct` condition always holds; it is there to be evaluated.)
+    let src = "grid board 6 6
+class player
+attribute player made long 0
+object me is player
+initial me
+action create:player setUp
+consequence dealBoard do board.deal(4, 3)
+hasConsequence setUp dealBoard
+action player pop forEveryNumber c 0 35
+condition pop this.made < 20
+condition pop board.groupLead(c, 1, 2)
+condition pop board.groupDistinct(c, 1) <= 4
+consequence points game increase score by board.group(c, 1) + board.groups(0, 2)
+consequence clear do board.clearGroup(c, 1)
+consequence fall do board.fall()
+consequence refill do board.refill(4)
+consequence count direct this.made = this.made + 1
+hasConsequence pop points
+hasConsequence pop clear
+hasConsequence pop fall
+hasConsequence pop refill
+hasConsequence pop count
+goal 1 me.made >= 20
+";
+    let p = playforge::wgdl::compile_str("groups.wgdl", src).unwrap_or_else(|d| panic!("{d}")).program;
+    let g = WgdlGame::new(p);
+    let (allocs, moves) = allocations_in_playouts(&g, 50);
+    assert!(moves > 500, "{moves} moves");
+    assert_eq!(allocs, 0, "{allocs} allocations in {moves} moves");
+}
+
+#[test]
 fn hot_types_stay_small() {
     use playforge::wgdl::program::{Action, ObjRec, Op, Timer};
     assert_eq!(std::mem::size_of::<Op>(), 16);

@@ -32,3 +32,6 @@ mod search;
 mod semantics;
 /// Project tidiness: every source file opens with a `//!` paragraph.
 mod tidy;
+/// Connected groups on tile grids: sizes, leaders, counts, distinct values and clears on
+/// crafted boards, and a naive flood fill on random ones.
+mod tile_groups;

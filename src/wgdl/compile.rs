@@ -1536,6 +1536,7 @@ impl<'a> Compiler<'a> {
             | Op::Skip(_) => 0,
             Op::Call(b) => 1 - b.arity() as isize,
             Op::GridLine(_) => -3,
+            Op::GridGroupLead(_) => -2,
             _ => -1,
         };
         self.depth = (self.depth as isize + delta).max(0) as usize;

@@ -120,6 +120,14 @@ pub enum Op {
     GridCanSwap(u16),
     /// Pops min, pushes the sum of aggregate `.1`'s expression over the runs of ≥ min of grid `.0`.
     GridSumRuns(u16, u16),
+    /// Connected groups (src/wgdl/tiles.rs): pops c and tol, pushes the size of c's group.
+    GridGroup(u16),
+    /// Pops c, tol and min, pushes whether c leads (is the lowest cell of) a group of ≥ min.
+    GridGroupLead(u16),
+    /// Pops tol and min, pushes the number of groups of ≥ min cells.
+    GridGroups(u16),
+    /// Pops c and tol, pushes how many distinct tile values c's group holds.
+    GridGroupDistinct(u16),
     /// `game.actor` (the object whose turn it is, or `null`), `game.round`, `game.turns`, `game.toMove`.
     Actor,
     Round,
@@ -240,15 +248,21 @@ pub enum TileOp {
     /// `deal(n, min)`: every cell, in index order, gets 1 + a draw of n, redrawn while it would
     /// complete a run of min with the cells to its left or below it.
     Deal,
+    /// `clearGroup(c, tol)`: empty every cell of the connected group of cell c (nothing if c is
+    /// empty).
+    ClearGroup,
 }
 
 impl TileOp {
-    pub const ALL: [(&'static str, TileOp, usize); 5] = [
-        ("swap", TileOp::Swap, 1),
-        ("clearRuns", TileOp::ClearRuns, 1),
-        ("fall", TileOp::Fall, 0),
-        ("refill", TileOp::Refill, 1),
-        ("deal", TileOp::Deal, 2),
+    /// Name, operation, and its parameters as the help text names them (their count is the
+    /// arity).
+    pub const ALL: [(&'static str, TileOp, &'static [&'static str]); 6] = [
+        ("swap", TileOp::Swap, &["s"]),
+        ("clearRuns", TileOp::ClearRuns, &["min"]),
+        ("fall", TileOp::Fall, &[]),
+        ("refill", TileOp::Refill, &["n"]),
+        ("deal", TileOp::Deal, &["n", "min"]),
+        ("clearGroup", TileOp::ClearGroup, &["c", "tol"]),
     ];
 }
 
@@ -671,6 +685,8 @@ pub enum RtKind {
     BadTileCount { n: i64 },
     #[error("cannot deal grid `{grid}` without runs of {min} from {colours} tile values; expected more values or a longer minimum run")]
     NoDeal { grid: String, colours: i64, min: i64 },
+    #[error("cell {c} is not on grid `{grid}`; expected 0 ≤ c ≤ {last} (cell index y × width + x)")]
+    BadCell { grid: String, c: i64, last: i64 },
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.
@@ -975,6 +991,25 @@ impl Program {
                     stack[sp - 1] = self.tile_can_swap(st, g, stack[sp - 1], stack[sp], span)? as i64;
                 }
                 Op::GridSumRuns(g, a) => stack[sp - 1] = self.tile_sum_runs(st, g, stack[sp - 1], &self.aggs[a as usize], ctx.this)?,
+                Op::GridGroup(g) => {
+                    sp -= 1;
+                    let span = self.spans[e.start as usize + pc];
+                    stack[sp - 1] = self.tile_group(st, g, stack[sp - 1], stack[sp], span)?;
+                }
+                Op::GridGroupLead(g) => {
+                    sp -= 2;
+                    let span = self.spans[e.start as usize + pc];
+                    stack[sp - 1] = self.tile_group_lead(st, g, stack[sp - 1], stack[sp], stack[sp + 1], span)? as i64;
+                }
+                Op::GridGroups(g) => {
+                    sp -= 1;
+                    stack[sp - 1] = self.tile_groups(st, g, stack[sp - 1], stack[sp]);
+                }
+                Op::GridGroupDistinct(g) => {
+                    sp -= 1;
+                    let span = self.spans[e.start as usize + pc];
+                    stack[sp - 1] = self.tile_group_distinct(st, g, stack[sp - 1], stack[sp], span)?;
+                }
                 Op::Actor => push!(if st.actor == NONE { NULL } else { st.actor as i64 }),
                 Op::Round => push!(st.round as i64),
                 Op::Turns => push!(st.turns as i64),

@@ -13,6 +13,9 @@
 //!   start). A draw of `n` values gives `mix(rng) mod n` and adds 1 to the word (`mix` =
 //!   SplitMix64's finalizer, [`crate::rng::mix`]). Refills and deals draw from it, so a game is a
 //!   pure function of its seed and moves.
+//! * A **group** (§9.15) is a 4-connected set of non-empty cells, two orthogonal neighbours
+//!   `a`, `b` being connected when `|a − b| ≤ tol`; its **leader** is its lowest cell index.
+//!   Groups are found by flood fill over a thread-local visit stamp per cell.
 //!
 //! Scratch space is thread-local: nothing is allocated per move once a thread has warmed up.
 
@@ -26,6 +29,68 @@ const DEAL_TRIES: u32 = 10_000;
 thread_local! {
     /// Cells to clear, one flag per cell of the grid being cleared.
     static MARKS: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
+    /// Flood-fill scratch for connected groups.
+    static FILL: RefCell<Fill> = const { RefCell::new(Fill { seen: Vec::new(), stamp: 0, cells: Vec::new(), values: Vec::new() }) };
+}
+
+/// Flood-fill scratch: a cell has been reached in the current search when its `seen` entry
+/// equals `stamp` (a new stamp forgets every cell without clearing), `cells` holds the cells
+/// reached (grid-relative indices, also the work queue), `values` the tiles of a group while
+/// counting distinct ones.
+struct Fill {
+    seen: Vec<u32>,
+    stamp: u32,
+    cells: Vec<u32>,
+    values: Vec<i64>,
+}
+
+/// Whether a tile `a` and a neighbour `b` are connected under tolerance `tol`: `b` is a tile and
+/// `|a − b| ≤ tol` (a negative `tol` connects nothing).
+#[inline]
+fn joins(a: i64, b: i64, tol: i64) -> bool {
+    b != 0 && tol >= 0 && a.abs_diff(b) <= tol as u64
+}
+
+impl Fill {
+    /// A new search over `n` cells: no cell is reached yet.
+    fn begin(&mut self, n: usize) {
+        if self.seen.len() < n {
+            self.seen.resize(n, 0);
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        self.cells.clear();
+    }
+
+    /// Floods the group of tile `c` (not yet reached in this search), appending its cells to
+    /// `cells`; returns the group's size, or `None` as soon as it reaches a cell below index
+    /// `lowest` (pass 0 to fill the whole group).
+    fn flood(&mut self, geo: Geo, grid: &[i64], c: usize, tol: i64, lowest: usize) -> Option<usize> {
+        let start = self.cells.len();
+        self.seen[c] = self.stamp;
+        self.cells.push(c as u32);
+        let mut head = start;
+        while head < self.cells.len() {
+            let i = self.cells[head] as usize;
+            head += 1;
+            let (x, y, a) = (i % geo.w, i / geo.w, grid[i]);
+            let near =
+                [(x > 0).then(|| i - 1), (x + 1 < geo.w).then(|| i + 1), (y > 0).then(|| i - geo.w), (y + 1 < geo.h).then(|| i + geo.w)];
+            for j in near.into_iter().flatten() {
+                if self.seen[j] != self.stamp && joins(a, grid[j], tol) {
+                    if j < lowest {
+                        return None;
+                    }
+                    self.seen[j] = self.stamp;
+                    self.cells.push(j as u32);
+                }
+            }
+        }
+        Some(self.cells.len() - start)
+    }
 }
 
 /// A grid's geometry: first slot, width, height.
@@ -217,6 +282,97 @@ impl Program {
         (0..2 * geo.cells()).any(|s| self.swap_makes_run(st, geo, s, min))
     }
 
+    /// A cell index of grid `g`, or a runtime error naming the valid range.
+    fn cell_index(&self, g: u16, c: i64, span: Span) -> Result<usize, RuntimeError> {
+        let cells = self.geo(g).cells();
+        if c < 0 || c as usize >= cells {
+            let grid = self.grids[g as usize].name.clone();
+            return Err(rt(RtKind::BadCell { grid, c, last: cells as i64 - 1 }, span));
+        }
+        Ok(c as usize)
+    }
+
+    /// Calls `f` with the grid's cells and the scratch holding the cells of `c`'s group (empty
+    /// when `c` is empty).
+    fn with_group<R>(
+        &self,
+        st: &State,
+        g: u16,
+        c: i64,
+        tol: i64,
+        span: Span,
+        f: impl FnOnce(&[i64], &mut Fill) -> R,
+    ) -> Result<R, RuntimeError> {
+        let c = self.cell_index(g, c, span)?;
+        let geo = self.geo(g);
+        let grid = &st.slots[geo.base..geo.base + geo.cells()];
+        Ok(FILL.with(|fill| {
+            let mut fill = fill.borrow_mut();
+            fill.begin(geo.cells());
+            if grid[c] != 0 {
+                fill.flood(geo, grid, c, tol, 0);
+            }
+            f(grid, &mut fill)
+        }))
+    }
+
+    /// `board.group(c, tol)`: the size of cell `c`'s group (0 if `c` is empty).
+    pub(super) fn tile_group(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
+        self.with_group(st, g, c, tol, span, |_, fill| fill.cells.len() as i64)
+    }
+
+    /// `board.groupDistinct(c, tol)`: how many distinct tile values `c`'s group holds.
+    pub(super) fn tile_group_distinct(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
+        self.with_group(st, g, c, tol, span, |grid, fill| {
+            if fill.cells.len() <= 1 || tol == 0 {
+                return fill.cells.len().min(1) as i64;
+            }
+            let Fill { cells, values, .. } = fill;
+            values.clear();
+            values.extend(cells.iter().map(|&i| grid[i as usize]));
+            values.sort_unstable();
+            values.dedup();
+            values.len() as i64
+        })
+    }
+
+    /// `board.groupLead(c, tol, min)`: `c` is a tile, the lowest cell of its group, and the group
+    /// has ≥ `min` cells.
+    pub(super) fn tile_group_lead(&self, st: &State, g: u16, c: i64, tol: i64, min: i64, span: Span) -> Result<bool, RuntimeError> {
+        let c = self.cell_index(g, c, span)?;
+        let geo = self.geo(g);
+        let grid = &st.slots[geo.base..geo.base + geo.cells()];
+        let (x, y, a) = (c % geo.w, c / geo.w, grid[c]);
+        // Not a tile, or joined to its left or lower neighbour: not a leader (no fill needed).
+        if a == 0 || (x > 0 && joins(a, grid[c - 1], tol)) || (y > 0 && joins(a, grid[c - geo.w], tol)) {
+            return Ok(false);
+        }
+        Ok(FILL.with(|fill| {
+            let mut fill = fill.borrow_mut();
+            fill.begin(geo.cells());
+            fill.flood(geo, grid, c, tol, c).is_some_and(|n| n as i64 >= min)
+        }))
+    }
+
+    /// `board.groups(tol, min)`: how many groups have ≥ `min` cells.
+    pub(super) fn tile_groups(&self, st: &State, g: u16, tol: i64, min: i64) -> i64 {
+        let geo = self.geo(g);
+        let grid = &st.slots[geo.base..geo.base + geo.cells()];
+        FILL.with(|fill| {
+            let mut fill = fill.borrow_mut();
+            fill.begin(geo.cells());
+            let mut n = 0;
+            for c in 0..geo.cells() {
+                if grid[c] != 0 && fill.seen[c] != fill.stamp {
+                    fill.cells.clear();
+                    let size = fill.flood(geo, grid, c, tol, 0).unwrap_or(0);
+                    n += (size as i64 >= min) as i64;
+                }
+            }
+            n
+        })
+    }
+
     /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments.
     pub(super) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
@@ -248,6 +404,21 @@ impl Program {
                     }
                     Ok(())
                 })?;
+            }
+            TileOp::ClearGroup => {
+                // An empty cell has no group: nothing to clear (not an error).
+                let c = self.cell_index(g, args[0], span)?;
+                FILL.with(|fill| {
+                    let mut fill = fill.borrow_mut();
+                    fill.begin(geo.cells());
+                    let grid = &st.slots[geo.base..geo.base + geo.cells()];
+                    if grid[c] != 0 {
+                        fill.flood(geo, grid, c, args[1], 0);
+                    }
+                    for &i in &fill.cells {
+                        st.slots[geo.base + i as usize] = 0;
+                    }
+                });
             }
             TileOp::Fall => {
                 for x in 0..geo.w {

@@ -1,6 +1,7 @@
 //! Compiler passes for the extensions of two-sided games: parameters (with overrides), players
 //! and turns, outcomes, the hex map and its occupants, grids, move filters, policies, and the
-//! built-in function calls (`max`, `hex.walk`, `sumOf`, `board.line`, `board[x, y]`).
+//! built-in function calls (`max`, `hex.walk`, `sumOf`, `board.line`, `board[x, y]`, the tile-grid
+//! reads and `do` operations).
 //!
 //! Each pass resolves names once, like the core passes in the parent module, and reports every
 //! problem as a diagnostic at the WGDL text that caused it.
@@ -472,7 +473,8 @@ impl Compiler<'_> {
     /// A built-in function call.
     pub(super) fn call(&mut self, name: &[ast::Ident], args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
         const KNOWN: &str = "max, min, abs, sumOf, countOf, hex.distance, hex.walk, hex.sees, hex.wall, hex.free, hex.start, \
-hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.hasSwap, <grid>.canSwap";
+hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.hasSwap, <grid>.canSwap, <grid>.group, \
+<grid>.groupLead, <grid>.groups, <grid>.groupDistinct";
         let full: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
         let full = full.join(".");
         let arity = |me: &mut Self, want: usize| -> Option<()> {
@@ -568,7 +570,10 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 Some(ret)
             }
             _ if name.len() == 2
-                && matches!(name[1].name.as_str(), "runs" | "swaps" | "hasSwap" | "canSwap" | "sumRuns")
+                && matches!(
+                    name[1].name.as_str(),
+                    "runs" | "swaps" | "hasSwap" | "canSwap" | "sumRuns" | "group" | "groupLead" | "groups" | "groupDistinct"
+                )
                 && self.x.grid_ix.contains_key(&name[0].name) =>
             {
                 let g = self.x.grid_ix[&name[0].name];
@@ -576,7 +581,14 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 if op == "sumRuns" {
                     return self.sum_runs(g, args, span, cx, &full);
                 }
-                arity(self, if op == "canSwap" { 2 } else { 1 })?;
+                arity(
+                    self,
+                    match op {
+                        "canSwap" | "group" | "groups" | "groupDistinct" => 2,
+                        "groupLead" => 3,
+                        _ => 1,
+                    },
+                )?;
                 for a in args {
                     let t = self.expr(a, cx)?;
                     self.want_long(t, a.span)?;
@@ -585,7 +597,11 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                     "runs" => (Op::GridRuns(g), Ty::Long),
                     "swaps" => (Op::GridSwaps(g), Ty::Long),
                     "hasSwap" => (Op::GridHasSwap(g), Ty::Bool),
-                    _ => (Op::GridCanSwap(g), Ty::Bool),
+                    "canSwap" => (Op::GridCanSwap(g), Ty::Bool),
+                    "group" => (Op::GridGroup(g), Ty::Long),
+                    "groupLead" => (Op::GridGroupLead(g), Ty::Bool),
+                    "groups" => (Op::GridGroups(g), Ty::Long),
+                    _ => (Op::GridGroupDistinct(g), Ty::Long),
                 };
                 self.emit(code, span);
                 Some(ty)
@@ -595,7 +611,8 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                     span,
                     format!("`{full}` in an expression: it changes the grid"),
                     format!(
-                        "a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap and canSwap"
+                        "a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap, canSwap, group, \
+groupLead, groups and groupDistinct"
                     ),
                 );
                 None
@@ -674,7 +691,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
 
     /// `do <grid>.<operation>(args)`: a tile-grid consequence.
     pub(super) fn tile_do(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Cons> {
-        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.0, ["", "n", "n, min"][t.2])).collect::<Vec<_>>().join(", ");
+        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.0, t.2.join(", "))).collect::<Vec<_>>().join(", ");
         let ExprKind::Call(name, args) = &e.kind else {
             self.invalid(e.span, "`do` without a grid operation", format!("`do <grid>.<operation>(…)`, an operation of {known_ops}"));
             return None;
@@ -682,13 +699,14 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
         let full = name.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
         let g = self.grid_named(&name[0])?;
         let op = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.0 == name[1].name)).flatten();
-        let Some(&(_, op, want)) = op else {
+        let Some(&(_, op, params)) = op else {
             self.error(
                 name[name.len() - 1].span,
                 DiagKind::UnknownName { what: "grid operation", name: full, expected: format!("one of {known_ops}") },
             );
             return None;
         };
+        let want = params.len();
         if args.len() != want {
             let at = args.get(want).map_or(e.span, |a| a.span);
             self.error(at, DiagKind::WrongArity { what: full, expected: format!("{want} argument(s)"), found: args.len() });
