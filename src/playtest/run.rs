@@ -596,13 +596,13 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
     Ok((rows, md))
 }
 
-/// Whole numbers without a fraction, others with up to 4 decimals.
+/// Whole numbers without a fraction, others with up to 4 decimals (trailing zeros dropped).
 fn fmt_num(x: f64) -> String {
     if !x.is_finite() {
         String::new()
     } else if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
     } else {
-        format!("{x:.4}")
+        format!("{x:.4}").trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
