@@ -65,6 +65,14 @@ impl Fill {
         self.cells.clear();
     }
 
+    /// A new search holding the group of cell `c` in `cells` (empty when `c` is empty).
+    fn group_of(&mut self, geo: Geo, grid: &[i64], c: usize, tol: i64) {
+        self.begin(geo.cells());
+        if grid[c] != 0 {
+            self.flood(geo, grid, c, tol, 0);
+        }
+    }
+
     /// Floods the group of tile `c` (not yet reached in this search), appending its cells to
     /// `cells`; returns the group's size, or `None` as soon as it reaches a cell below index
     /// `lowest` (pass 0 to fill the whole group).
@@ -308,10 +316,7 @@ impl Program {
         let grid = &st.slots[geo.base..geo.base + geo.cells()];
         Ok(FILL.with(|fill| {
             let mut fill = fill.borrow_mut();
-            fill.begin(geo.cells());
-            if grid[c] != 0 {
-                fill.flood(geo, grid, c, tol, 0);
-            }
+            fill.group_of(geo, grid, c, tol);
             f(grid, &mut fill)
         }))
     }
@@ -410,11 +415,7 @@ impl Program {
                 let c = self.cell_index(g, args[0], span)?;
                 FILL.with(|fill| {
                     let mut fill = fill.borrow_mut();
-                    fill.begin(geo.cells());
-                    let grid = &st.slots[geo.base..geo.base + geo.cells()];
-                    if grid[c] != 0 {
-                        fill.flood(geo, grid, c, args[1], 0);
-                    }
+                    fill.group_of(geo, &st.slots[geo.base..geo.base + geo.cells()], c, args[1]);
                     for &i in &fill.cells {
                         st.slots[geo.base + i as usize] = 0;
                     }
