@@ -216,15 +216,16 @@ const TINY: &str = r#"
 name = "tiny"
 game = "GAME"
 replicates = 3
-rollouts = 200000
+rollouts = 20000
 uct = 200
 conditions = ["tiny"]
 [parameters]
 "me.colours" = 2
 "me.minGroup" = 2
-"me.collections" = 3
+"me.collections" = 2
 [[variant]]
 name = "tiny"
+overlays = ["tiny", "monochrome"]
 "#;
 
 #[test]
@@ -234,6 +235,7 @@ fn cut_off_reaches_the_exhaustive_optimum_of_a_tiny_board_and_stops() {
     let done = AtomicU64::new(0);
     let o = run_playtest(&s, false, &done).unwrap();
     let c = &s.conditions[0];
+    let mut optima = Vec::new();
     for rep in &o.reps[0] {
         let mut game = c.game.clone();
         game.game.seed = rep.game_seed;
@@ -241,16 +243,22 @@ fn cut_off_reaches_the_exhaustive_optimum_of_a_tiny_board_and_stops() {
         let optimum = exhaustive(&game, &game.initial().unwrap(), &mut nodes);
         assert!(nodes > 1000, "the tiny board is not trivial: {nodes} nodes");
         assert_eq!(rep.best, optimum, "replicate {} (seed {})", rep.replicate, rep.game_seed);
-        assert!(rep.exhausted && rep.rollouts < 200_000, "stopped early: {} rollouts for {nodes} nodes", rep.rollouts);
+        // Stopped as soon as every line was expanded: one rollout per node below the root.
+        assert!(rep.exhausted, "replicate {}", rep.replicate);
+        assert_eq!(rep.rollouts, nodes - 1, "one rollout per node of the game tree");
+        optima.push(optimum);
         // The curve is complete: after the stop, the best carries on to the budget.
-        assert_eq!(*rep.curve(200_000).last().unwrap(), optimum);
+        assert_eq!(*rep.curve(20_000).last().unwrap(), optimum);
     }
-    // Without CUT_OFF the search spends its whole budget.
-    let no_cut = TINY.replace("rollouts = 200000", "rollouts = 3000\ncut_off = false").replace("replicates = 3", "replicates = 1");
+    assert!(optima.iter().any(|&x| x != optima[0]), "the seeds give different boards: {optima:?}");
+    // Without CUT_OFF the search spends its whole budget, far beyond the tree's size, and
+    // finds the same optimum.
+    let no_cut = TINY.replace("rollouts = 20000", "rollouts = 20000\ncut_off = false").replace("replicates = 3", "replicates = 1");
     let s = setup(&no_cut, &temp_dir("nocut"));
     let o = run_playtest(&s, false, &done).unwrap();
-    assert_eq!(o.reps[0][0].rollouts, 3000);
+    assert_eq!(o.reps[0][0].rollouts, 20000);
     assert!(!o.reps[0][0].exhausted);
+    assert!(o.reps[0][0].best <= optima[0]);
 }
 
 const SMALL: &str = r#"
@@ -307,7 +315,9 @@ fn runs_agree_on_one_and_two_threads_and_after_resume_and_write_reports() {
     let (rows, md) = write_reports(&sa, &a).unwrap();
     assert_eq!(rows.len(), 4);
     let dir = a_dir.join("small");
-    for f in ["summary.md", "finals.csv", "mann_whitney.csv", "playtest.png", "curves/lazy-regular.csv", "best/unrestricted-monochrome.moves"] {
+    for f in
+        ["summary.md", "finals.csv", "mann_whitney.csv", "playtest.png", "curves/lazy-regular.csv", "best/unrestricted-monochrome.moves"]
+    {
         assert!(dir.join(f).exists(), "{f}");
     }
     let curve = std::fs::read_to_string(dir.join("curves/lazy-regular.csv")).unwrap();

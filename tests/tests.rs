@@ -24,6 +24,9 @@ mod magic_land;
 mod match3;
 /// Procedural personas: config errors, determinism over threads and resume, outputs, measures.
 mod personas;
+/// Playtest experiments: overlays, encodings, the stacker's styles, CUT_OFF against an
+/// exhaustive search, determinism over threads and resume, reports, config errors.
+mod playtest;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.
 mod properties;
 /// Searchers: determinism, enhancements, the Simple Coins optimum, shipped configs.

@@ -149,7 +149,7 @@ impl Setup {
                     if !kinds.contains(action) {
                         bail!(
                             "{}: no action `{action}` in {}; expected one of {}",
-                            at("style", st, action),
+                            at("style", st, "weights"),
                             game_path.display(),
                             kinds.join(", ")
                         );
