@@ -17,7 +17,7 @@ use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
 actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless, and the line tags `style <name>:` and `variant <name>:`";
+policy, policyOnly, choose, lastResort, unless";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     let mut decls = Vec::new();
