@@ -352,6 +352,7 @@ fn bad_configs_name_the_key_and_line() {
         ("[[style]]\nname = \"lazy\"\noverlays = [\"lazzy\"]\n", "pt.toml:8:", "style lazy"),
         ("[[style]]\nname = \"w\"\nweights = { jump = 1.0 }\n", "pt.toml:8:", "land, collect"),
         ("[[style]]\nname = \"f\"\nformula = \"wins +\"\n", "pt.toml:8:", "formula"),
+        ("[[style]]\nname = \"f\"\nformula_file = \"/nonexistent/best_formula.txt\"\n", "pt.toml:8:", "cannot read"),
         ("[[variant]]\nname = \"v\"\nparameters = { \"me.colours\" = 99 }\n", "", "me.colours"),
         ("[[search]]\nname = \"a\"\nuct = -1\n", "pt.toml:8:", "≥ 0"),
         ("[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"\n", "pt.toml:9:", "distinct"),
@@ -373,4 +374,20 @@ fn shipped_playtest_configs_load() {
         let s = Setup::new(cfg, &text, &path, Path::new("/nonexistent")).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(!s.conditions.is_empty());
     }
+}
+
+#[test]
+fn a_style_can_search_with_a_persona_formula_from_a_file() {
+    let dir = temp_dir("formula");
+    let file = dir.join("best_formula.txt");
+    std::fs::write(&file, "# a persona's formula\nwins / visits + 150 * sqrt(ln(parent) / visits)\n# goal: 1000\n").unwrap();
+    let text = format!(
+        "[playtest]\nname = \"f\"\ngame = \"GAME\"\nreplicates = 2\nrollouts = 100\nuct = 100\n[[style]]\nname = \"persona\"\nformula_file = \"{}\"\n",
+        file.display()
+    );
+    let s = setup(&text, &dir);
+    assert!(s.conditions[0].describe.contains("formula wins / visits + 150"), "{}", s.conditions[0].describe);
+    let done = AtomicU64::new(0);
+    let o = run_playtest(&s, false, &done).unwrap();
+    assert!(o.reps[0].iter().all(|r| r.best > 0.0 && r.rollouts == 100));
 }

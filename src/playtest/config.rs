@@ -99,6 +99,9 @@ pub struct Style {
     /// A selection formula replacing UCT (e.g. a persona's best_formula.txt line), over the raw
     /// score: `wins`, `visits`, `parent`, `mean`, … as in `playforge personas`.
     pub formula: Option<String>,
+    /// The formula from a file instead: a persona's `best_formula.txt` (its first line that is
+    /// not a `#` comment).
+    pub formula_file: Option<PathBuf>,
 }
 
 /// `[[variant]]`: a design variant.
@@ -177,6 +180,9 @@ impl PlaytestConfig {
             }
         }
         for (k, st) in cfg.styles.iter().enumerate() {
+            if st.formula.is_some() && st.formula_file.is_some() {
+                bail!("{}: both formula and formula_file; expected one of them", at("style", k, "formula_file"));
+            }
             for (action, w) in &st.weights {
                 if !w.is_finite() || w.abs() > 50.0 {
                     bail!("{}: {action} = {w}; expected a weight between -50 and 50 (softmax: e^w)", at("style", k, action));

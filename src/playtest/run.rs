@@ -124,7 +124,7 @@ impl Setup {
             let program = crate::wgdl::compile_str_with(&name, &game_text, &opts)
                 .map_err(|e| anyhow!("condition {cname} (overlays [{}]): {e}", overlays.join(", ")))?
                 .program;
-            if !program.players.is_empty() && program.players.len() > 1 {
+            if program.players.len() > 1 {
                 bail!(
                     "{}: {} has {} players; playtests search one player's score",
                     at("playtest", 0, "game"),
@@ -157,8 +157,20 @@ impl Setup {
                 }
                 Some(kinds.iter().map(|k| style.weights.get(k).copied().unwrap_or(0.0).exp()).collect())
             };
-            let formula = match &style.formula {
-                Some(f) => Formula::parse(f).map_err(|e| anyhow!("{}: formula: {e}", at("style", st, "formula")))?,
+            let formula_text = match (&style.formula, &style.formula_file) {
+                (Some(f), _) => Some((f.clone(), "formula")),
+                (None, Some(path)) => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| anyhow!("{}: cannot read {}: {e}", at("style", st, "formula_file"), path.display()))?;
+                    let line = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+                    let line =
+                        line.ok_or_else(|| anyhow!("{}: {} holds no formula line", at("style", st, "formula_file"), path.display()))?;
+                    Some((line.to_string(), "formula_file"))
+                }
+                (None, None) => None,
+            };
+            let formula = match &formula_text {
+                Some((f, key)) => Formula::parse(f).map_err(|e| anyhow!("{}: formula `{f}`: {e}", at("style", st, key)))?,
                 None => Formula::ucb1(uct, 1.0),
             };
             let mcts = MctsConfig {
@@ -173,8 +185,8 @@ impl Setup {
                 "overlays [{}]; {} encoding; {}; CUT_OFF {}; save best path {}",
                 overlays.join(", "),
                 if factored { "factored" } else { "flat" },
-                match &style.formula {
-                    Some(f) => format!("formula {f}"),
+                match &formula_text {
+                    Some((f, _)) => format!("formula {f}"),
                     None => format!("UCT c = {uct}"),
                 },
                 if cut_off { "on" } else { "off" },
