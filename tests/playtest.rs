@@ -6,7 +6,7 @@
 use crate::util::compile_err;
 use playforge::game::{Game, WgdlGame};
 use playforge::playtest::config::PlaytestConfig;
-use playforge::playtest::encode::{EMove, Encoded, kind_names};
+use playforge::playtest::encode::{EMove, Encoded};
 use playforge::playtest::run::{Setup, run_playtest, write_reports};
 use playforge::search::mcts::Goals;
 use playforge::wgdl::{self, CompileOptions, Program, Status};
@@ -133,7 +133,7 @@ fn factored_encoding_offers_kinds_only_when_both_are_legal() {
     let program = stacker(&[], &[]);
     let factored = Encoded::new(WgdlGame::new(program.clone()).with_seed(7), true);
     let flat = Encoded::new(WgdlGame::new(program.clone()).with_seed(7), false);
-    assert_eq!(kind_names(&factored.game), ["land", "collect"]);
+    assert_eq!(factored.kind_names(), ["land", "collect"]);
     let (mut kind_levels, mut games) = (0, 0);
     for seed in 0..40 {
         let (moves, score) = random_game(&factored, seed, |legal| {

@@ -32,13 +32,7 @@ pub struct BalanceArgs {
 
 /// Ctrl-C sets a flag; the loop checkpoints and stops after the iteration in progress.
 pub fn install_interrupt() {
-    // A second handler cannot be set (tests, repeated calls); the first one is enough.
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: finishing the iteration in progress, then saving (Ctrl-C again to quit at once)");
-    });
+    super::on_interrupt(&INTERRUPTED, "finishing the iteration in progress, then saving");
 }
 
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {

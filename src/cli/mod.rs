@@ -76,6 +76,18 @@ enum Command {
     },
 }
 
+/// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
+/// finishes first); a second Ctrl-C quits at once. A second handler cannot be set (tests,
+/// repeated calls); the first one is enough.
+fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str) {
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: {what} (Ctrl-C again to quit at once)");
+    });
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

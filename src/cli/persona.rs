@@ -61,12 +61,7 @@ pub struct PersonaPlayArgs {
 }
 
 pub fn install_interrupt() {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: finishing the generation in progress, then saving (Ctrl-C again to quit at once)");
-    });
+    super::on_interrupt(&INTERRUPTED, "finishing the generation in progress, then saving");
 }
 
 fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>) -> Result<Setup> {

@@ -51,12 +51,7 @@ pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates
 
 pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     let setup = setup(&args.config, args.seed, args.rollouts, args.replicates)?;
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: saving the replicates already finished (Ctrl-C again to quit at once)");
-    });
+    super::on_interrupt(&INTERRUPTED, "keeping the replicates already finished");
     let out = setup.out_dir.clone();
     std::fs::create_dir_all(&out).map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
     let resolved = toml::to_string(&setup.cfg).map_err(|e| anyhow!("{e}"))?;

@@ -13,6 +13,17 @@ pub struct Summary {
     pub ci95: f64,
 }
 
+/// The median of the values that are not NaN (NaN if there are none).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 pub fn summary(xs: &[f64]) -> Summary {
     let n = xs.len();
     if n == 0 {

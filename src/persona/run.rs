@@ -210,16 +210,6 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
 }
 
-fn median(xs: &[f64]) -> f64 {
-    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// Runs (or resumes) persona `k`; `progress(done)` is called as games finish.
 pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, progress: &(dyn Fn(&str) + Sync)) -> Result<PersonaOutcome> {
     let p = &setup.cfg.list[k];
@@ -290,7 +280,7 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             generation: g,
             goal: if setup.cfg.personas.binary() { goal } else { f64::NAN },
             max: means.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            median: median(&means),
+            median: crate::experiment::stats::median(&means),
             min: means.iter().copied().fold(f64::INFINITY, f64::min),
             best: means[b],
             best_score: mean(results[b * n..(b + 1) * n].iter().map(|r| r.score)),

@@ -16,12 +16,6 @@ use crate::game::{Game, WgdlGame};
 use crate::search::mcts::Goals;
 use crate::wgdl::{Action, ActionKind, Status};
 
-/// The names of a WGDL game's kinds (its player actions, in declaration order; rules and hooks
-/// are never moves), index = kind.
-pub fn kind_names(game: &WgdlGame) -> Vec<String> {
-    game.program.actions.iter().filter(|a| a.kind == ActionKind::Player).map(|a| a.name.clone()).collect()
-}
-
 /// A move of an [`Encoded`] game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EMove<M> {
@@ -55,7 +49,8 @@ impl<S: Clone> Clone for EState<S> {
 pub struct Encoded<G> {
     pub game: G,
     pub factored: bool,
-    /// Kind of each action definition (index: `Action::def`; non-player actions get `u16::MAX`).
+    /// Kind of each action definition (index: `Action::def`): the player actions numbered in
+    /// declaration order; rules and hooks, which are never moves, get `u16::MAX`.
     kind_of: Vec<u16>,
     n_kinds: usize,
 }
@@ -83,9 +78,14 @@ impl Encoded<WgdlGame> {
         Encoded { game, factored, kind_of, n_kinds: n as usize }
     }
 
-    /// The kind of one of the game's moves (see [`kind_names`]).
+    /// The kind of one of the game's moves (see [`Encoded::kind_names`]).
     pub fn kind(&self, m: Action) -> usize {
         self.kind_of[m.def as usize] as usize
+    }
+
+    /// The kinds' names (their actions' names), index = kind.
+    pub fn kind_names(&self) -> Vec<String> {
+        self.game.program.actions.iter().zip(&self.kind_of).filter(|(_, k)| **k != u16::MAX).map(|(a, _)| a.name.clone()).collect()
     }
 
     /// The game's own moves along a trace of encoded moves (kind choices dropped).

@@ -10,8 +10,8 @@
 //! any number of threads, any order and any resume give the same numbers.
 
 use super::config::PlaytestConfig;
-use super::encode::{EState, Encoded, kind_names};
-use crate::experiment::stats::{mann_whitney, summary};
+use super::encode::{EState, Encoded};
+use crate::experiment::stats::{mann_whitney, median, summary};
 use crate::game::{Game, WgdlGame};
 use crate::report::chart;
 use crate::report::{csv_bytes, write_atomic};
@@ -138,7 +138,7 @@ impl Setup {
             let cut_off = arm.cut_off.unwrap_or(s.cut_off);
             let save_best_path = arm.save_best_path.unwrap_or(s.save_best_path);
             let game = Encoded::new(WgdlGame::new(program), factored);
-            let kinds = kind_names(&game.game);
+            let kinds = game.kind_names();
             let group_weights = if style.weights.is_empty() {
                 None
             } else {
@@ -417,16 +417,6 @@ pub struct ConditionSummary {
     pub min: f64,
     pub max: f64,
     pub exhausted: usize,
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// Writes curves/<condition>.csv, finals.csv, mann_whitney.csv, summary.md, playtest.png and
