@@ -154,3 +154,13 @@ pub fn perft<G: Game>(game: &G, state: &G::State, depth: u32) -> u64 {
         })
         .sum()
 }
+
+/// No goals: the whole game is one search (two-player MCTS).
+impl playforge::search::mcts::Goals for NativeConnectFour {
+    fn goals_reached(&self, _s: &C4State) -> usize {
+        0
+    }
+    fn n_goals(&self) -> usize {
+        0
+    }
+}

@@ -1,0 +1,303 @@
+//! The speed table: every figure of the engine's speed goals, measured in one run on one core,
+//! printed as Markdown (the README's speed section is this output). `cargo bench --bench speed`
+//! runs it all; `cargo bench --bench speed -- c4 arena` runs the sections whose names contain a
+//! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
+//!
+//! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
+//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native), `match3` (whole
+//! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
+//! Land, the action-group playouts of `playforge bench`).
+//!
+//! OpenSpiel is measured by `benches/openspiel/connect_four_mcts.py` when a Python that can
+//! `import pyspiel` is found (`$OPENSPIEL_PYTHON`, then `benches/openspiel/.venv/bin/python`);
+//! `bash benches/openspiel/setup.sh` makes that virtualenv (or pass `--install-openspiel`).
+//! Without one the row says so and the rest runs.
+//!
+//! Speed goals are measured here, never in timed tests (the tests check results, not time).
+
+#[path = "../tests/native/connect_four.rs"]
+#[allow(dead_code)]
+mod native_connect_four;
+#[path = "../tests/native/hex_arena.rs"]
+#[allow(dead_code)]
+mod native_hex_arena;
+
+use playforge::game::{Game, WgdlGame, pick_grouped};
+use playforge::search::formula::Formula;
+use playforge::search::mcts::{Evaluator, Goals, MctsConfig, decision_tree};
+use playforge::wgdl::Status;
+use rand::RngExt;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Command-line options: section filters and `--quick`.
+struct Opts {
+    filters: Vec<String>,
+    quick: bool,
+    install_openspiel: bool,
+}
+
+impl Opts {
+    fn parse() -> Opts {
+        let mut o = Opts { filters: Vec::new(), quick: false, install_openspiel: false };
+        for a in std::env::args().skip(1) {
+            match a.as_str() {
+                // cargo passes `--bench` to every bench target.
+                "--bench" => {}
+                "--quick" => o.quick = true,
+                "--install-openspiel" => o.install_openspiel = true,
+                s if s.starts_with("--") => {
+                    eprintln!("unknown option {s}; expected section names (c4, arena, match3, playouts), --quick or --install-openspiel");
+                    std::process::exit(2);
+                }
+                s => o.filters.push(s.to_string()),
+            }
+        }
+        o
+    }
+    fn wants(&self, section: &str) -> bool {
+        self.filters.is_empty() || self.filters.iter().any(|f| section.contains(f.as_str()))
+    }
+    /// Seconds to spend on one measurement.
+    fn secs(&self, full: f64) -> f64 {
+        if self.quick { full / 10.0 } else { full }
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load(name: &str) -> WgdlGame {
+    let path = root().join("games").join(name);
+    let c = playforge::wgdl::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    WgdlGame::new(c.program)
+}
+
+/// Repeats `f` until `secs` have passed (at least once); returns (calls, seconds).
+fn timed(secs: f64, mut f: impl FnMut(u64)) -> (u64, f64) {
+    let t0 = Instant::now();
+    let mut n = 0u64;
+    loop {
+        f(n);
+        n += 1;
+        let el = t0.elapsed().as_secs_f64();
+        if el >= secs {
+            return (n, el);
+        }
+    }
+}
+
+/// One playout from `start` (uniform or group-weighted); returns the moves made.
+fn playout<G: Game>(g: &G, start: &G::State, weights: Option<&[f64]>, legal: &mut Vec<G::Move>, st: &mut G::State, seed: u64) -> u64 {
+    let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+    st.clone_from(start);
+    let mut moves = 0;
+    loop {
+        g.legal(st, legal).expect("legal");
+        if g.status(st, legal) != Status::Running {
+            return moves;
+        }
+        let m = match weights {
+            Some(w) => pick_grouped(g, legal, w, &mut rng),
+            None => legal[rng.random_range(0..legal.len())],
+        };
+        g.apply(st, m).expect("apply");
+        moves += 1;
+    }
+}
+
+/// Playouts per second and moves per playout.
+fn playouts_per_sec<G: Game>(g: &G, weights: Option<&[f64]>, secs: f64) -> (f64, f64) {
+    let start = g.initial().expect("initial");
+    let mut st = start.clone();
+    let mut legal = Vec::with_capacity(256);
+    let mut moves = 0u64;
+    let (n, el) = timed(secs, |i| moves += black_box(playout(g, &start, weights, &mut legal, &mut st, i + 1)));
+    (n as f64 / el, moves as f64 / n as f64)
+}
+
+/// Reward of a finished two-player game for `player`: 1 win, ½ draw, 0 loss (a game cut by a
+/// limit counts as a draw).
+struct WinDrawLoss<'a, G>(&'a G);
+
+impl<G: Game + Sync> Evaluator<G::State> for WinDrawLoss<'_, G> {
+    fn value(&self, st: &G::State, player: usize) -> f64 {
+        match self.0.status(st, &[]) {
+            Status::Won(k) if k as usize == player => 1.0,
+            Status::Won(_) => 0.0,
+            _ => 0.5,
+        }
+    }
+}
+
+/// MCTS iterations per second from the start state: searches of `iterations` each (fresh
+/// seeds) until `secs` have passed.
+fn mcts_per_sec<G: Game + Goals + Sync>(g: &G, cfg: &MctsConfig, iterations: u64, secs: f64) -> f64 {
+    let start = g.initial().expect("initial");
+    let eval = WinDrawLoss(g);
+    let (n, el) = timed(secs, |i| {
+        let mut rng = playforge::rng::stream(i + 1, 0, 0, 0);
+        let tree = decision_tree(g, &start, cfg, &eval, iterations, &mut rng).expect("search");
+        black_box(tree.nodes.len());
+    });
+    (n * iterations) as f64 / el
+}
+
+fn k(x: f64) -> String {
+    if x >= 10_000.0 { format!("{:.1} k", x / 1000.0) } else { format!("{x:.0}") }
+}
+
+// ---------------------------------------------------------------------------------- OpenSpiel
+
+fn openspiel_python(o: &Opts) -> Result<PathBuf, String> {
+    let venv = root().join("benches/openspiel/.venv/bin/python");
+    if o.install_openspiel && !venv.exists() {
+        let status = Command::new("bash").arg(root().join("benches/openspiel/setup.sh")).status();
+        if !status.is_ok_and(|s| s.success()) {
+            return Err("benches/openspiel/setup.sh failed (see above)".into());
+        }
+    }
+    let candidates: Vec<PathBuf> = std::env::var_os("OPENSPIEL_PYTHON").map(PathBuf::from).into_iter().chain([venv]).collect();
+    for py in &candidates {
+        let ok = Command::new(py).args(["-c", "import pyspiel"]).output().is_ok_and(|o| o.status.success());
+        if ok {
+            return Ok(py.clone());
+        }
+    }
+    Err("OpenSpiel not importable (no $OPENSPIEL_PYTHON, no benches/openspiel/.venv); `bash benches/openspiel/setup.sh` installs it".into())
+}
+
+/// OpenSpiel's C++ MCTSBot on Connect Four: simulations per second (one search of `sims`
+/// from the start, repeated for `secs`).
+fn openspiel_c4(py: &Path, sims: u64, secs: f64) -> Result<f64, String> {
+    let out = Command::new(py)
+        .arg(root().join("benches/openspiel/connect_four_mcts.py"))
+        .args(["--simulations", &sims.to_string(), "--seconds", &secs.to_string()])
+        .output()
+        .map_err(|e| format!("running python: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("connect_four_mcts.py failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find_map(|l| l.strip_prefix("sims_per_sec ")).ok_or("no `sims_per_sec` line in its output")?;
+    line.trim().parse::<f64>().map_err(|e| format!("bad number `{line}`: {e}"))
+}
+
+// ---------------------------------------------------------------------------------- sections
+
+/// Connect Four: MCTS from the start, one random rollout per leaf, UCT with OpenSpiel's
+/// c = 2 on rewards in [−1, 1], i.e. c = 1 on our [0, 1] rewards (win 1, draw ½, loss 0).
+fn section_c4(o: &Opts) {
+    println!("\n### Connect Four MCTS from the start (one core)\n");
+    println!("Searches of 100 000 simulations from the empty board, one uniformly random rollout per");
+    println!("simulation; UCT x̄ + 1·√(ln n / n_j) on win 1 / draw ½ / loss 0 (≡ OpenSpiel's uct_c = 2 on ±1).\n");
+    let sims = if o.quick { 10_000 } else { 100_000 };
+    let secs = o.secs(4.0);
+    let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
+    let interp = mcts_per_sec(&load("connect_four.wgdl"), &cfg, sims, secs);
+    let native = mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs);
+    println!("| program | simulations/s | ÷ OpenSpiel |");
+    println!("|---|---:|---:|");
+    let os = openspiel_python(o).and_then(|py| openspiel_c4(&py, sims, secs));
+    let ratio = |x: f64| match &os {
+        Ok(v) => format!("{:.2}×", x / v),
+        Err(_) => "–".into(),
+    };
+    println!("| playforge, interpreted (games/connect_four.wgdl) | {} | **{}** |", k(interp), ratio(interp));
+    println!("| playforge MCTS on the native bitboard twin (tests/native) | {} | {} |", k(native), ratio(native));
+    match &os {
+        Ok(v) => println!("| OpenSpiel MCTSBot (C++, pyspiel), RandomRolloutEvaluator(1) | {} | 1.00× |", k(*v)),
+        Err(e) => println!("| OpenSpiel MCTSBot | skipped: {e} | – |"),
+    }
+}
+
+/// Hex arena with the file's values: uniform random playouts and MCTS (HexMage's 200-move
+/// rollout cap), interpreted and native.
+fn section_arena(o: &Opts) {
+    println!("\n### Hex arena (games/hex_arena.wgdl with its own values, one core)\n");
+    let interp = load("hex_arena.wgdl");
+    let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
+    let secs = o.secs(3.0);
+    let (pi, len) = playouts_per_sec(&interp, None, secs);
+    let (pn, _) = playouts_per_sec(&native, None, secs);
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
+    let iters = if o.quick { 200 } else { 1000 };
+    let mi = mcts_per_sec(&interp, &cfg, iters, secs);
+    let mn = mcts_per_sec(&native, &cfg, iters, secs);
+    println!("| measure | interpreted | native twin | interpreted ÷ native |");
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| uniform random playouts/s ({len:.1} moves each) | {} ({} moves/s) | {} | {:.2}× |",
+        k(pi),
+        k(pi * len),
+        k(pn),
+        pn / pi
+    );
+    println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), mn / mi);
+}
+
+/// Whole match-3 persona games as the paper plays them (250 iterations per move, full
+/// expansion, rollouts to move 20, the formula picks the move), one core, vanilla UCB1.
+fn section_match3(o: &Opts) {
+    use playforge::persona::config::PersonaConfig;
+    use playforge::persona::play::{Agent, play_game};
+    use playforge::persona::run::Setup;
+    println!("\n### Match-3 persona games (configs/personas_paper.toml, one core)\n");
+    let path = root().join("configs/personas_paper.toml");
+    let (cfg, text) = PersonaConfig::load(&path).expect("personas_paper.toml");
+    let setup = Setup::new(cfg, text, &path, &std::env::temp_dir()).expect("persona setup");
+    println!("| persona (vanilla UCB1, its measure and reward) | seconds per game | games | MCTS iterations/s |");
+    println!("|---|---:|---:|---:|");
+    for name in ["MaxS", "MaxM"] {
+        let p = setup.cfg.list.iter().find(|p| p.name == name).expect("persona in the paper config");
+        let m = setup.measured(p);
+        // A fixed goal near the random player's mean: the speed does not depend on it.
+        let goal = if name == "MaxS" { 2700.0 } else { 7.6 };
+        let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, goal) };
+        let mut iterations = 0u64;
+        let (n, el) = timed(o.secs(6.0), |i| {
+            let mut rng = playforge::rng::stream(1, 0, 0, i);
+            let r = play_game(&m, 1000 + i, setup.score, &agent, &setup.search, &mut rng).expect("game");
+            iterations += r.moves as u64 * setup.search.iterations;
+        });
+        println!("| {name} | **{:.3}** | {n} | {} |", el / n as f64, k(iterations as f64 / el));
+    }
+}
+
+/// The action-group playouts of `playforge bench` (whole games from the start).
+fn section_playouts(o: &Opts) {
+    println!("\n### Random playouts (action-group weights, one core)\n");
+    println!("| game | playouts/s | moves per playout |");
+    println!("|---|---:|---:|");
+    for name in ["simple_coins.wgdl", "magic_land.wgdl", "connect_four.wgdl"] {
+        let g = load(name);
+        let w = g.group_weights();
+        let (p, len) = playouts_per_sec(&g, Some(&w), o.secs(3.0));
+        println!("| games/{name} | **{}** | {len:.1} |", k(p));
+    }
+}
+
+fn main() {
+    let o = Opts::parse();
+    println!("## playforge speed ({})\n", if o.quick { "quick run: not for figures" } else { "cargo bench --bench speed" });
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!("Machine: {cpu}, {} logical cores; release build, one thread per figure.", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if o.wants("c4") {
+        section_c4(&o);
+    }
+    if o.wants("arena") {
+        section_arena(&o);
+    }
+    if o.wants("match3") {
+        section_match3(&o);
+    }
+    if o.wants("playouts") {
+        section_playouts(&o);
+    }
+}
