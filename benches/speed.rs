@@ -37,19 +37,23 @@ struct Opts {
     filters: Vec<String>,
     quick: bool,
     install_openspiel: bool,
+    /// `--profile interpreted|native`: measure only that side (to profile it alone).
+    profile: Option<String>,
 }
 
 impl Opts {
     fn parse() -> Opts {
-        let mut o = Opts { filters: Vec::new(), quick: false, install_openspiel: false };
-        for a in std::env::args().skip(1) {
+        let mut o = Opts { filters: Vec::new(), quick: false, install_openspiel: false, profile: None };
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
             match a.as_str() {
+                "--profile" => o.profile = args.next(),
                 // cargo passes `--bench` to every bench target.
                 "--bench" => {}
                 "--quick" => o.quick = true,
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
-                    eprintln!("unknown option {s}; expected section names (c4, arena, match3, playouts), --quick or --install-openspiel");
+                    eprintln!("unknown option {s}; expected section names (c4, arena, match3, playouts), --quick, --profile SIDE or --install-openspiel");
                     std::process::exit(2);
                 }
                 s => o.filters.push(s.to_string()),
@@ -59,6 +63,10 @@ impl Opts {
     }
     fn wants(&self, section: &str) -> bool {
         self.filters.is_empty() || self.filters.iter().any(|f| section.contains(f.as_str()))
+    }
+    /// Whether to measure this side (`interpreted`, `native`, `openspiel`).
+    fn side(&self, side: &str) -> bool {
+        self.profile.as_deref().is_none_or(|p| p == side)
     }
     /// Seconds to spend on one measurement.
     fn secs(&self, full: f64) -> f64 {
@@ -197,11 +205,11 @@ fn section_c4(o: &Opts) {
     let sims = if o.quick { 10_000 } else { 100_000 };
     let secs = o.secs(4.0);
     let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
-    let interp = mcts_per_sec(&load("connect_four.wgdl"), &cfg, sims, secs);
-    let native = mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs);
+    let interp = if o.side("interpreted") { mcts_per_sec(&load("connect_four.wgdl"), &cfg, sims, secs) } else { f64::NAN };
+    let native = if o.side("native") { mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs) } else { f64::NAN };
     println!("| program | simulations/s | ÷ OpenSpiel |");
     println!("|---|---:|---:|");
-    let os = openspiel_python(o).and_then(|py| openspiel_c4(&py, sims, secs));
+    let os = if o.side("openspiel") { openspiel_python(o).and_then(|py| openspiel_c4(&py, sims, secs)) } else { Err("not measured (--profile)".into()) };
     let ratio = |x: f64| match &os {
         Ok(v) => format!("{:.2}×", x / v),
         Err(_) => "–".into(),
@@ -221,12 +229,12 @@ fn section_arena(o: &Opts) {
     let interp = load("hex_arena.wgdl");
     let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
     let secs = o.secs(3.0);
-    let (pi, len) = playouts_per_sec(&interp, None, secs);
-    let (pn, _) = playouts_per_sec(&native, None, secs);
+    let (pi, len) = if o.side("interpreted") { playouts_per_sec(&interp, None, secs) } else { (f64::NAN, f64::NAN) };
+    let (pn, _) = if o.side("native") { playouts_per_sec(&native, None, secs) } else { (f64::NAN, f64::NAN) };
     let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
     let iters = if o.quick { 200 } else { 1000 };
-    let mi = mcts_per_sec(&interp, &cfg, iters, secs);
-    let mn = mcts_per_sec(&native, &cfg, iters, secs);
+    let mi = if o.side("interpreted") { mcts_per_sec(&interp, &cfg, iters, secs) } else { f64::NAN };
+    let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
     println!("| measure | interpreted | native twin | interpreted ÷ native |");
     println!("|---|---:|---:|---:|");
     println!(

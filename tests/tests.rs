@@ -6,6 +6,8 @@ mod util;
 /// Encounter generation: config errors, the DNA codec, determinism over threads, resume,
 /// outputs, verify and the landscape sampler.
 mod balance;
+/// The closure compiler against the bytecode it lowers, on every shipped game.
+mod closures;
 /// Connect Four: perft counts, random games and hand-checked wins against its native twin.
 mod connect_four;
 /// The interpreter against hand-written native twins, move for move.

@@ -2211,6 +2211,7 @@ impl<'a> Compiler<'a> {
         let round_hooks: Vec<ActionId> =
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
+        let n_code = code.len();
         Program {
             source: self.source,
             syms,
@@ -2254,6 +2255,11 @@ impl<'a> Compiler<'a> {
             unless_sees_policy_only,
             overlays: Vec::new(),
             selected: Vec::new(),
+            fast: {
+                let mut f = super::fast::FastCode::default();
+                f.resize(n_code);
+                f
+            },
         }
     }
 }

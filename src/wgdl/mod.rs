@@ -9,6 +9,7 @@
 pub mod ast;
 pub mod compile;
 pub mod diag;
+mod fast;
 pub mod hex;
 pub mod lexer;
 pub mod lint;

@@ -140,6 +140,7 @@ impl Program {
                     text: format!("game.sessionsFinished >= long {k}"),
                 });
             }
+            p.fast.resize(p.code.len());
         }
         Ok(p)
     }

@@ -559,6 +559,9 @@ pub struct Program {
     /// order of first appearance, whether selected or not; and the ones selected.
     pub overlays: Vec<(super::ast::OverlayKind, String)>,
     pub selected: Vec<String>,
+    /// The closures that evaluate `code` ([`super::fast`]), built on first use; one slot per
+    /// code index (`fast.resize(code.len())` after appending code).
+    pub fast: super::fast::FastCode,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -690,11 +693,26 @@ pub enum RtKind {
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.
+///
+/// Boxed, so that `Result<i64, RuntimeError>` is two words returned in registers: every
+/// expression evaluation returns one, and errors are rare (`rt` is `#[cold]`). The fields read
+/// through `Deref` (`e.kind`, `e.span`).
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{kind}")]
-pub struct RuntimeError {
+#[error("{}", .0.kind)]
+pub struct RuntimeError(Box<RuntimeErrorData>);
+
+/// What a [`RuntimeError`] holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeErrorData {
     pub kind: RtKind,
     pub span: Span,
+}
+
+impl std::ops::Deref for RuntimeError {
+    type Target = RuntimeErrorData;
+    fn deref(&self) -> &RuntimeErrorData {
+        &self.0
+    }
 }
 
 impl RuntimeError {
@@ -706,7 +724,7 @@ impl RuntimeError {
 
 #[cold]
 pub(super) fn rt(kind: RtKind, span: Span) -> RuntimeError {
-    RuntimeError { kind, span }
+    RuntimeError(Box::new(RuntimeErrorData { kind, span }))
 }
 
 /// Evaluation context: whose action is running.
@@ -840,9 +858,9 @@ impl Program {
         Ok(true)
     }
 
-    /// Evaluates one compiled expression.
-    #[inline]
-    pub(super) fn eval(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
+    /// Interprets one compiled expression's bytecode: the reference semantics that the closures
+    /// of [`super::fast`] (what [`Program::eval`] runs) are tested against.
+    pub(super) fn eval_bytecode(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
         let code = &self.code[e.start as usize..(e.start + e.len) as usize];
         let mut stack = [0i64; STACK];
         let mut sp = 0usize;
@@ -901,8 +919,7 @@ impl Program {
                     push!(st.slots[nn + n as usize] - st.slots[n as usize])
                 }
                 Op::Time => push!(st.clock),
-                // Within the pause (the next session has not begun) it is 0.
-                Op::SessionTime => push!(st.clock.saturating_sub(self.session_start(st.sessions)).max(0)),
+                Op::SessionTime => push!(self.session_time(st)),
                 Op::Sessions => push!(st.sessions),
                 Op::Moves => push!(st.moves as i64),
                 Op::AddL => bin!(|a, b| a.wrapping_add(b)),
@@ -969,8 +986,7 @@ impl Program {
                     let gi = &self.grids[g as usize];
                     let (x, y) = (stack[sp - 2], stack[sp - 1]);
                     if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
-                        let (grid, w, h) = (gi.name.clone(), gi.width, gi.height);
-                        return Err(rt(RtKind::OffGrid { grid, x, y, w, h }, self.spans[e.start as usize + pc]));
+                        return Err(self.off_grid(g, x, y, e.start as usize + pc));
                     }
                     sp -= 1;
                     stack[sp - 1] = gi.base as i64 + y * gi.width as i64 + x;
@@ -1029,8 +1045,21 @@ impl Program {
         }
     }
 
+    /// `game.sessionTime`: within the pause (the next session has not begun) it is 0.
+    #[inline]
+    pub(super) fn session_time(&self, st: &State) -> i64 {
+        st.clock.saturating_sub(self.session_start(st.sessions)).max(0)
+    }
+
     #[cold]
-    fn deref_error(&self, st: &State, v: i64, op_index: usize) -> RuntimeError {
+    pub(super) fn off_grid(&self, g: u16, x: i64, y: i64, op_index: usize) -> RuntimeError {
+        let gi = &self.grids[g as usize];
+        let (grid, w, h) = (gi.name.clone(), gi.width, gi.height);
+        rt(RtKind::OffGrid { grid, x, y, w, h }, self.spans[op_index])
+    }
+
+    #[cold]
+    pub(super) fn deref_error(&self, st: &State, v: i64, op_index: usize) -> RuntimeError {
         let span = self.spans[op_index];
         let attr = self.source.slice(span).to_string();
         if v >= 0 && (v as usize) < st.objects.len() { rt(RtKind::DeadObject { attr }, span) } else { rt(RtKind::NullPath { attr }, span) }

@@ -1,0 +1,677 @@
+//! Closure compilation: the run-time form of the bytecode. Each compiled expression
+//! ([`ExprId`], a range of [`Program::code`]) is decompiled once into a small tree and lowered to
+//! a tree of closures that read the state directly — no operand stack, no dispatch loop, and the
+//! common shapes (`this.x < 5`, `height[col, 0] < 6`, `a == b`) specialised into one closure with
+//! its operands inline. [`Program::eval`] runs these; the bytecode stays the program's canonical
+//! form (golden dumps, lints, analyses) and [`Program::eval_bytecode`] still interprets it, so
+//! that a test can hold the two to the same answers on every expression of every shipped game.
+//!
+//! Closures are built lazily, the first time an expression is evaluated, and cached per start
+//! index (`Program::fast`): any `ExprId`, however it was made, gets one. The cache assumes that
+//! code at an index never changes once it has been evaluated; code is only ever appended after
+//! compilation ([`Program::with_profile`](super::probe)), and appended code gets fresh slots.
+//!
+//! Rejected: a peephole-fused bytecode. It removes some dispatches but keeps the stack traffic and
+//! the per-evaluation set-up (a 32-slot stack, a large result); closures remove both, and a
+//! specialised leaf costs a load, not a loop turn.
+
+use super::program::*;
+use std::sync::{Arc, OnceLock};
+
+/// What an evaluation reads besides the state: the program, and whose action is running, with
+/// the slot bases of `this` and of the bound object looked up once.
+pub(super) struct Env<'a> {
+    pub p: &'a Program,
+    pub st: &'a State,
+    pub this: u32,
+    pub bound: u32,
+    this_base: u32,
+    bound_base: u32,
+}
+
+impl<'a> Env<'a> {
+    #[inline]
+    pub(super) fn new(p: &'a Program, st: &'a State, ctx: Ctx) -> Env<'a> {
+        let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
+        Env { p, st, this: ctx.this, bound: ctx.bound, this_base: base(ctx.this), bound_base: base(ctx.bound) }
+    }
+}
+
+/// A compiled expression.
+pub(super) type Fx = Arc<dyn Fn(&Env) -> Result<i64, RuntimeError> + Send + Sync>;
+
+/// The lazily built closures of a program, one slot per code index (only expression starts are
+/// ever filled).
+#[derive(Default)]
+pub struct FastCode {
+    slots: Vec<OnceLock<Fx>>,
+}
+
+impl Clone for FastCode {
+    fn clone(&self) -> FastCode {
+        FastCode { slots: self.slots.clone() }
+    }
+}
+
+impl std::fmt::Debug for FastCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let built = self.slots.iter().filter(|s| s.get().is_some()).count();
+        write!(f, "FastCode {{ {built} of {} built }}", self.slots.len())
+    }
+}
+
+impl FastCode {
+    /// Room for code indices `0..n` (keeps closures already built below `n`).
+    pub fn resize(&mut self, n: usize) {
+        self.slots.resize_with(n, OnceLock::new);
+    }
+}
+
+impl Program {
+    /// Evaluates one compiled expression (through its closure, built on first use).
+    #[inline]
+    pub(super) fn eval(&self, st: &State, e: ExprId, ctx: Ctx) -> Result<i64, RuntimeError> {
+        let env = Env::new(self, st, ctx);
+        self.eval_env(&env, e)
+    }
+
+    /// [`Program::eval`] with an environment already made (several conditions of one binding).
+    #[inline]
+    pub(super) fn eval_env(&self, env: &Env, e: ExprId) -> Result<i64, RuntimeError> {
+        match self.fast.slots.get(e.start as usize) {
+            Some(slot) => slot.get_or_init(|| self.lower_expr(e))(env),
+            None => self.eval_bytecode(env.st, e, Ctx { this: env.this, bound: env.bound }),
+        }
+    }
+
+    fn lower_expr(&self, e: ExprId) -> Fx {
+        let code = &self.code[e.start as usize..(e.start + e.len) as usize];
+        let mut stack = Vec::new();
+        decompile(code, e.start as usize, &mut stack);
+        debug_assert_eq!(stack.len(), 1, "an expression leaves one value");
+        lower(stack.pop().expect("an expression leaves one value"))
+    }
+}
+
+// ------------------------------------------------------------------------------------- trees
+
+/// A value that needs no computation and cannot fail: read it inline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Leaf {
+    Const(i64),
+    Slot(u32),
+    This(u32),
+    Bound(u32),
+    ThisConst(u32),
+    BoundConst(u32),
+    GodInit(u32),
+    GodConst(u32),
+    ThisObj,
+    BoundObj,
+    GodName,
+    StoreOwn(u32),
+    StoreSum(u32),
+    Time,
+    SessionTime,
+    Sessions,
+    Moves,
+    Actor,
+    Round,
+    Turns,
+    ToMove,
+}
+
+impl Leaf {
+    #[inline(always)]
+    fn get(self, e: &Env) -> i64 {
+        let st = e.st;
+        match self {
+            Leaf::Const(v) => v,
+            Leaf::Slot(s) => st.slots[s as usize],
+            Leaf::This(o) => st.slots[(e.this_base + o) as usize],
+            Leaf::Bound(o) => st.slots[(e.bound_base + o) as usize],
+            Leaf::ThisConst(i) => e.p.gods[st.objects[e.this as usize].god as usize].consts[i as usize],
+            Leaf::BoundConst(i) => e.p.gods[st.objects[e.bound as usize].god as usize].consts[i as usize],
+            Leaf::GodInit(i) => e.p.gods[e.bound as usize].init[i as usize],
+            Leaf::GodConst(i) => e.p.gods[e.bound as usize].consts[i as usize],
+            Leaf::ThisObj => e.this as i64,
+            Leaf::BoundObj => e.bound as i64,
+            Leaf::GodName => e.p.gods[e.bound as usize].name_sym,
+            Leaf::StoreOwn(n) => st.slots[n as usize],
+            Leaf::StoreSum(n) => st.slots[e.p.n_store_nodes() + n as usize] - st.slots[n as usize],
+            Leaf::Time => st.clock,
+            Leaf::SessionTime => e.p.session_time(st),
+            Leaf::Sessions => st.sessions,
+            Leaf::Moves => st.moves as i64,
+            Leaf::Actor => {
+                if st.actor == NONE {
+                    NULL
+                } else {
+                    st.actor as i64
+                }
+            }
+            Leaf::Round => st.round as i64,
+            Leaf::Turns => st.turns as i64,
+            Leaf::ToMove => st.to_move as i64,
+        }
+    }
+}
+
+/// One value-producing piece of code; `at` is the index of the op that reports errors.
+enum T {
+    Leaf(Leaf),
+    /// One operand (`Field`, `FieldConst`, `NameOf`, `NegL`, `NegD`, `L2D`, `Not`, `Load`,
+    /// `GridRuns`, `GridSwaps`, `GridHasSwap`, `GridSumRuns`).
+    Un(Op, Box<T>, usize),
+    /// Two operands: arithmetic, comparisons, `Xor`, and the two-argument grid reads.
+    Bin(Op, Box<T>, Box<T>, usize),
+    /// `GridGroupLead` (c, tol, min) and `GridLine` (x, y, dx, dy).
+    Many(Op, Vec<T>, usize),
+    And(Box<T>, Box<T>),
+    Or(Box<T>, Box<T>),
+    Call(Builtin, Vec<T>, usize),
+    /// An aggregate over objects (its inner code is its own expression).
+    Agg(u16),
+}
+
+/// Decompiles postfix code `code` (starting at absolute index `base`) onto `stack`.
+fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
+    let mut pc = 0;
+    while pc < code.len() {
+        let at = base + pc;
+        let op = code[pc];
+        let leaf = match op {
+            Op::Const(v) => Some(Leaf::Const(v)),
+            Op::Slot(s) => Some(Leaf::Slot(s)),
+            Op::This(o) => Some(Leaf::This(o)),
+            Op::Bound(o) => Some(Leaf::Bound(o)),
+            Op::ThisConst(i) => Some(Leaf::ThisConst(i)),
+            Op::BoundConst(i) => Some(Leaf::BoundConst(i)),
+            Op::GodInit(i) => Some(Leaf::GodInit(i)),
+            Op::GodConst(i) => Some(Leaf::GodConst(i)),
+            Op::ThisObj => Some(Leaf::ThisObj),
+            Op::BoundObj => Some(Leaf::BoundObj),
+            Op::GodName => Some(Leaf::GodName),
+            Op::StoreOwn(n) => Some(Leaf::StoreOwn(n)),
+            Op::StoreSum(n) => Some(Leaf::StoreSum(n)),
+            Op::Time => Some(Leaf::Time),
+            Op::SessionTime => Some(Leaf::SessionTime),
+            Op::Sessions => Some(Leaf::Sessions),
+            Op::Moves => Some(Leaf::Moves),
+            Op::Actor => Some(Leaf::Actor),
+            Op::Round => Some(Leaf::Round),
+            Op::Turns => Some(Leaf::Turns),
+            Op::ToMove => Some(Leaf::ToMove),
+            _ => None,
+        };
+        if let Some(l) = leaf {
+            stack.push(T::Leaf(l));
+            pc += 1;
+            continue;
+        }
+        let pop = |stack: &mut Vec<T>| Box::new(stack.pop().expect("well-formed code"));
+        match op {
+            Op::Field(_)
+            | Op::FieldConst(_)
+            | Op::NameOf
+            | Op::NegL
+            | Op::NegD
+            | Op::L2D
+            | Op::Not
+            | Op::Load
+            | Op::GridRuns(_)
+            | Op::GridSwaps(_)
+            | Op::GridHasSwap(_)
+            | Op::GridSumRuns(..) => {
+                let a = pop(stack);
+                stack.push(T::Un(op, a, at));
+            }
+            Op::L2DUnder => {
+                let b = stack.pop().expect("well-formed code");
+                let a = pop(stack);
+                stack.push(T::Un(Op::L2D, a, at));
+                stack.push(b);
+            }
+            Op::AndJump(off) | Op::OrJump(off) => {
+                let a = pop(stack);
+                let inner = &code[pc + 1..pc + off as usize];
+                let mut sub = Vec::new();
+                decompile(inner, at + 1, &mut sub);
+                let b = Box::new(sub.pop().expect("well-formed code"));
+                stack.push(if matches!(op, Op::AndJump(_)) { T::And(a, b) } else { T::Or(a, b) });
+                pc += off as usize;
+                continue;
+            }
+            Op::Skip(n) => {
+                pc += n as usize + 1;
+                continue;
+            }
+            Op::Agg(a) => stack.push(T::Agg(a)),
+            Op::Call(b) => {
+                let n = b.arity();
+                let args = stack.split_off(stack.len() - n);
+                stack.push(T::Call(b, args, at));
+            }
+            Op::GridLine(_) | Op::GridGroupLead(_) => {
+                let n = if matches!(op, Op::GridLine(_)) { 4 } else { 3 };
+                let args = stack.split_off(stack.len() - n);
+                stack.push(T::Many(op, args, at));
+            }
+            _ => {
+                let b = pop(stack);
+                let a = pop(stack);
+                stack.push(T::Bin(op, a, b, at));
+            }
+        }
+        pc += 1;
+    }
+}
+
+// ------------------------------------------------------------------------------------- lowering
+
+macro_rules! fx {
+    (|$e:ident| $body:expr) => {
+        Arc::new(move |$e: &Env| -> Result<i64, RuntimeError> { $body }) as Fx
+    };
+}
+
+#[inline(always)]
+fn d(v: i64) -> f64 {
+    f64::from_bits(v as u64)
+}
+
+#[inline(always)]
+fn bits(v: f64) -> i64 {
+    v.to_bits() as i64
+}
+
+/// A two-operand closure for an operator that cannot fail, with leaf operands read inline.
+fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
+    match (a, b) {
+        (T::Leaf(x), T::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
+        (T::Leaf(x), T::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
+        (a, T::Leaf(Leaf::Const(c))) => {
+            let a = lower(a);
+            fx!(|e| Ok(f(a(e)?, c)))
+        }
+        (a, T::Leaf(y)) => {
+            let a = lower(a);
+            fx!(|e| Ok(f(a(e)?, y.get(e))))
+        }
+        (T::Leaf(x), b) => {
+            let b = lower(b);
+            fx!(|e| Ok(f(x.get(e), b(e)?)))
+        }
+        (a, b) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| Ok(f(a(e)?, b(e)?)))
+        }
+    }
+}
+
+fn lower(t: T) -> Fx {
+    match t {
+        T::Leaf(l) => fx!(|e| Ok(l.get(e))),
+        T::And(a, b) => {
+            let (a, b) = (lower(*a), lower(*b));
+            fx!(|e| {
+                let x = a(e)?;
+                if x == 0 { Ok(x) } else { b(e) }
+            })
+        }
+        T::Or(a, b) => {
+            let (a, b) = (lower(*a), lower(*b));
+            fx!(|e| {
+                let x = a(e)?;
+                if x != 0 { Ok(x) } else { b(e) }
+            })
+        }
+        T::Un(op, a, at) => lower_un(op, *a, at),
+        T::Bin(op, a, b, at) => lower_bin(op, *a, *b, at),
+        T::Many(op, args, at) => {
+            let args: Vec<Fx> = args.into_iter().map(lower).collect();
+            match op {
+                Op::GridLine(g) => fx!(|e| {
+                    let v = [args[0](e)?, args[1](e)?, args[2](e)?, args[3](e)?];
+                    Ok(e.p.grid_line(e.st, g, &v))
+                }),
+                Op::GridGroupLead(g) => fx!(|e| {
+                    let (c, tol, min) = (args[0](e)?, args[1](e)?, args[2](e)?);
+                    Ok(e.p.tile_group_lead(e.st, g, c, tol, min, e.p.spans[at])? as i64)
+                }),
+                _ => unreachable!("only GridLine and GridGroupLead take many operands"),
+            }
+        }
+        T::Call(b, args, at) => {
+            let n = args.len();
+            let args: Vec<Fx> = args.into_iter().map(lower).collect();
+            fx!(|e| {
+                let mut v = [0i64; 4];
+                for (slot, f) in v.iter_mut().zip(&args) {
+                    *slot = f(e)?;
+                }
+                e.p.builtin(e.st, b, &v[..n], at)
+            })
+        }
+        T::Agg(a) => fx!(|e| e.p.aggregate(e.st, a, Ctx { this: e.this, bound: e.bound })),
+    }
+}
+
+fn lower_un(op: Op, a: T, at: usize) -> Fx {
+    // Reads through an object reference: the object must be live.
+    let via_object = |a: T, read: fn(&Env, ObjRec) -> i64| -> Fx {
+        let a = lower(a);
+        fx!(|e| {
+            let v = a(e)?;
+            match e.st.objects.get(v as usize) {
+                Some(o) if v >= 0 && o.alive => Ok(read(e, *o)),
+                _ => Err(e.p.deref_error(e.st, v, at)),
+            }
+        })
+    };
+    match op {
+        Op::Field(o) => {
+            // `x.attr` on an object read from a leaf (`this`, the bound object, a named one).
+            if let T::Leaf(l) = a {
+                return fx!(|e| {
+                    let v = l.get(e);
+                    match e.st.objects.get(v as usize) {
+                        Some(ob) if v >= 0 && ob.alive => Ok(e.st.slots[(ob.base + o) as usize]),
+                        _ => Err(e.p.deref_error(e.st, v, at)),
+                    }
+                });
+            }
+            let a = lower(a);
+            fx!(|e| {
+                let v = a(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.st.slots[(ob.base + o) as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, at)),
+                }
+            })
+        }
+        Op::FieldConst(i) => {
+            let a = lower(a);
+            fx!(|e| {
+                let v = a(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.p.gods[ob.god as usize].consts[i as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, at)),
+                }
+            })
+        }
+        Op::NameOf => via_object(a, |e, o| e.p.gods[o.god as usize].name_sym),
+        Op::NegL => un(a, |x| x.wrapping_neg()),
+        Op::NegD => un(a, |x| bits(-d(x))),
+        Op::L2D => un(a, |x| bits(x as f64)),
+        Op::Not => un(a, |x| (x == 0) as i64),
+        Op::Load => {
+            let a = lower(a);
+            fx!(|e| Ok(e.st.slots[a(e)? as usize]))
+        }
+        Op::GridRuns(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_runs(e.st, g, a(e)?)))
+        }
+        Op::GridSwaps(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_swaps(e.st, g, a(e)?)))
+        }
+        Op::GridHasSwap(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_has_swap(e.st, g, a(e)?) as i64))
+        }
+        Op::GridSumRuns(g, agg) => {
+            let a = lower(a);
+            fx!(|e| {
+                let min = a(e)?;
+                e.p.tile_sum_runs(e.st, g, min, &e.p.aggs[agg as usize], e.this)
+            })
+        }
+        _ => unreachable!("not a one-operand op: {op:?}"),
+    }
+}
+
+fn un(a: T, f: impl Fn(i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
+    match a {
+        T::Leaf(l) => fx!(|e| Ok(f(l.get(e)))),
+        a => {
+            let a = lower(a);
+            fx!(|e| Ok(f(a(e)?)))
+        }
+    }
+}
+
+fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
+    match op {
+        Op::AddL => bin(a, b, |x, y| x.wrapping_add(y)),
+        Op::SubL => bin(a, b, |x, y| x.wrapping_sub(y)),
+        Op::MulL => bin(a, b, |x, y| x.wrapping_mul(y)),
+        Op::AddD => bin(a, b, |x, y| bits(d(x) + d(y))),
+        Op::SubD => bin(a, b, |x, y| bits(d(x) - d(y))),
+        Op::MulD => bin(a, b, |x, y| bits(d(x) * d(y))),
+        Op::Eq => bin(a, b, |x, y| (x == y) as i64),
+        Op::Ne => bin(a, b, |x, y| (x != y) as i64),
+        Op::LtL => bin(a, b, |x, y| (x < y) as i64),
+        Op::LeL => bin(a, b, |x, y| (x <= y) as i64),
+        Op::GtL => bin(a, b, |x, y| (x > y) as i64),
+        Op::GeL => bin(a, b, |x, y| (x >= y) as i64),
+        Op::EqD => bin(a, b, |x, y| (d(x) == d(y)) as i64),
+        Op::NeD => bin(a, b, |x, y| (d(x) != d(y)) as i64),
+        Op::LtD => bin(a, b, |x, y| (d(x) < d(y)) as i64),
+        Op::LeD => bin(a, b, |x, y| (d(x) <= d(y)) as i64),
+        Op::GtD => bin(a, b, |x, y| (d(x) > d(y)) as i64),
+        Op::GeD => bin(a, b, |x, y| (d(x) >= d(y)) as i64),
+        Op::Xor => bin(a, b, |x, y| ((x != 0) != (y != 0)) as i64),
+        Op::DivL => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let x = a(e)?;
+                let y = b(e)?;
+                if y == 0 {
+                    return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
+                }
+                Ok(x.wrapping_div(y))
+            })
+        }
+        Op::DivD => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let x = a(e)?;
+                let y = b(e)?;
+                if d(y) == 0.0 {
+                    return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
+                }
+                Ok(bits(d(x) / d(y)))
+            })
+        }
+        Op::GridCell(g) => {
+            // The common case: constant-free reads of x and y (leaves), checked against the grid.
+            let (a, b) = (lower_leafy(a), lower_leafy(b));
+            fx!(|e| {
+                let x = a.get(e)?;
+                let y = b.get(e)?;
+                let gi = &e.p.grids[g as usize];
+                if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
+                    return Err(e.p.off_grid(g, x, y, at));
+                }
+                Ok(gi.base as i64 + y * gi.width as i64 + x)
+            })
+        }
+        Op::GridCanSwap(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let s = a(e)?;
+                let min = b(e)?;
+                Ok(e.p.tile_can_swap(e.st, g, s, min, e.p.spans[at])? as i64)
+            })
+        }
+        Op::GridGroup(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (c, tol) = (a(e)?, b(e)?);
+                e.p.tile_group(e.st, g, c, tol, e.p.spans[at])
+            })
+        }
+        Op::GridGroups(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (tol, min) = (a(e)?, b(e)?);
+                Ok(e.p.tile_groups(e.st, g, tol, min))
+            })
+        }
+        Op::GridGroupDistinct(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (c, tol) = (a(e)?, b(e)?);
+                e.p.tile_group_distinct(e.st, g, c, tol, e.p.spans[at])
+            })
+        }
+        _ => unreachable!("not a two-operand op: {op:?}"),
+    }
+}
+
+/// An operand that is read inline when it is a leaf.
+enum Leafy {
+    Leaf(Leaf),
+    Fx(Fx),
+}
+
+impl Leafy {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Leafy::Leaf(l) => Ok(l.get(e)),
+            Leafy::Fx(f) => f(e),
+        }
+    }
+}
+
+fn lower_leafy(t: T) -> Leafy {
+    match t {
+        T::Leaf(l) => Leafy::Leaf(l),
+        t => Leafy::Fx(lower(t)),
+    }
+}
+
+// ------------------------------------------------------------------------------------- checking
+
+impl Program {
+    /// Evaluates every expression that can run in `st` — each player action's conditions for
+    /// every owner and binding (in order, up to the first that fails, as move generation does),
+    /// the consequences and duration of every move whose conditions hold, choose keys, policy
+    /// weights, turn and occupant conditions, rules, goals, outcomes and constraints — once
+    /// through its closure and once through the bytecode, and lists every disagreement (value or
+    /// error). For the differential test of the closure compiler; returns how many it compared.
+    pub fn closure_mismatches(&self, st: &State) -> (usize, Vec<String>) {
+        let mut n = 0;
+        let mut bad = Vec::new();
+        let mut check = |e: ExprId, this: u32, bound: u32| -> bool {
+            n += 1;
+            let ctx = Ctx { this, bound };
+            let (fast, slow) = (self.eval(st, e, ctx), self.eval_bytecode(st, e, ctx));
+            if fast != slow {
+                let text = self.source.slice(self.spans[e.start as usize]).to_string();
+                bad.push(format!("expression at `{text}` (code {}..{}), this {this}, bound {bound}: closure {fast:?}, bytecode {slow:?}", e.start, e.start + e.len));
+            }
+            matches!(slow, Ok(v) if v != 0)
+        };
+        let none = NONE;
+        let conses_of = |a: &ActionInfo| -> Vec<ExprId> {
+            let mut out = Vec::new();
+            let mut todo: Vec<ConsId> = a.consequences.clone();
+            while let Some(c) = todo.pop() {
+                match &self.conses[c as usize].code {
+                    Cons::Assign { place, value } => {
+                        out.push(*value);
+                        if let Place::Field(e, _) | Place::Dyn(e) = place {
+                            out.push(*e);
+                        }
+                    }
+                    Cons::Conditional { cond, then } => {
+                        out.push(*cond);
+                        todo.push(*then);
+                    }
+                    Cons::Timed { delay, then, .. } => {
+                        out.push(*delay);
+                        todo.push(*then);
+                    }
+                    Cons::Create { assign: Some(Place::Field(e, _) | Place::Dyn(e)), .. } => out.push(*e),
+                    Cons::GameIncrease { rest, by, .. } => {
+                        out.extend(rest.iter().filter_map(|s| if let Segment::Dynamic(e) = s { Some(*e) } else { None }));
+                        out.extend(by);
+                    }
+                    Cons::Delete { obj } => out.push(*obj),
+                    Cons::Tile { args, .. } => out.extend(args),
+                    Cons::Create { .. } | Cons::EndSession | Cons::EndTurn => {}
+                }
+            }
+            out
+        };
+        for (ai, a) in self.actions.iter().enumerate() {
+            let owners: Vec<u32> = match (a.kind, a.class) {
+                (ActionKind::Rule, _) | (_, None) => vec![none],
+                (_, Some(c)) => (0..st.objects.len() as u32).filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c)).collect(),
+            };
+            let bindings: Vec<u32> = match a.bind {
+                BindKind::None => vec![none],
+                BindKind::God(c) => self.classes[c as usize].gods.iter().map(|&g| g as u32).collect(),
+                BindKind::Instance(c) => (0..st.objects.len() as u32).filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c)).collect(),
+                BindKind::Number(lo, hi) => (lo..=hi.min(lo.saturating_add(200))).collect(),
+                BindKind::Hex => self.hex.as_ref().map_or(Vec::new(), |h| (0..h.len() as u32).filter(|&c| !h.wall[c as usize]).collect()),
+            };
+            for &this in &owners {
+                for &bound in &bindings {
+                    let holds = a.conditions.iter().all(|&c| check(c, this, bound));
+                    if let Some((_, k)) = a.choose {
+                        check(k, this, bound);
+                    }
+                    if holds && a.kind == ActionKind::Player {
+                        for e in conses_of(a) {
+                            check(e, this, bound);
+                        }
+                        if let Some((e, _)) = a.duration {
+                            check(e, this, bound);
+                        }
+                        for p in &self.policies {
+                            for t in p.tiers.iter().filter(|t| t.action as usize == ai) {
+                                if let Some(c) = t.cond {
+                                    check(c, this, bound);
+                                }
+                                if let PickCode::Weight(e, _) | PickCode::Max(e, _) = t.pick {
+                                    check(e, this, bound);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for g in &self.goals {
+            check(g.expr, none, none);
+        }
+        for o in &self.outcomes {
+            check(o.expr, none, none);
+        }
+        for (e, _) in &self.constraints {
+            check(*e, none, none);
+        }
+        for (i, o) in st.objects.iter().enumerate() {
+            if let Some(t) = &self.turn
+                && let Some(c) = t.cond
+                && o.alive
+                && self.is_sub(o.class, t.class)
+            {
+                check(c, i as u32, none);
+            }
+            if let Some(oc) = &self.occupants
+                && let Some(c) = oc.cond
+                && o.alive
+                && self.is_sub(o.class, oc.class)
+            {
+                check(c, i as u32, none);
+            }
+        }
+        (n, bad)
+    }
+}
