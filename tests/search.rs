@@ -258,32 +258,101 @@ fn full_expansion_adds_every_child_at_once_and_plays_out_one() {
     assert_eq!(legal.len(), 4);
     let mut rolled = Vec::new();
     for seed in 1..=20 {
-        let t = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
-        assert_eq!(t.nodes.len(), 1 + legal.len(), "seed {seed}");
-        assert_eq!(t.nodes[0].visits, 1);
-        assert!(t.nodes[0].untried.is_empty());
-        let kids: Vec<_> = t.nodes[0].children.iter().map(|&c| &t.nodes[c as usize]).collect();
-        // One child per legal move, in move order, each with its own legal moves.
-        assert_eq!(kids.iter().map(|k| k.mv.unwrap()).collect::<Vec<_>>(), legal);
-        for k in &kids {
-            let mut st = root.clone();
-            g.apply(&mut st, k.mv.unwrap()).unwrap();
-            assert_eq!(k.untried, util::legal(&g.program, &st));
-            assert_eq!(k.moves, 3);
-            assert!(!k.terminal && k.children.is_empty());
-            assert_eq!((k.depth, k.mover), (1, 0));
+        for eager_expansion in [false, true] {
+            let cfg = MctsConfig { eager_expansion, ..full_cfg() };
+            let t = decision_tree(&g, &root, &cfg, &eval, 1, &mut rng(seed)).unwrap();
+            assert_eq!(t.nodes.len(), 1 + legal.len(), "seed {seed}");
+            assert_eq!(t.nodes[0].visits, 1);
+            assert!(t.untried(0).is_empty());
+            let kids: Vec<u32> = t.children(0).collect();
+            // One child per legal move, in move order.
+            assert_eq!(kids.iter().map(|&k| t.nodes[k as usize].mv.unwrap()).collect::<Vec<_>>(), legal);
+            for &k in &kids {
+                let node = &t.nodes[k as usize];
+                assert!(!node.terminal && t.n_children(k) == 0);
+                assert_eq!((node.depth, node.mover), (1, 0));
+                // The played-out child knows its moves; the others know them only when eager.
+                if node.visits > 0 || eager_expansion {
+                    let mut st = root.clone();
+                    g.apply(&mut st, node.mv.unwrap()).unwrap();
+                    assert!(node.known);
+                    assert_eq!(t.untried(k), util::legal(&g.program, &st));
+                    assert_eq!(node.moves, 3);
+                } else {
+                    assert!(!node.known && t.untried(k).is_empty());
+                }
+            }
+            // Exactly one child was played out, and the whole result went to it and the root.
+            let visited: Vec<usize> = (0..kids.len()).filter(|&i| t.nodes[kids[i] as usize].visits > 0).collect();
+            assert_eq!(visited.len(), 1, "seed {seed}");
+            let v = &t.nodes[kids[visited[0]] as usize];
+            assert_eq!(v.visits, 1);
+            assert_eq!(v.sum, t.nodes[0].sum);
+            if !eager_expansion {
+                rolled.push(visited[0]);
+            }
         }
-        // Exactly one child was played out, and the whole result went to it and the root.
-        let visited: Vec<usize> = (0..kids.len()).filter(|&i| kids[i].visits > 0).collect();
-        assert_eq!(visited.len(), 1, "seed {seed}");
-        assert_eq!(kids[visited[0]].visits, 1);
-        assert_eq!(kids[visited[0]].sum, t.nodes[0].sum);
-        rolled.push(visited[0]);
     }
     // The child to play out is drawn at random: over 20 seeds, every one of the four comes up.
     rolled.sort();
     rolled.dedup();
     assert_eq!(rolled, [0, 1, 2, 3]);
+}
+
+/// Lazy full expansion is exact: the same tree (every node's move, visits, sum and moves) and
+/// the same decision as the eager expansion of the paper's code, on the gold game and on whole
+/// match-3 games (chance in the state, every move searched), where a child's moves feed the
+/// persona formulas through `moves`.
+#[test]
+fn lazy_full_expansion_gives_the_eager_trees_and_moves() {
+    let (g, eval) = gold("o.score", 12.0);
+    let root = g.initial().unwrap();
+    let shape = |t: &mcts::Tree<WgdlGame>| -> Vec<_> {
+        t.nodes.iter().filter(|n| n.visits > 0).map(|n| (n.mv, n.visits, n.sum.to_bits(), n.moves, n.terminal)).collect()
+    };
+    for seed in 1..=10 {
+        for formula in ["mean + 1.4 * sqrt(ln(parent) / visits)", "wins / visits + moves / 10", "0 - visits + moves"] {
+            let f = Formula::parse(formula).unwrap();
+            let lazy = MctsConfig { formula: f.clone(), max_playout_moves: 2, ..full_cfg() };
+            let eager = MctsConfig { eager_expansion: true, ..lazy.clone() };
+            let a = decision_tree(&g, &root, &lazy, &eval, 150, &mut rng(seed)).unwrap();
+            let b = decision_tree(&g, &root, &eager, &eval, 150, &mut rng(seed)).unwrap();
+            assert_eq!(a.nodes.len(), b.nodes.len(), "seed {seed} {formula}");
+            assert_eq!(shape(&a), shape(&b), "seed {seed} {formula}");
+        }
+    }
+    // Whole match-3 games through the persona harness: same moves, same scores.
+    let m3 = util::game("match3.wgdl").program;
+    let score = m3.value_ref("game.score").unwrap();
+    let seval = playforge::search::FnEval(|s: &playforge::wgdl::State| m3.read(s, score) / 10_000.0);
+    let base = WgdlGame::new(m3.clone());
+    for seed in 1..=3u64 {
+        let game = base.clone().with_seed(seed);
+        let play = |eager_expansion: bool| -> (Vec<playforge::wgdl::Action>, f64) {
+            let cfg = MctsConfig {
+                formula: Formula::parse("wins / visits + sqrt(moves) / (1 + visits) + sqrt(2 * ln(parent) / visits)").unwrap(),
+                full_expansion: true,
+                eager_expansion,
+                ..MctsConfig::default()
+            };
+            let mut st = game.initial().unwrap();
+            let mut moves = Vec::new();
+            let mut r = rng(seed);
+            let mut legal = Vec::new();
+            loop {
+                game.legal(&st, &mut legal).unwrap();
+                if game.status(&st, &legal) != playforge::wgdl::Status::Running {
+                    break;
+                }
+                let cfg = MctsConfig { max_playout_moves: 20 - st.moves, ..cfg.clone() };
+                let (mv, _) = decide_with(&game, &st, &cfg, &seval, 60, &mut r, FinalChoice::Formula).unwrap();
+                game.apply(&mut st, mv).unwrap();
+                moves.push(mv);
+            }
+            (moves, m3.read(&st, score))
+        };
+        assert_eq!(play(false), play(true), "match-3 seed {seed}");
+    }
 }
 
 /// The descent rule of full expansion: a node's unvisited children come first, in child order,
@@ -299,33 +368,35 @@ fn full_expansion_visits_every_sibling_once_before_any_twice() {
         let first = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
         let t = decision_tree(&g, &root, &full_cfg(), &eval, 4, &mut rng(seed)).unwrap();
         assert_eq!(t.nodes.len(), 1 + 4 + 3 * 3, "seed {seed}");
-        for &c in &t.nodes[0].children {
+        for c in t.children(0) {
             let k = &t.nodes[c as usize];
             assert_eq!(k.visits, 1, "seed {seed}");
             if first.nodes[c as usize].visits == 1 {
-                assert!(k.children.is_empty(), "seed {seed}: the first iteration's child is not expanded yet");
+                assert_eq!(t.n_children(c), 0, "seed {seed}: the first iteration's child is not expanded yet");
             } else {
-                assert_eq!(k.children.len(), 3);
-                assert_eq!(k.children.iter().filter(|&&gc| t.nodes[gc as usize].visits == 1).count(), 1);
+                assert_eq!(t.n_children(c), 3);
+                assert_eq!(t.children(c).filter(|&gc| t.nodes[gc as usize].visits == 1).count(), 1);
             }
         }
         for iterations in [10, 50, 300] {
             let t = decision_tree(&g, &root, &full_cfg(), &eval, iterations, &mut rng(seed)).unwrap();
             assert_eq!(t.nodes[0].visits as u64, iterations);
-            let below: u32 = t.nodes[0].children.iter().map(|&c| t.nodes[c as usize].visits).sum();
+            let below: u32 = t.children(0).map(|c| t.nodes[c as usize].visits).sum();
             assert_eq!(below as u64, iterations, "every iteration passes through one root child");
-            for n in &t.nodes {
-                let visits: Vec<u32> = n.children.iter().map(|&c| t.nodes[c as usize].visits).collect();
+            for (i, n) in t.nodes.iter().enumerate() {
+                let i = i as u32;
+                let visits: Vec<u32> = t.children(i).map(|c| t.nodes[c as usize].visits).collect();
                 if visits.iter().any(|&v| v >= 2) {
                     assert!(visits.iter().all(|&v| v >= 1), "seed {seed}: a child visited twice beside an unvisited one: {visits:?}");
                 }
-                if !n.children.is_empty() {
-                    assert_eq!(n.children.len() as u32, n.moves, "a node with children has all of them");
-                    assert!(n.untried.is_empty());
+                if t.n_children(i) > 0 {
+                    assert_eq!(t.n_children(i) as u32, n.moves, "a node with children has all of them");
+                    assert!(t.untried(i).is_empty());
                 }
                 if !n.terminal && n.visits >= 2 {
-                    assert!(!n.children.is_empty(), "a non-terminal node visited twice was expanded");
+                    assert!(t.n_children(i) > 0, "a non-terminal node visited twice was expanded");
                 }
+                assert_eq!(n.known, n.visits > 0 || i == 0, "a node is known once visited (lazy expansion)");
             }
         }
     }
@@ -378,7 +449,7 @@ fn final_choices_pick_best_mean_most_visits_or_the_formula() {
     for (seed, full_expansion) in [(1, true), (2, true), (3, false)] {
         let cfg = MctsConfig { full_expansion, ..full_cfg() };
         let t = decision_tree(&g, &root, &cfg, &eval, 200, &mut rng(seed)).unwrap();
-        let kids: Vec<_> = t.nodes[0].children.iter().map(|&c| &t.nodes[c as usize]).collect();
+        let kids: Vec<_> = t.children(0).map(|c| &t.nodes[c as usize]).collect();
         let first_max = |key: &dyn Fn(usize) -> f64| (0..kids.len()).fold(0, |b, i| if key(i) > key(b) { i } else { b });
         let by_mean = first_max(&|i| mean(kids[i]));
         let by_visits = first_max(&|i| kids[i].visits as f64);
@@ -408,7 +479,7 @@ fn formula_choice_ignores_unvisited_children() {
     let mut later = 0;
     for seed in 1..=12 {
         let t = decision_tree(&g, &root, &full_cfg(), &eval, 1, &mut rng(seed)).unwrap();
-        let kids = &t.nodes[0].children;
+        let kids: Vec<u32> = t.children(0).collect();
         let visited = *kids.iter().find(|&&c| t.nodes[c as usize].visits == 1).unwrap();
         let expected = (t.nodes[visited as usize].mv.unwrap(), mean(&t.nodes[visited as usize]));
         for text in ["1", "0 - mean", "0 - wins"] {
@@ -459,7 +530,7 @@ fn max_playout_moves_caps_the_rollout() {
         // each leaf's mean is its depth.
         let cfg = MctsConfig { max_playout_moves: 0, full_expansion, ..full_cfg() };
         let t = decision_tree(&g, &root, &cfg, &eval, 40, &mut rng(2)).unwrap();
-        for n in t.nodes.iter().filter(|n| n.children.is_empty() && n.visits > 0) {
+        for (_, n) in t.nodes.iter().enumerate().filter(|(i, n)| t.n_children(*i as u32) == 0 && n.visits > 0) {
             assert_eq!(mean(n), n.depth as f64 / 4.0);
         }
     }

@@ -15,7 +15,11 @@
 //!
 //! Full expansion ([`MctsConfig::full_expansion`], the match-3 persona paper's MCTS) is the other
 //! way to grow the tree: a leaf gets all its children at once and one of them, drawn uniformly,
-//! is played out. Selection then takes a node's unvisited children first (in child order) and
+//! is played out. The children are made lazily: a child's state, legal moves and terminal flag
+//! are computed when it is first visited (the one played out at once, the others when selection
+//! reaches them), which gives the statistics, the random draws and the moves of the eager
+//! version (each child applied and its moves listed at expansion, kept selectable as
+//! [`MctsConfig::eager_expansion`] to test that claim) at a fraction of the cost. Selection then takes a node's unvisited children first (in child order) and
 //! the formula only among visited ones. The paper leaves unvisited siblings unaddressed; "visit
 //! each once first" is the spec digest's assumption (match3-personas-and-player2.md, A.3). The
 //! move finally played by a move-by-move player is chosen by [`FinalChoice`]: best mean, most
@@ -28,6 +32,9 @@ use crate::rng::Rng;
 use crate::wgdl::Status;
 use rand::RngExt;
 use std::collections::HashSet;
+
+/// "No node" in the child lists.
+const NIL: u32 = u32::MAX;
 use std::time::{Duration, Instant};
 
 /// How long a search runs.
@@ -93,6 +100,10 @@ pub struct MctsConfig {
     /// but is not the paper's algorithm: a worker that reaches a leaf another worker is still
     /// expanding plays out from that leaf without expanding it.
     pub full_expansion: bool,
+    /// Full expansion computed eagerly: every new child's state and legal moves at expansion
+    /// (the paper's code), instead of when the child is first visited. Same results, more work;
+    /// it exists so that tests can hold the lazy version to it.
+    pub eager_expansion: bool,
 }
 
 /// How [`decide_with`] picks the move to play among the root's children.
@@ -124,6 +135,7 @@ impl Default for MctsConfig {
             cut_off: false,
             retry_duplicates: true,
             full_expansion: false,
+            eager_expansion: false,
         }
     }
 }
@@ -151,12 +163,19 @@ pub trait Goals: Game {
     fn n_goals(&self) -> usize;
 }
 
+/// A tree node. Children form a linked list in creation order; the untried moves are a range of
+/// the tree's move arena (so a node costs no allocation of its own).
 #[derive(Clone, Debug)]
 pub struct Node<M> {
     pub mv: Option<M>,
     pub parent: u32,
-    pub children: Vec<u32>,
-    pub untried: Vec<M>,
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
+    n_children: u32,
+    /// The untried moves are `Tree::arena[untried_at .. untried_at + n_untried]`.
+    untried_at: u32,
+    n_untried: u32,
     pub visits: u32,
     pub sum: f64,
     pub sumsq: f64,
@@ -169,6 +188,9 @@ pub struct Node<M> {
     pub mover: u8,
     /// CUT_OFF: every line below has been expanded to its end.
     pub exhausted: bool,
+    /// Its legal moves, `moves` and `terminal` are known. A child made by lazy full expansion
+    /// learns them when it is first visited.
+    pub known: bool,
 }
 
 /// The outcome of a search: the best terminal (sub-game) state seen and how to get there.
@@ -187,6 +209,8 @@ pub struct SearchResult<S, M> {
 /// One search tree and the best result it has seen.
 pub struct Tree<G: Game> {
     pub nodes: Vec<Node<G::Move>>,
+    /// Every node's untried moves, each node's a range.
+    arena: Vec<G::Move>,
     per_depth: Vec<u32>,
     seen: Vec<HashSet<u64>>,
     cap: usize,
@@ -198,35 +222,72 @@ pub struct Tree<G: Game> {
     pub forfeited: u64,
 }
 
-/// What phase 1 hands to phase 2: the path to replay and the node to grow from.
+/// What phase 1 hands to phase 2: the path to replay and the node to grow from. Reused from one
+/// iteration to the next ([`Selected::new`] once, then [`Tree::select`] fills it).
 pub struct Selected<M> {
     pub leaf: u32,
     pub path_moves: Vec<M>,
     pub path_nodes: Vec<u32>,
     /// The untried move taken for expansion (already removed from the leaf's list).
     pub expand: Option<M>,
-    /// Full expansion: every move of the leaf (its whole untried list, moved out), in the
-    /// order the children will have; empty otherwise.
+    /// The leaf is terminal (as far as the tree knows: an unknown leaf is found out in phase 2).
+    pub leaf_terminal: bool,
+    /// Full expansion: the leaf's moves are known, and `expand_all` holds them (taken from its
+    /// untried list, in order; empty when there is nothing to expand). When they are not known,
+    /// phase 2 lists them.
+    pub leaf_known: bool,
     pub expand_all: Vec<M>,
-    /// Full expansion: the index in `expand_all` of the child to play out.
-    pub rollout: usize,
 }
 
-/// One child made by full expansion, for phase 3 to add.
+impl<M> Selected<M> {
+    pub fn new() -> Selected<M> {
+        Selected {
+            leaf: 0,
+            path_moves: Vec::new(),
+            path_nodes: Vec::new(),
+            expand: None,
+            leaf_terminal: false,
+            leaf_known: true,
+            expand_all: Vec::new(),
+        }
+    }
+}
+
+impl<M> Default for Selected<M> {
+    fn default() -> Selected<M> {
+        Selected::new()
+    }
+}
+
+/// A child made by standard expansion, for phase 3 to add (its legal moves are in
+/// [`Scratch::child_moves`]).
+#[derive(Clone, Copy, Debug)]
 pub struct NewChild<M> {
     pub mv: M,
-    /// The child's legal moves (empty when it is terminal).
-    pub untried: Vec<M>,
+    pub hash: u64,
     pub terminal: bool,
     /// Side that made the move into the child.
     pub mover: u8,
 }
 
+/// A full expansion, for phase 3 to add: the leaf's moves (in [`Selected::expand_all`], or in
+/// [`Scratch::leaf_moves`] when phase 2 listed them) all become children, and child `rollout`
+/// was played out (its legal moves are in [`Scratch::child_moves`]).
+#[derive(Clone, Copy, Debug)]
+pub struct FullExpansion {
+    pub rollout: usize,
+    pub mover: u8,
+    /// The played-out child is terminal.
+    pub terminal: bool,
+}
+
 /// What phase 2 hands to phase 3.
 pub struct Simulated<S, M> {
-    pub new_child: Option<(M, Vec<M>, u64, bool, u8)>,
-    /// Full expansion: the leaf's children in `Selected::expand_all` order (empty otherwise).
-    pub new_children: Vec<NewChild<M>>,
+    pub new_child: Option<NewChild<M>>,
+    pub full: Option<FullExpansion>,
+    /// Full expansion at a leaf whose moves were unknown: phase 2 listed them (in
+    /// [`Scratch::leaf_moves`]) and found whether it is terminal.
+    pub leaf_learned: Option<bool>,
     pub values: [f64; 4],
     pub duplicate: bool,
     pub forfeited: bool,
@@ -236,18 +297,137 @@ pub struct Simulated<S, M> {
     pub final_value: f64,
 }
 
-/// Scratch buffers reused across iterations (nothing allocated per move).
+/// Scratch buffers reused across iterations (nothing allocated per move or per iteration).
 pub struct Scratch<G: Game> {
     pub state: G::State,
     /// The selected leaf's state, kept so that duplicate retries need no replay.
     pub leaf: G::State,
     pub legal: Vec<G::Move>,
     pub playout: Vec<G::Move>,
+    /// The new (or played-out) child's legal moves.
+    pub child_moves: Vec<G::Move>,
+    /// The leaf's legal moves, when phase 2 had to list them.
+    pub leaf_moves: Vec<G::Move>,
+    /// Eager expansion: every other child's (terminal, start, length) in `eager_moves`.
+    eager: Vec<(bool, u32, u32)>,
+    eager_moves: Vec<G::Move>,
 }
 
 impl<G: Game> Scratch<G> {
     pub fn new(root: &G::State) -> Scratch<G> {
-        Scratch { state: root.clone(), leaf: root.clone(), legal: Vec::with_capacity(256), playout: Vec::with_capacity(256) }
+        Scratch {
+            state: root.clone(),
+            leaf: root.clone(),
+            legal: Vec::with_capacity(256),
+            playout: Vec::with_capacity(256),
+            child_moves: Vec::with_capacity(256),
+            leaf_moves: Vec::with_capacity(256),
+            eager: Vec::new(),
+            eager_moves: Vec::new(),
+        }
+    }
+}
+
+/// The children of a node, in creation order.
+pub struct Children<'a, M> {
+    nodes: &'a [Node<M>],
+    at: u32,
+}
+
+impl<M> Iterator for Children<'_, M> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.at == NIL {
+            return None;
+        }
+        let c = self.at;
+        self.at = self.nodes[c as usize].next_sibling;
+        Some(c)
+    }
+}
+
+impl<G: Game> Tree<G> {
+    /// The children of `n`, in creation order.
+    #[inline]
+    pub fn children(&self, n: u32) -> Children<'_, G::Move> {
+        Children { nodes: &self.nodes, at: self.nodes[n as usize].first_child }
+    }
+
+    /// How many children `n` has.
+    pub fn n_children(&self, n: u32) -> usize {
+        self.nodes[n as usize].n_children as usize
+    }
+
+    /// The moves of `n` not yet expanded.
+    pub fn untried(&self, n: u32) -> &[G::Move] {
+        let node = &self.nodes[n as usize];
+        &self.arena[node.untried_at as usize..(node.untried_at + node.n_untried) as usize]
+    }
+
+    /// Room for `nodes` more nodes and `moves` more untried moves without reallocating.
+    pub fn reserve(&mut self, nodes: usize, moves: usize) {
+        self.nodes.reserve(nodes);
+        self.arena.reserve(moves);
+    }
+
+    /// Removes untried move `k` of `n` (the last one takes its place, as `Vec::swap_remove`).
+    fn take_untried(&mut self, n: u32, k: usize) -> G::Move {
+        let node = &mut self.nodes[n as usize];
+        debug_assert!(k < node.n_untried as usize);
+        let at = node.untried_at as usize;
+        let last = at + node.n_untried as usize - 1;
+        node.n_untried -= 1;
+        self.arena.swap(at + k, last);
+        self.arena[last]
+    }
+
+    /// Adds a child of `parent`; `untried` are its moves (empty for a terminal or unknown node).
+    fn push(&mut self, parent: u32, mv: G::Move, untried: &[G::Move], terminal: bool, mover: u8, known: bool) -> u32 {
+        let depth = self.nodes[parent as usize].depth + 1;
+        let id = self.nodes.len() as u32;
+        let moves = untried.len() as u32;
+        let untried_at = self.arena.len() as u32;
+        self.arena.extend_from_slice(untried);
+        self.nodes.push(Node {
+            mv: Some(mv),
+            parent,
+            first_child: NIL,
+            last_child: NIL,
+            next_sibling: NIL,
+            n_children: 0,
+            untried_at,
+            n_untried: moves,
+            visits: 0,
+            sum: 0.0,
+            sumsq: 0.0,
+            best: 0.0,
+            moves,
+            depth,
+            terminal,
+            mover,
+            exhausted: false,
+            known,
+        });
+        let p = &mut self.nodes[parent as usize];
+        let last = p.last_child;
+        p.last_child = id;
+        p.n_children += 1;
+        if last == NIL {
+            p.first_child = id;
+        } else {
+            self.nodes[last as usize].next_sibling = id;
+        }
+        if self.per_depth.len() <= depth as usize {
+            self.per_depth.resize(depth as usize + 1, 0);
+        }
+        self.per_depth[depth as usize] += 1;
+        id
+    }
+
+    /// The child of `n` reached by `m`, if there is one.
+    fn child_by_move(&self, n: u32, m: G::Move) -> Option<u32> {
+        self.children(n).find(|&c| self.nodes[c as usize].mv == Some(m))
     }
 }
 
@@ -262,12 +442,20 @@ impl<G: Game + Goals> Tree<G> {
         if cfg.duplicate_detection {
             seen.push(HashSet::from([game.hash(root)]));
         }
+        let untried = if terminal { 0 } else { n_legal };
+        if terminal {
+            legal.clear();
+        }
         Ok(Tree {
             nodes: vec![Node {
                 mv: None,
                 parent: u32::MAX,
-                children: Vec::new(),
-                untried: if terminal { Vec::new() } else { legal },
+                first_child: NIL,
+                last_child: NIL,
+                next_sibling: NIL,
+                n_children: 0,
+                untried_at: 0,
+                n_untried: untried,
                 visits: 0,
                 sum: 0.0,
                 sumsq: 0.0,
@@ -277,7 +465,9 @@ impl<G: Game + Goals> Tree<G> {
                 terminal,
                 mover: 0,
                 exhausted: false,
+                known: true,
             }],
+            arena: legal,
             per_depth: vec![1],
             seen,
             cap: cfg.widening.unwrap_or(usize::MAX),
@@ -292,24 +482,23 @@ impl<G: Game + Goals> Tree<G> {
 
     fn can_expand(&self, n: u32, level_cap: u32) -> bool {
         let node = &self.nodes[n as usize];
-        !node.untried.is_empty()
-            && node.children.len() < self.cap
+        node.n_untried > 0
+            && (node.n_children as usize) < self.cap
             && self.per_depth.get(node.depth as usize + 1).is_none_or(|&c| c < level_cap)
     }
 
-    fn stats(&self, child: u32) -> Stats {
+    /// The statistics of `child` as the formula reads them, its parent having `parent` visits
+    /// (at least 1).
+    #[inline]
+    fn stats_under(&self, child: u32, parent: f64) -> Stats {
         let c = &self.nodes[child as usize];
-        let p = &self.nodes[c.parent as usize];
         let v = c.visits.max(1) as f64;
-        Stats {
-            mean: c.sum / v,
-            wins: c.sum,
-            visits: v,
-            parent: p.visits.max(1) as f64,
-            sumsq: c.sumsq,
-            best: c.best,
-            moves: c.moves as f64,
-        }
+        Stats { mean: c.sum / v, wins: c.sum, visits: v, parent, sumsq: c.sumsq, best: c.best, moves: c.moves as f64 }
+    }
+
+    fn stats(&self, child: u32) -> Stats {
+        let p = &self.nodes[self.nodes[child as usize].parent as usize];
+        self.stats_under(child, p.visits.max(1) as f64)
     }
 
     fn level_cap(&self, cfg: &MctsConfig, estimated_nodes: f64) -> u32 {
@@ -322,10 +511,10 @@ impl<G: Game + Goals> Tree<G> {
         }
     }
 
-    /// Phase 1 (tree only): choose where to grow.
-    pub fn select(&mut self, f: &Compiled, cfg: &MctsConfig, rng: &mut Rng, estimated_nodes: f64) -> Selected<G::Move> {
+    /// Phase 1 (tree only): choose where to grow; fills `sel`.
+    pub fn select(&mut self, f: &Compiled, cfg: &MctsConfig, rng: &mut Rng, estimated_nodes: f64, sel: &mut Selected<G::Move>) {
         if cfg.full_expansion {
-            return self.select_full(f, rng);
+            return self.select_full(f, sel);
         }
         let level_cap = self.level_cap(cfg, estimated_nodes);
         let global = cfg.non_tree_until.is_some_and(|n| self.nodes.len() < n);
@@ -350,50 +539,54 @@ impl<G: Game + Goals> Tree<G> {
         } else {
             leaf = self.descend(0, f, level_cap);
         }
-        if cfg.widening.is_some() && !self.can_expand(leaf, level_cap) && !self.nodes[leaf as usize].untried.is_empty() {
+        if cfg.widening.is_some() && !self.can_expand(leaf, level_cap) && self.nodes[leaf as usize].n_untried > 0 {
             // Nothing expandable under this cap along the way: widen if nothing is anywhere.
             if !(0..self.nodes.len() as u32).any(|i| self.can_expand(i, level_cap)) {
                 self.cap = self.cap.saturating_add(1);
             }
         }
-        let (path_nodes, path_moves) = self.path_to(leaf);
-        let expand = if self.can_expand(leaf, level_cap) {
-            let node = &mut self.nodes[leaf as usize];
-            let k = rng.random_range(0..node.untried.len());
-            Some(node.untried.swap_remove(k))
+        self.path_to(leaf, sel);
+        sel.expand = if self.can_expand(leaf, level_cap) {
+            let k = rng.random_range(0..self.nodes[leaf as usize].n_untried as usize);
+            Some(self.take_untried(leaf, k))
         } else {
             None
         };
-        Selected { leaf, path_moves, path_nodes, expand, expand_all: Vec::new(), rollout: 0 }
+        sel.leaf_terminal = self.nodes[leaf as usize].terminal;
+        sel.leaf_known = true;
+        sel.expand_all.clear();
     }
 
-    /// Phase 1 under full expansion: descend to a node without children; if it is not terminal,
-    /// all its moves are to become children and one of them, drawn uniformly, is played out.
-    fn select_full(&mut self, f: &Compiled, rng: &mut Rng) -> Selected<G::Move> {
+    /// Phase 1 under full expansion: descend to a node without children; if its moves are known
+    /// and it is not terminal, they are all taken to become children. (The child to play out is
+    /// drawn in phase 2, once the moves are known in any case.)
+    fn select_full(&mut self, f: &Compiled, sel: &mut Selected<G::Move>) {
         let leaf = self.descend_full(f);
-        let (path_nodes, path_moves) = self.path_to(leaf);
-        let node = &mut self.nodes[leaf as usize];
-        let (expand_all, rollout) = if node.terminal || node.untried.is_empty() {
-            (Vec::new(), 0)
-        } else {
-            let all = std::mem::take(&mut node.untried);
-            let k = rng.random_range(0..all.len());
-            (all, k)
-        };
-        Selected { leaf, path_moves, path_nodes, expand: None, expand_all, rollout }
+        self.path_to(leaf, sel);
+        sel.expand = None;
+        sel.expand_all.clear();
+        let node = &self.nodes[leaf as usize];
+        sel.leaf_known = node.known;
+        sel.leaf_terminal = node.terminal;
+        if node.known && !node.terminal && node.n_untried > 0 {
+            let (at, n) = (node.untried_at as usize, node.n_untried as usize);
+            sel.expand_all.extend_from_slice(&self.arena[at..at + n]);
+            self.nodes[leaf as usize].n_untried = 0;
+        }
     }
 
-    /// The nodes below the root down to `leaf`, and their moves.
-    fn path_to(&self, leaf: u32) -> (Vec<u32>, Vec<G::Move>) {
-        let mut path_nodes = Vec::new();
+    /// The nodes below the root down to `leaf`, and their moves, into `sel`.
+    fn path_to(&self, leaf: u32, sel: &mut Selected<G::Move>) {
+        sel.leaf = leaf;
+        sel.path_nodes.clear();
+        sel.path_moves.clear();
         let mut n = leaf;
         while n != 0 {
-            path_nodes.push(n);
+            sel.path_nodes.push(n);
             n = self.nodes[n as usize].parent;
         }
-        path_nodes.reverse();
-        let path_moves = path_nodes.iter().map(|&n| self.nodes[n as usize].mv.expect("non-root nodes have a move")).collect();
-        (path_nodes, path_moves)
+        sel.path_nodes.reverse();
+        sel.path_moves.extend(sel.path_nodes.iter().map(|&n| self.nodes[n as usize].mv.expect("non-root nodes have a move")));
     }
 
     /// Full-expansion descent: at a node with children, its first unvisited child (in child
@@ -403,22 +596,23 @@ impl<G: Game + Goals> Tree<G> {
     fn descend_full(&self, f: &Compiled) -> u32 {
         let mut n = 0u32;
         loop {
-            let node = &self.nodes[n as usize];
-            let live = || node.children.iter().copied().filter(|&c| !self.nodes[c as usize].exhausted);
-            let pick = match live().find(|&c| self.nodes[c as usize].visits == 0) {
-                Some(c) => Some(c),
-                None => {
-                    let mut best = f64::NEG_INFINITY;
-                    let mut pick = None;
-                    for c in live() {
-                        let v = f.eval(&self.stats(c));
-                        if v > best || pick.is_none() {
-                            best = v;
-                            pick = Some(c);
-                        }
-                    }
-                    pick
+            let mut unvisited = None;
+            let mut any = false;
+            for c in self.children(n) {
+                let cn = &self.nodes[c as usize];
+                if cn.exhausted {
+                    continue;
                 }
+                any = true;
+                if cn.visits == 0 {
+                    unvisited = Some(c);
+                    break;
+                }
+            }
+            let pick = match unvisited {
+                Some(c) => Some(c),
+                None if !any => None,
+                None => self.best_child(n, f),
             };
             match pick {
                 Some(c) => n = c,
@@ -427,38 +621,48 @@ impl<G: Game + Goals> Tree<G> {
         }
     }
 
+    /// The live (not exhausted) child of `n` with the highest formula value (ties: the first).
+    #[inline]
+    fn best_child(&self, n: u32, f: &Compiled) -> Option<u32> {
+        let parent = self.nodes[n as usize].visits.max(1) as f64;
+        let at = f.at_parent(parent);
+        let mut best = f64::NEG_INFINITY;
+        let mut pick = None;
+        for c in self.children(n) {
+            if self.nodes[c as usize].exhausted {
+                continue;
+            }
+            let v = f.eval_child(&at, &self.stats_under(c, parent));
+            if v > best || pick.is_none() {
+                best = v;
+                pick = Some(c);
+            }
+        }
+        pick
+    }
+
     fn descend(&self, mut n: u32, f: &Compiled, level_cap: u32) -> u32 {
         loop {
             let node = &self.nodes[n as usize];
-            if node.terminal || self.can_expand(n, level_cap) || node.children.is_empty() {
+            if node.terminal || self.can_expand(n, level_cap) || node.n_children == 0 {
                 return n;
             }
-            let mut best = f64::NEG_INFINITY;
-            let mut pick = u32::MAX;
-            for &c in &node.children {
-                if self.nodes[c as usize].exhausted {
-                    continue;
-                }
-                let v = f.eval(&self.stats(c));
-                if v > best || pick == u32::MAX {
-                    best = v;
-                    pick = c;
-                }
+            match self.best_child(n, f) {
+                Some(c) => n = c,
+                None => return n,
             }
-            if pick == u32::MAX {
-                return n;
-            }
-            n = pick;
         }
     }
 
-    /// Phase 3 (tree only): add the new node (unless it was a duplicate), backpropagate, and
-    /// keep the best result.
+    /// Phase 3 (tree only): add the new node(s) (unless a duplicate), backpropagate, and keep
+    /// the best result. `scratch` is the one phase 2 filled.
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
         game: &G,
         sel: &Selected<G::Move>,
         sim: Simulated<G::State, G::Move>,
+        scratch: &Scratch<G>,
         cfg: &MctsConfig,
         root: &G::State,
         sub: SubGame,
@@ -476,21 +680,44 @@ impl<G: Game + Goals> Tree<G> {
         }
         let mut tail = sel.leaf;
         let mut expanded = None;
-        // Full expansion: every child in order; the played-out one is where backpropagation starts.
-        for (i, c) in sim.new_children.into_iter().enumerate() {
-            let id = self.push(sel.leaf, c.mv, c.untried, c.terminal, c.mover);
-            if i == sel.rollout {
-                tail = id;
-                expanded = Some(c.mv);
+        if let Some(terminal) = sim.leaf_learned {
+            // The leaf was made by a lazy expansion: now it is known (and its moves, if any,
+            // become its children just below, so none is left untried).
+            let node = &mut self.nodes[sel.leaf as usize];
+            node.known = true;
+            node.terminal = terminal;
+            node.moves = if terminal { 0 } else { scratch.leaf_moves.len() as u32 };
+            node.untried_at = self.arena.len() as u32;
+            node.n_untried = 0;
+        }
+        if let Some(full) = sim.full {
+            // Every move of the leaf becomes a child, in order; the played-out one is known.
+            let moves: &[G::Move] = if sel.leaf_known { &sel.expand_all } else { &scratch.leaf_moves };
+            for (i, &m) in moves.iter().enumerate() {
+                let id = if i == full.rollout {
+                    let untried: &[G::Move] = if full.terminal { &[] } else { &scratch.child_moves };
+                    let id = self.push(sel.leaf, m, untried, full.terminal, full.mover, true);
+                    tail = id;
+                    expanded = Some(m);
+                    id
+                } else if cfg.eager_expansion {
+                    let k = if i < full.rollout { i } else { i - 1 };
+                    let (terminal, at, len) = scratch.eager[k];
+                    let untried = &scratch.eager_moves[at as usize..(at + len) as usize];
+                    self.push(sel.leaf, m, untried, terminal, full.mover, true)
+                } else {
+                    self.push(sel.leaf, m, &[], false, full.mover, false)
+                };
+                debug_assert_eq!(self.nodes[id as usize].mv, Some(m));
             }
         }
-        if let Some((mv, untried, hash, terminal, mover)) = sim.new_child {
+        if let Some(nc) = sim.new_child {
             let depth = self.nodes[sel.leaf as usize].depth + 1;
             if cfg.duplicate_detection {
                 if self.seen.len() <= depth as usize {
                     self.seen.resize_with(depth as usize + 1, HashSet::new);
                 }
-                if !self.seen[depth as usize].insert(hash) {
+                if !self.seen[depth as usize].insert(nc.hash) {
                     // Another worker added the same state meanwhile.
                     self.aborted += 1;
                     if cfg.cut_off {
@@ -499,8 +726,9 @@ impl<G: Game + Goals> Tree<G> {
                     return Ok(());
                 }
             }
-            tail = self.push(sel.leaf, mv, untried, terminal, mover);
-            expanded = Some(mv);
+            let untried: &[G::Move] = if nc.terminal { &[] } else { &scratch.child_moves };
+            tail = self.push(sel.leaf, nc.mv, untried, nc.terminal, nc.mover, true);
+            expanded = Some(nc.mv);
         }
         // Only a new best needs the path as a list (no allocation on other iterations).
         if sim.final_value > self.best_value
@@ -546,9 +774,8 @@ impl<G: Game + Goals> Tree<G> {
         if self.nodes[leaf as usize].exhausted || !self.can_expand(leaf, level_cap) {
             return None;
         }
-        let node = &mut self.nodes[leaf as usize];
-        let k = rng.random_range(0..node.untried.len());
-        Some(node.untried.swap_remove(k))
+        let k = rng.random_range(0..self.nodes[leaf as usize].n_untried as usize);
+        Some(self.take_untried(leaf, k))
     }
 
     /// True when the search has nothing left to learn (CUT_OFF: the root is exhausted).
@@ -560,7 +787,8 @@ impl<G: Game + Goals> Tree<G> {
     fn mark_exhausted(&mut self, mut n: u32) {
         loop {
             let node = &self.nodes[n as usize];
-            let done = node.terminal || (node.untried.is_empty() && node.children.iter().all(|&c| self.nodes[c as usize].exhausted));
+            let done = node.known
+                && (node.terminal || (node.n_untried == 0 && self.children(n).all(|c| self.nodes[c as usize].exhausted)));
             if !done {
                 return;
             }
@@ -570,33 +798,6 @@ impl<G: Game + Goals> Tree<G> {
             }
             n = self.nodes[n as usize].parent;
         }
-    }
-
-    fn push(&mut self, parent: u32, mv: G::Move, untried: Vec<G::Move>, terminal: bool, mover: u8) -> u32 {
-        let depth = self.nodes[parent as usize].depth + 1;
-        let id = self.nodes.len() as u32;
-        let moves = untried.len() as u32;
-        self.nodes.push(Node {
-            mv: Some(mv),
-            parent,
-            children: Vec::new(),
-            untried,
-            visits: 0,
-            sum: 0.0,
-            sumsq: 0.0,
-            best: 0.0,
-            moves,
-            depth,
-            terminal,
-            mover,
-            exhausted: false,
-        });
-        self.nodes[parent as usize].children.push(id);
-        if self.per_depth.len() <= depth as usize {
-            self.per_depth.resize(depth as usize + 1, 0);
-        }
-        self.per_depth[depth as usize] += 1;
-        id
     }
 
     /// Add-best-path: every state along the winning playout becomes a node.
@@ -619,14 +820,13 @@ impl<G: Game + Goals> Tree<G> {
         for &m in playout {
             let mover = game.to_move(&st) as u8;
             // The move may already be a child (or be reserved as untried).
-            if let Some(&c) = self.nodes[at as usize].children.iter().find(|&&c| self.nodes[c as usize].mv == Some(m)) {
+            if let Some(c) = self.child_by_move(at, m) {
                 game.apply(&mut st, m)?;
                 at = c;
                 continue;
             }
-            let node = &mut self.nodes[at as usize];
-            if let Some(k) = node.untried.iter().position(|&u| u == m) {
-                node.untried.swap_remove(k);
+            if let Some(k) = self.untried(at).iter().position(|&u| u == m) {
+                self.take_untried(at, k);
             }
             game.apply(&mut st, m)?;
             game.legal(&st, &mut legal)?;
@@ -638,42 +838,48 @@ impl<G: Game + Goals> Tree<G> {
                 }
                 self.seen[depth].insert(game.hash(&st));
             }
-            let untried = if terminal { Vec::new() } else { legal.clone() };
-            at = self.push(at, m, untried, terminal, mover);
+            let untried: &[G::Move] = if terminal { &[] } else { &legal };
+            at = self.push(at, m, untried, terminal, mover, true);
         }
         Ok(at)
     }
-}
 
-impl<G: Game + Goals> Tree<G> {
     /// The subtree under `child` as a new tree (indices renumbered breadth-first). Duplicate
     /// detection starts afresh below the new root.
     pub fn reroot(self, child: u32, game: &G, state: &G::State, sub: SubGame, cfg: &MctsConfig) -> Result<Tree<G>, G::Error> {
         let mut fresh = Tree::new(game, state, sub, cfg)?;
-        let mut map = vec![u32::MAX; self.nodes.len()];
-        let mut queue = std::collections::VecDeque::from([child]);
-        let mut nodes = Vec::new();
+        let mut order = vec![child];
+        let mut map = vec![NIL; self.nodes.len()];
+        let mut head = 0;
+        while head < order.len() {
+            let n = order[head];
+            head += 1;
+            map[n as usize] = (head - 1) as u32;
+            order.extend(self.children(n));
+        }
         let base = self.nodes[child as usize].depth;
-        while let Some(n) = queue.pop_front() {
-            map[n as usize] = nodes.len() as u32;
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut arena = Vec::new();
+        for &n in &order {
             let mut node = self.nodes[n as usize].clone();
             node.depth -= base;
-            queue.extend(node.children.iter().copied());
+            node.parent = if n == child { u32::MAX } else { map[node.parent as usize] };
+            let remap = |x: u32| if x == NIL { NIL } else { map[x as usize] };
+            node.first_child = remap(node.first_child);
+            node.last_child = remap(node.last_child);
+            node.next_sibling = if n == child { NIL } else { remap(node.next_sibling) };
+            let (at, len) = (node.untried_at as usize, node.n_untried as usize);
+            node.untried_at = arena.len() as u32;
+            arena.extend_from_slice(&self.arena[at..at + len]);
             nodes.push(node);
         }
-        for node in nodes.iter_mut() {
-            node.parent = if node.parent == u32::MAX { u32::MAX } else { map[node.parent as usize] };
-            for c in node.children.iter_mut() {
-                *c = map[*c as usize];
-            }
-        }
         nodes[0].mv = None;
-        nodes[0].parent = u32::MAX;
         fresh.per_depth = vec![0; nodes.iter().map(|n| n.depth as usize).max().unwrap_or(0) + 1];
         for n in &nodes {
             fresh.per_depth[n.depth as usize] += 1;
         }
         fresh.nodes = nodes;
+        fresh.arena = arena;
         fresh.iterations = self.iterations;
         Ok(fresh)
     }
@@ -690,7 +896,6 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
     game: &G,
     root: &G::State,
     sel: &Selected<G::Move>,
-    leaf_terminal: bool,
     cfg: &MctsConfig,
     eval: &E,
     sub: SubGame,
@@ -703,7 +908,7 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
     for &m in &sel.path_moves {
         game.apply(&mut scratch.leaf, m)?;
     }
-    simulate_at_leaf(game, sel, leaf_terminal, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
+    simulate_at_leaf(game, sel, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
 }
 
 /// Phase 2 from the leaf state already in `scratch.leaf` (after [`simulate`] replayed it).
@@ -711,7 +916,6 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
 pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
     game: &G,
     sel: &Selected<G::Move>,
-    leaf_terminal: bool,
     cfg: &MctsConfig,
     eval: &E,
     sub: SubGame,
@@ -720,9 +924,20 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
     rng: &mut Rng,
     scratch: &mut Scratch<G>,
 ) -> Result<Simulated<G::State, G::Move>, G::Error> {
-    let st = &mut scratch.state;
-    st.clone_from(&scratch.leaf);
-    let mut new_child = None;
+    let mut sim = Simulated {
+        new_child: None,
+        full: None,
+        leaf_learned: None,
+        values: [0.0; 4],
+        duplicate: false,
+        forfeited: false,
+        playout: Vec::new(),
+        final_state: None,
+        final_value: 0.0,
+    };
+    let mut leaf_terminal = sel.leaf_terminal;
+    let Scratch { state: st, leaf, legal, playout, child_moves, leaf_moves, eager, eager_moves } = scratch;
+    st.clone_from(leaf);
     if let Some(m) = sel.expand {
         let mover = game.to_move(st) as u8;
         game.apply(st, m)?;
@@ -730,49 +945,67 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
         if let Some(seen) = seen_at_depth
             && seen.contains(&hash)
         {
-            return Ok(Simulated {
-                new_child: None,
-                new_children: Vec::new(),
-                values: [0.0; 4],
-                duplicate: true,
-                forfeited: false,
-                playout: Vec::new(),
-                final_state: None,
-                final_value: 0.0,
-            });
+            sim.duplicate = true;
+            return Ok(sim);
         }
-        game.legal(st, &mut scratch.legal)?;
-        let terminal = is_terminal(game, st, &scratch.legal, sub);
-        let untried = if terminal { Vec::new() } else { scratch.legal.clone() };
-        new_child = Some((m, untried, hash, terminal, mover));
+        game.legal(st, child_moves)?;
+        let terminal = is_terminal(game, st, child_moves, sub);
+        sim.new_child = Some(NewChild { mv: m, hash, terminal, mover });
     }
-    let mut new_children = Vec::new();
-    if !sel.expand_all.is_empty() {
-        // Full expansion: one step per child from the leaf; the child to play out goes last so
-        // that its state is the one left in `st`.
-        new_children.reserve_exact(sel.expand_all.len());
-        let mover = game.to_move(&scratch.leaf) as u8;
-        for (i, &m) in sel.expand_all.iter().enumerate() {
-            if i != sel.rollout {
-                st.clone_from(&scratch.leaf);
-                game.apply(st, m)?;
-                new_children.push(new_child_at(game, st, m, mover, sub, &mut scratch.legal)?);
+    if cfg.full_expansion {
+        if !sel.leaf_known {
+            // A child of an earlier expansion, visited for the first time: learn its moves.
+            game.legal(leaf, leaf_moves)?;
+            leaf_terminal = is_terminal(game, leaf, leaf_moves, sub);
+            if leaf_terminal {
+                leaf_moves.clear();
             }
+            sim.leaf_learned = Some(leaf_terminal);
         }
-        let m = sel.expand_all[sel.rollout];
-        st.clone_from(&scratch.leaf);
-        game.apply(st, m)?;
-        let rolled = new_child_at(game, st, m, mover, sub, &mut scratch.legal)?;
-        new_children.insert(sel.rollout, rolled);
+        let moves: &[G::Move] = if sel.leaf_known { &sel.expand_all } else { leaf_moves };
+        if !moves.is_empty() {
+            let k = rng.random_range(0..moves.len());
+            let mover = game.to_move(leaf) as u8;
+            if cfg.eager_expansion {
+                eager.clear();
+                eager_moves.clear();
+                for (i, &m) in moves.iter().enumerate() {
+                    if i != k {
+                        st.clone_from(leaf);
+                        game.apply(st, m)?;
+                        game.legal(st, legal)?;
+                        let terminal = is_terminal(game, st, legal, sub);
+                        let at = eager_moves.len() as u32;
+                        if !terminal {
+                            eager_moves.extend_from_slice(legal);
+                        }
+                        eager.push((terminal, at, eager_moves.len() as u32 - at));
+                    }
+                }
+            }
+            st.clone_from(leaf);
+            game.apply(st, moves[k])?;
+            game.legal(st, child_moves)?;
+            let terminal = is_terminal(game, st, child_moves, sub);
+            sim.full = Some(FullExpansion { rollout: k, mover, terminal });
+        }
     }
     // Playout.
-    scratch.playout.clear();
+    playout.clear();
     let mut forfeited = false;
-    if !(leaf_terminal && sel.expand.is_none() && sel.expand_all.is_empty()) {
+    if !(leaf_terminal && sel.expand.is_none() && sim.full.is_none()) {
         let mut n = 0u32;
+        // The expanded child's moves are already listed.
+        let mut listed = sel.expand.is_some() || sim.full.is_some();
         loop {
-            game.legal(st, &mut scratch.legal)?;
-            if is_terminal(game, st, &scratch.legal, sub) || n >= cfg.max_playout_moves {
+            let legal: &Vec<G::Move> = if listed {
+                listed = false;
+                child_moves
+            } else {
+                game.legal(st, legal)?;
+                legal
+            };
+            if is_terminal(game, st, legal, sub) || n >= cfg.max_playout_moves {
                 break;
             }
             if let Some(factor) = cfg.forfeit
@@ -786,47 +1019,55 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
             let m = match game.playout_move(st, rng)? {
                 Some(m) => m,
                 None => match &cfg.group_weights {
-                    Some(w) => pick_grouped(game, &scratch.legal, w, rng),
-                    None => scratch.legal[rng.random_range(0..scratch.legal.len())],
+                    Some(w) => pick_grouped(game, legal, w, rng),
+                    None => legal[rng.random_range(0..legal.len())],
                 },
             };
             game.apply(st, m)?;
-            scratch.playout.push(m);
+            playout.push(m);
             n += 1;
         }
     }
-    let mut values = [0.0; 4];
     let final_value = if forfeited { 0.0 } else { eval.value(st, 0) };
     if !forfeited {
-        for (p, v) in values.iter_mut().enumerate() {
+        for (p, v) in sim.values.iter_mut().enumerate() {
             *v = if p == 0 { final_value } else { eval.value(st, p) };
         }
     }
     let better = !forfeited && final_value > best_so_far;
-    Ok(Simulated {
-        new_child,
-        new_children,
-        values,
-        duplicate: false,
-        forfeited,
-        playout: if better { scratch.playout.clone() } else { Vec::new() },
-        final_state: if better { Some(st.clone()) } else { None },
-        final_value,
-    })
+    sim.forfeited = forfeited;
+    sim.final_value = final_value;
+    if better {
+        sim.playout = playout.clone();
+        sim.final_state = Some(st.clone());
+    }
+    Ok(sim)
 }
 
-/// The child reached by `mv` from the state in `st` (already applied), as full expansion keeps it.
-fn new_child_at<G: Game + Goals>(
+/// Runs MCTS iterations on `tree` until `iterations` have been run in all (or the tree is
+/// done): the loop of [`decision_tree`], for callers that keep their own tree and buffers (no
+/// allocation per iteration once they have grown; [`Tree::reserve`] makes room up front).
+#[allow(clippy::too_many_arguments)]
+pub fn run_iterations<G: Game + Goals, E: Evaluator<G::State>>(
+    tree: &mut Tree<G>,
     game: &G,
-    st: &G::State,
-    mv: G::Move,
-    mover: u8,
-    sub: SubGame,
-    legal: &mut Vec<G::Move>,
-) -> Result<NewChild<G::Move>, G::Error> {
-    game.legal(st, legal)?;
-    let terminal = is_terminal(game, st, legal, sub);
-    Ok(NewChild { mv, untried: if terminal { Vec::new() } else { legal.clone() }, terminal, mover })
+    root: &G::State,
+    f: &Compiled,
+    cfg: &MctsConfig,
+    eval: &E,
+    iterations: u64,
+    rng: &mut Rng,
+    scratch: &mut Scratch<G>,
+    sel: &mut Selected<G::Move>,
+) -> Result<(), G::Error> {
+    // Two-sided games have no goals to split at: the sub-game is the whole game.
+    let sub = SubGame { goal_target: usize::MAX };
+    while tree.iterations < iterations && !tree.done() {
+        tree.select(f, cfg, rng, iterations as f64, sel);
+        let sim = simulate(game, root, sel, cfg, eval, sub, f64::INFINITY, None, rng, scratch)?;
+        tree.update(game, sel, sim, scratch, cfg, root, sub)?;
+    }
+    Ok(())
 }
 
 /// One single-threaded MCTS run from `root` until the budget is spent.
@@ -871,6 +1112,7 @@ pub fn search_observed<G: Game + Goals, E: Evaluator<G::State>>(
     let f = cfg.formula.compile();
     let mut tree = Tree::new(game, root, sub, cfg)?;
     let mut scratch = Scratch::new(root);
+    let mut sel = Selected::new();
     let estimate = match budget {
         Budget::Iterations(n) => n as f64,
         Budget::Millis(_) => 0.0,
@@ -887,18 +1129,17 @@ pub fn search_observed<G: Game + Goals, E: Evaluator<G::State>>(
         } else {
             estimate
         };
-        let mut sel = tree.select(&f, cfg, rng, est);
-        let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
+        tree.select(&f, cfg, rng, est, &mut sel);
         let depth = tree.nodes[sel.leaf as usize].depth as usize + 1;
         let seen = if cfg.duplicate_detection { tree.seen.get(depth) } else { None };
-        let mut sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        let mut sim = simulate(game, root, &sel, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
         // Duplicate aborts: each counts as an iteration; the next one would select this same
         // leaf again, so retry here without descending and replaying.
         let mut go_on;
         loop {
             let duplicate = sim.duplicate;
             let value = (!duplicate).then_some(sim.final_value);
-            tree.update(game, &sel, sim, cfg, root, sub)?;
+            tree.update(game, &sel, sim, &scratch, cfg, root, sub)?;
             go_on = observe(Rollout { iteration: tree.iterations, value, best: tree.best_value });
             if !duplicate || spent(&tree) || !cfg.retry_duplicates || !go_on {
                 break;
@@ -906,7 +1147,7 @@ pub fn search_observed<G: Game + Goals, E: Evaluator<G::State>>(
             let Some(mv) = tree.retry_expand(sel.leaf, cfg, rng, est) else { break };
             sel.expand = Some(mv);
             let seen = tree.seen.get(depth);
-            sim = simulate_at_leaf(game, &sel, leaf_terminal, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+            sim = simulate_at_leaf(game, &sel, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
         }
         if !go_on {
             break;
@@ -955,8 +1196,9 @@ pub fn decide_with<G: Game + Goals, E: Evaluator<G::State>>(
     rng: &mut Rng,
     choice: FinalChoice,
 ) -> Result<(G::Move, f64), G::Error> {
-    let tree = decision_tree(game, root, cfg, eval, iterations, rng)?;
-    match tree.final_choice(&cfg.formula.compile(), choice) {
+    let f = cfg.formula.compile();
+    let tree = decision_tree_with(game, root, &f, cfg, eval, iterations, rng)?;
+    match tree.final_choice(&f, choice) {
         Some(b) => Ok(b),
         None => {
             let mut legal = Vec::new();
@@ -976,17 +1218,23 @@ pub fn decision_tree<G: Game + Goals, E: Evaluator<G::State>>(
     iterations: u64,
     rng: &mut Rng,
 ) -> Result<Tree<G>, G::Error> {
-    // Two-sided games have no goals to split at: the sub-game is the whole game.
+    decision_tree_with(game, root, &cfg.formula.compile(), cfg, eval, iterations, rng)
+}
+
+fn decision_tree_with<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    f: &Compiled,
+    cfg: &MctsConfig,
+    eval: &E,
+    iterations: u64,
+    rng: &mut Rng,
+) -> Result<Tree<G>, G::Error> {
     let sub = SubGame { goal_target: usize::MAX };
-    let f = cfg.formula.compile();
     let mut tree = Tree::new(game, root, sub, cfg)?;
     let mut scratch = Scratch::new(root);
-    while tree.iterations < iterations && !tree.done() {
-        let sel = tree.select(&f, cfg, rng, iterations as f64);
-        let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
-        let sim = simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, f64::INFINITY, None, rng, &mut scratch)?;
-        tree.update(game, &sel, sim, cfg, root, sub)?;
-    }
+    let mut sel = Selected::new();
+    run_iterations(&mut tree, game, root, f, cfg, eval, iterations, rng, &mut scratch, &mut sel)?;
     Ok(tree)
 }
 
@@ -994,13 +1242,12 @@ impl<G: Game + Goals> Tree<G> {
     /// The root child `choice` picks (with `f` for [`FinalChoice::Formula`]) and its mean
     /// reward (0 if unvisited); `None` when the root has no children.
     pub fn final_choice(&self, f: &Compiled, choice: FinalChoice) -> Option<(G::Move, f64)> {
-        let children = &self.nodes[0].children;
         let mean = |c: u32| {
             let n = &self.nodes[c as usize];
             if n.visits == 0 { 0.0 } else { n.sum / n.visits as f64 }
         };
         let mut pick: Option<(u32, f64)> = None;
-        for &c in children {
+        for c in self.children(0) {
             let key = match choice {
                 FinalChoice::BestMean => mean(c),
                 FinalChoice::MostVisited => self.nodes[c as usize].visits as f64,
@@ -1011,7 +1258,7 @@ impl<G: Game + Goals> Tree<G> {
                 pick = Some((c, key));
             }
         }
-        let c = pick.map(|p| p.0).or_else(|| children.first().copied())?;
+        let c = pick.map(|p| p.0).or_else(|| self.children(0).next())?;
         Some((self.nodes[c as usize].mv.expect("children have moves"), mean(c)))
     }
 }

@@ -272,6 +272,7 @@ where
                 s.spawn(move || -> Result<(), G::Error> {
                     let mut rng = rng::stream(seed, 1, w as u64, 0);
                     let mut scratch = Scratch::new(root);
+                    let mut sel = mcts::Selected::new();
                     loop {
                         let go = match budget {
                             Budget::Iterations(n) => started.fetch_add(1, Ordering::Relaxed) < n,
@@ -280,16 +281,15 @@ where
                         if !go {
                             return Ok(());
                         }
-                        let (sel, leaf_terminal, best, seen) = {
+                        let best = {
                             let mut t = tree.lock().expect("no worker panics while holding the tree");
-                            let sel = t.select(f, cfg, &mut rng, est);
-                            let leaf = &t.nodes[sel.leaf as usize];
-                            // Duplicate detection is re-checked under the lock in `update`.
-                            (sel, leaf.terminal, t.best_value, None)
+                            t.select(f, cfg, &mut rng, est, &mut sel);
+                            t.best_value
                         };
-                        let sim = mcts::simulate(game, root, &sel, leaf_terminal, cfg, eval, sub, best, seen, &mut rng, &mut scratch)?;
+                        // Duplicate detection is re-checked under the lock in `update`.
+                        let sim = mcts::simulate(game, root, &sel, cfg, eval, sub, best, None, &mut rng, &mut scratch)?;
                         let mut t = tree.lock().expect("no worker panics while holding the tree");
-                        t.update(game, &sel, sim, cfg, root, sub)?;
+                        t.update(game, &sel, sim, &scratch, cfg, root, sub)?;
                     }
                 })
             })
@@ -335,6 +335,7 @@ where
     let f = cfg.formula.compile();
     let mut tree = Tree::new(game, &state, sub, cfg)?;
     let mut scratch = Scratch::new(&state);
+    let mut sel = mcts::Selected::new();
     let mut played = Vec::new();
     let mut legal = Vec::new();
     for step in 0..max_moves {
@@ -352,13 +353,11 @@ where
                 _ if tree.done() => break,
                 _ => {}
             }
-            let sel = tree.select(&f, cfg, &mut rng, 0.0);
-            let leaf_terminal = tree.nodes[sel.leaf as usize].terminal;
-            let sim = mcts::simulate(game, &state, &sel, leaf_terminal, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
-            tree.update(game, &sel, sim, cfg, &state, sub)?;
+            tree.select(&f, cfg, &mut rng, 0.0, &mut sel);
+            let sim = mcts::simulate(game, &state, &sel, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
+            tree.update(game, &sel, sim, &scratch, cfg, &state, sub)?;
         }
-        let root = &tree.nodes[0];
-        let Some(&best) = root.children.iter().max_by_key(|&&c| tree.nodes[c as usize].visits) else { break };
+        let Some(best) = tree.children(0).max_by_key(|&c| tree.nodes[c as usize].visits) else { break };
         let mv = tree.nodes[best as usize].mv.expect("child has a move");
         game.apply(&mut state, mv)?;
         played.push(mv);
