@@ -285,33 +285,27 @@ fn bits(v: f64) -> i64 {
     v.to_bits() as i64
 }
 
-/// A two-operand closure for an operator that cannot fail, with leaf operands read inline.
+/// A two-operand closure for an operator that cannot fail, with its operands read inline.
 fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
-    match (a, b) {
-        (T::Leaf(x), T::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
-        (T::Leaf(x), T::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
-        (a, T::Leaf(Leaf::Const(c))) => {
-            let a = lower(a);
-            fx!(|e| Ok(f(a(e)?, c)))
-        }
-        (a, T::Leaf(y)) => {
-            let a = lower(a);
-            fx!(|e| Ok(f(a(e)?, y.get(e))))
-        }
-        (T::Leaf(x), b) => {
-            let b = lower(b);
-            fx!(|e| Ok(f(x.get(e), b(e)?)))
-        }
-        (a, b) => {
-            let (a, b) = (lower(a), lower(b));
-            fx!(|e| Ok(f(a(e)?, b(e)?)))
-        }
+    match (operand(a), operand(b)) {
+        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
+        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
+        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e)?, c))),
+        (x, y) => fx!(|e| {
+            let a = x.get(e)?;
+            Ok(f(a, y.get(e)?))
+        }),
     }
 }
 
 fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => fx!(|e| Ok(l.get(e))),
+        T::Un(Op::Load, a, at) => match operand(T::Un(Op::Load, a, at)) {
+            Operand::Cell(g, x, y, at) => fx!(|e| e.p.grid_read(e.st, g, x.get(e), y.get(e), at)),
+            Operand::Leaf(l) => fx!(|e| Ok(l.get(e))),
+            Operand::Fx(f) => f,
+        },
         T::And(a, b) => {
             let (a, b) = (lower(*a), lower(*b));
             fx!(|e| {
@@ -329,14 +323,17 @@ fn lower(t: T) -> Fx {
         T::Un(op, a, at) => lower_un(op, *a, at),
         T::Bin(op, a, b, at) => lower_bin(op, *a, *b, at),
         T::Many(op, args, at) => {
-            let args: Vec<Fx> = args.into_iter().map(lower).collect();
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
             match op {
-                Op::GridLine(g) => fx!(|e| {
-                    let v = [args[0](e)?, args[1](e)?, args[2](e)?, args[3](e)?];
-                    Ok(e.p.grid_line(e.st, g, &v))
-                }),
+                Op::GridLine(g) => {
+                    let [x, y, dx, dy]: [Operand; 4] = args.try_into().ok().expect("four operands");
+                    fx!(|e| {
+                        let v = [x.get(e)?, y.get(e)?, dx.get(e)?, dy.get(e)?];
+                        Ok(e.p.grid_line(e.st, g, &v))
+                    })
+                }
                 Op::GridGroupLead(g) => fx!(|e| {
-                    let (c, tol, min) = (args[0](e)?, args[1](e)?, args[2](e)?);
+                    let (c, tol, min) = (args[0].get(e)?, args[1].get(e)?, args[2].get(e)?);
                     Ok(e.p.tile_group_lead(e.st, g, c, tol, min, e.p.spans[at])? as i64)
                 }),
                 _ => unreachable!("only GridLine and GridGroupLead take many operands"),
@@ -344,11 +341,11 @@ fn lower(t: T) -> Fx {
         }
         T::Call(b, args, at) => {
             let n = args.len();
-            let args: Vec<Fx> = args.into_iter().map(lower).collect();
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
             fx!(|e| {
                 let mut v = [0i64; 4];
-                for (slot, f) in v.iter_mut().zip(&args) {
-                    *slot = f(e)?;
+                for (slot, x) in v.iter_mut().zip(&args) {
+                    *slot = x.get(e)?;
                 }
                 e.p.builtin(e.st, b, &v[..n], at)
             })
@@ -486,8 +483,7 @@ fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
             })
         }
         Op::GridCell(g) => {
-            // The common case: constant-free reads of x and y (leaves), checked against the grid.
-            let (a, b) = (lower_leafy(a), lower_leafy(b));
+            let (a, b) = (operand(a), operand(b));
             fx!(|e| {
                 let x = a.get(e)?;
                 let y = b.get(e)?;
@@ -531,26 +527,37 @@ fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
     }
 }
 
-/// An operand that is read inline when it is a leaf.
-enum Leafy {
+/// An operand read inline by the closure that uses it: a leaf, a grid cell read with leaf
+/// coordinates (`height[col, 0]`), or a closure.
+enum Operand {
     Leaf(Leaf),
+    /// `<grid>[x, y]`: checked against the grid, then read.
+    Cell(u16, Leaf, Leaf, usize),
     Fx(Fx),
 }
 
-impl Leafy {
+impl Operand {
     #[inline(always)]
     fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
         match self {
-            Leafy::Leaf(l) => Ok(l.get(e)),
-            Leafy::Fx(f) => f(e),
+            Operand::Leaf(l) => Ok(l.get(e)),
+            Operand::Cell(g, x, y, at) => e.p.grid_read(e.st, *g, x.get(e), y.get(e), *at),
+            Operand::Fx(f) => f(e),
         }
     }
 }
 
-fn lower_leafy(t: T) -> Leafy {
+fn operand(t: T) -> Operand {
     match t {
-        T::Leaf(l) => Leafy::Leaf(l),
-        t => Leafy::Fx(lower(t)),
+        T::Leaf(l) => Operand::Leaf(l),
+        T::Un(Op::Load, a, at) => match *a {
+            T::Bin(Op::GridCell(g), x, y, cell_at) => match (*x, *y) {
+                (T::Leaf(x), T::Leaf(y)) => Operand::Cell(g, x, y, cell_at),
+                (x, y) => Operand::Fx(lower_un(Op::Load, T::Bin(Op::GridCell(g), Box::new(x), Box::new(y), cell_at), at)),
+            },
+            a => Operand::Fx(lower_un(Op::Load, a, at)),
+        },
+        t => Operand::Fx(lower(t)),
     }
 }
 

@@ -839,19 +839,25 @@ impl Program {
 
     /// The leading conditions that do not read the binding, checked once for an owner.
     fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32) -> Result<bool, RuntimeError> {
-        let ctx = Ctx { this, bound: NONE };
+        let env = super::fast::Env::new(self, st, Ctx { this, bound: NONE });
         for &c in &a.conditions[..a.owner_conds] {
-            if self.eval(st, c, ctx)? == 0 {
+            if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
             }
         }
         Ok(true)
     }
 
-    /// The conditions from the `from`-th on.
+    /// The conditions from the `from`-th on (one evaluation environment for all of them).
+    #[inline]
     fn conditions_hold_from(&self, st: &State, a: &ActionInfo, ctx: Ctx, from: usize) -> Result<bool, RuntimeError> {
-        for &c in &a.conditions[from.min(a.conditions.len())..] {
-            if self.eval(st, c, ctx)? == 0 {
+        let conds = &a.conditions[from.min(a.conditions.len())..];
+        if conds.is_empty() {
+            return Ok(true);
+        }
+        let env = super::fast::Env::new(self, st, ctx);
+        for &c in conds {
+            if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
             }
         }
@@ -1049,6 +1055,16 @@ impl Program {
     #[inline]
     pub(super) fn session_time(&self, st: &State) -> i64 {
         st.clock.saturating_sub(self.session_start(st.sessions)).max(0)
+    }
+
+    /// Grid `g`'s cell (x, y), or the off-grid error of the `GridCell` op at `op_index`.
+    #[inline]
+    pub(super) fn grid_read(&self, st: &State, g: u16, x: i64, y: i64, op_index: usize) -> Result<i64, RuntimeError> {
+        let gi = &self.grids[g as usize];
+        if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
+            return Err(self.off_grid(g, x, y, op_index));
+        }
+        Ok(st.slots[(gi.base as i64 + y * gi.width as i64 + x) as usize])
     }
 
     #[cold]

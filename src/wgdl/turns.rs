@@ -37,11 +37,29 @@ impl Program {
         let t = self.turn.as_ref().expect("turns declared");
         let after_key = after.filter(|&a| a != NONE).map(|a| self.turn_key(st, a));
         let mut best: Option<((i64, i64), u32)> = None;
+        // Ranks counted in one pass (sides 0..8; any other side is counted by `turn_key`).
+        let mut ranks = [0i64; 8];
         for (i, o) in st.objects.iter().enumerate() {
-            if !o.alive || !self.is_sub(o.class, t.class) {
+            if !self.is_sub(o.class, t.class) {
                 continue;
             }
-            let key = self.turn_key(st, i as u32);
+            let side = st.slots[(o.base + t.side) as usize];
+            let rank = match ranks.get_mut(side as usize) {
+                Some(r) if side >= 0 => {
+                    *r += 1;
+                    *r - 1
+                }
+                // Not counted here: the key below comes from `turn_key`.
+                _ => 0,
+            };
+            if !o.alive {
+                continue;
+            }
+            let key = if (0..8).contains(&side) {
+                if t.alternating { (rank, side) } else { (side, rank) }
+            } else {
+                self.turn_key(st, i as u32)
+            };
             if after_key.is_some_and(|a| key <= a) || best.is_some_and(|(b, _)| key >= b) {
                 continue;
             }
