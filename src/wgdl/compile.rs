@@ -2212,6 +2212,7 @@ impl<'a> Compiler<'a> {
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         let n_code = code.len();
+        let n_conses = conses.len();
         Program {
             source: self.source,
             syms,
@@ -2258,6 +2259,7 @@ impl<'a> Compiler<'a> {
             fast: {
                 let mut f = super::fast::FastCode::default();
                 f.resize(n_code);
+                f.resize_conses(n_conses);
                 f
             },
         }

@@ -30,6 +30,16 @@ pub(super) struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
+    /// The first slot of `this` / of the bound object (0 when there is none).
+    #[inline]
+    pub(super) fn this_base(&self) -> u32 {
+        self.this_base
+    }
+    #[inline]
+    pub(super) fn bound_base(&self) -> u32 {
+        self.bound_base
+    }
+
     #[inline]
     pub(super) fn new(p: &'a Program, st: &'a State, ctx: Ctx) -> Env<'a> {
         let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
@@ -45,11 +55,16 @@ pub(super) type Fx = Arc<dyn Fn(&Env) -> Result<i64, RuntimeError> + Send + Sync
 #[derive(Default)]
 pub struct FastCode {
     slots: Vec<OnceLock<Fx>>,
+    /// One per consequence ([`Program::conses`]).
+    conses: Vec<OnceLock<Cx>>,
 }
+
+/// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
+pub(super) type Cx = Arc<dyn Fn(&Program, &mut State, Ctx, u32) -> Result<(), RuntimeError> + Send + Sync>;
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
-        FastCode { slots: self.slots.clone() }
+        FastCode { slots: self.slots.clone(), conses: self.conses.clone() }
     }
 }
 
@@ -64,6 +79,10 @@ impl FastCode {
     /// Room for code indices `0..n` (keeps closures already built below `n`).
     pub fn resize(&mut self, n: usize) {
         self.slots.resize_with(n, OnceLock::new);
+    }
+    /// Room for consequences `0..n`.
+    pub fn resize_conses(&mut self, n: usize) {
+        self.conses.resize_with(n, OnceLock::new);
     }
 }
 
@@ -85,11 +104,85 @@ impl Program {
     }
 
     fn lower_expr(&self, e: ExprId) -> Fx {
+        lower(self.tree(e))
+    }
+
+    fn tree(&self, e: ExprId) -> T {
         let code = &self.code[e.start as usize..(e.start + e.len) as usize];
         let mut stack = Vec::new();
         decompile(code, e.start as usize, &mut stack);
         debug_assert_eq!(stack.len(), 1, "an expression leaves one value");
-        lower(stack.pop().expect("an expression leaves one value"))
+        stack.pop().expect("an expression leaves one value")
+    }
+
+    /// Runs consequence `c` (through its closure, built on first use).
+    #[inline]
+    pub(super) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
+        match self.fast.conses.get(c as usize) {
+            Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, ctx, depth),
+            None => self.exec_generic(st, c, ctx, depth),
+        }
+    }
+
+    /// The closure of consequence `c`: assignments and conditionals with their operands inline;
+    /// the other kinds run [`Program::exec_generic`].
+    fn lower_cons(&self, c: ConsId) -> Cx {
+        let generic = move || -> Cx { Arc::new(move |p: &Program, st: &mut State, ctx: Ctx, depth: u32| p.exec_generic(st, c, ctx, depth)) };
+        match &self.conses[c as usize].code {
+            Cons::Assign { place, value } => {
+                let v = operand(self.tree(*value));
+                match *place {
+                    Place::Slot(s) => Arc::new(move |p, st, ctx, _| {
+                        let x = v.get(&Env::new(p, st, ctx))?;
+                        st.slots[s as usize] = x;
+                        Ok(())
+                    }),
+                    Place::This(o) => Arc::new(move |p, st, ctx, _| {
+                        let (x, base) = {
+                            let env = Env::new(p, st, ctx);
+                            (v.get(&env)?, env.this_base)
+                        };
+                        st.slots[(base + o) as usize] = x;
+                        Ok(())
+                    }),
+                    Place::Bound(o) => Arc::new(move |p, st, ctx, _| {
+                        let (x, base) = {
+                            let env = Env::new(p, st, ctx);
+                            (v.get(&env)?, env.bound_base)
+                        };
+                        st.slots[(base + o) as usize] = x;
+                        Ok(())
+                    }),
+                    Place::Dyn(e) => match self.tree(e) {
+                        // `<grid>[x, y] = …` with leaf coordinates.
+                        T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
+                            let (T::Leaf(x), T::Leaf(y)) = (*x, *y) else { unreachable!("matched above") };
+                            Arc::new(move |p, st, ctx, _| {
+                                let (val, idx) = {
+                                    let env = Env::new(p, st, ctx);
+                                    let val = v.get(&env)?;
+                                    (val, p.grid_index(g, x.get(&env), y.get(&env), at)?)
+                                };
+                                st.slots[idx] = val;
+                                Ok(())
+                            })
+                        }
+                        _ => generic(),
+                    },
+                    Place::Field(..) => generic(),
+                }
+            }
+            Cons::Conditional { cond, then } => {
+                let (cond, then) = (operand(self.tree(*cond)), *then);
+                Arc::new(move |p, st, ctx, depth| {
+                    if cond.get(&Env::new(p, st, ctx))? != 0 {
+                        p.exec(st, then, ctx, depth)?;
+                    }
+                    Ok(())
+                })
+            }
+            _ => generic(),
+        }
     }
 }
 
@@ -304,20 +397,21 @@ fn lower(t: T) -> Fx {
         T::Un(Op::Load, a, at) => match operand(T::Un(Op::Load, a, at)) {
             Operand::Cell(g, x, y, at) => fx!(|e| e.p.grid_read(e.st, g, x.get(e), y.get(e), at)),
             Operand::Leaf(l) => fx!(|e| Ok(l.get(e))),
+            Operand::Line(..) => unreachable!("only a grid line read is a line"),
             Operand::Fx(f) => f,
         },
         T::And(a, b) => {
-            let (a, b) = (lower(*a), lower(*b));
+            let (a, b) = (operand(*a), operand(*b));
             fx!(|e| {
-                let x = a(e)?;
-                if x == 0 { Ok(x) } else { b(e) }
+                let x = a.get(e)?;
+                if x == 0 { Ok(x) } else { b.get(e) }
             })
         }
         T::Or(a, b) => {
-            let (a, b) = (lower(*a), lower(*b));
+            let (a, b) = (operand(*a), operand(*b));
             fx!(|e| {
-                let x = a(e)?;
-                if x != 0 { Ok(x) } else { b(e) }
+                let x = a.get(e)?;
+                if x != 0 { Ok(x) } else { b.get(e) }
             })
         }
         T::Un(op, a, at) => lower_un(op, *a, at),
@@ -533,6 +627,8 @@ enum Operand {
     Leaf(Leaf),
     /// `<grid>[x, y]`: checked against the grid, then read.
     Cell(u16, Leaf, Leaf, usize),
+    /// `<grid>.line(x, y, dx, dy)` with leaf arguments.
+    Line(u16, [Leaf; 4]),
     Fx(Fx),
 }
 
@@ -542,6 +638,7 @@ impl Operand {
         match self {
             Operand::Leaf(l) => Ok(l.get(e)),
             Operand::Cell(g, x, y, at) => e.p.grid_read(e.st, *g, x.get(e), y.get(e), *at),
+            Operand::Line(g, a) => Ok(e.p.grid_line(e.st, *g, &[a[0].get(e), a[1].get(e), a[2].get(e), a[3].get(e)])),
             Operand::Fx(f) => f(e),
         }
     }
@@ -550,6 +647,13 @@ impl Operand {
 fn operand(t: T) -> Operand {
     match t {
         T::Leaf(l) => Operand::Leaf(l),
+        T::Many(Op::GridLine(g), args, at) => {
+            if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
+                Operand::Line(g, [*x, *y, *dx, *dy])
+            } else {
+                Operand::Fx(lower(T::Many(Op::GridLine(g), args, at)))
+            }
+        }
         T::Un(Op::Load, a, at) => match *a {
             T::Bin(Op::GridCell(g), x, y, cell_at) => match (*x, *y) {
                 (T::Leaf(x), T::Leaf(y)) => Operand::Cell(g, x, y, cell_at),
@@ -571,15 +675,15 @@ impl Program {
     /// through its closure and once through the bytecode, and lists every disagreement (value or
     /// error). For the differential test of the closure compiler; returns how many it compared.
     pub fn closure_mismatches(&self, st: &State) -> (usize, Vec<String>) {
-        let mut n = 0;
-        let mut bad = Vec::new();
-        let mut check = |e: ExprId, this: u32, bound: u32| -> bool {
-            n += 1;
+        let n = std::cell::Cell::new(0usize);
+        let bad = std::cell::RefCell::new(Vec::new());
+        let check = |e: ExprId, this: u32, bound: u32| -> bool {
+            n.set(n.get() + 1);
             let ctx = Ctx { this, bound };
             let (fast, slow) = (self.eval(st, e, ctx), self.eval_bytecode(st, e, ctx));
             if fast != slow {
                 let text = self.source.slice(self.spans[e.start as usize]).to_string();
-                bad.push(format!("expression at `{text}` (code {}..{}), this {this}, bound {bound}: closure {fast:?}, bytecode {slow:?}", e.start, e.start + e.len));
+                bad.borrow_mut().push(format!("expression at `{text}` (code {}..{}), this {this}, bound {bound}: closure {fast:?}, bytecode {slow:?}", e.start, e.start + e.len));
             }
             matches!(slow, Ok(v) if v != 0)
         };
@@ -637,6 +741,16 @@ impl Program {
                         for e in conses_of(a) {
                             check(e, this, bound);
                         }
+                        // Each consequence run through its closure and by its kind, on copies.
+                        for &c in &a.consequences {
+                            let ctx = Ctx { this, bound };
+                            let (mut x, mut y) = (st.clone(), st.clone());
+                            let (rx, ry) = (self.exec(&mut x, c, ctx, 0), self.exec_generic(&mut y, c, ctx, 0));
+                            n.set(n.get() + 1);
+                            if rx != ry || x != y {
+                                bad.borrow_mut().push(format!("consequence `{}`, this {this}, bound {bound}: closure {rx:?}, by kind {ry:?}", self.conses[c as usize].name));
+                            }
+                        }
                         if let Some((e, _)) = a.duration {
                             check(e, this, bound);
                         }
@@ -679,6 +793,6 @@ impl Program {
                 check(c, i as u32, none);
             }
         }
-        (n, bad)
+        (n.get(), bad.into_inner())
     }
 }

@@ -1067,6 +1067,17 @@ impl Program {
         Ok(st.slots[(gi.base as i64 + y * gi.width as i64 + x) as usize])
     }
 
+    /// The slot of grid `g`'s cell (x, y), or the off-grid error of the `GridCell` op at
+    /// `op_index`.
+    #[inline]
+    pub(super) fn grid_index(&self, g: u16, x: i64, y: i64, op_index: usize) -> Result<usize, RuntimeError> {
+        let gi = &self.grids[g as usize];
+        if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
+            return Err(self.off_grid(g, x, y, op_index));
+        }
+        Ok((gi.base as i64 + y * gi.width as i64 + x) as usize)
+    }
+
     #[cold]
     pub(super) fn off_grid(&self, g: u16, x: i64, y: i64, op_index: usize) -> RuntimeError {
         let gi = &self.grids[g as usize];
@@ -1101,12 +1112,31 @@ impl Program {
         Ok(())
     }
 
-    pub(super) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
+    /// Runs consequence `c` by its kind: the reference for the closures of
+    /// [`Program::exec`](super::fast), and what they fall back to for the rarer kinds.
+    pub(super) fn exec_generic(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
         let info = &self.conses[c as usize];
         match &info.code {
             Cons::Assign { place, value } => {
-                let v = self.eval(st, *value, ctx)?;
-                self.write(st, *place, ctx, v)
+                // The value first, then where it goes (whose error wins when both fail), read
+                // from one environment; then the write.
+                let (idx, v) = {
+                    let env = super::fast::Env::new(self, st, ctx);
+                    let v = self.eval_env(&env, *value)?;
+                    let idx = match *place {
+                        Place::Slot(s) => s,
+                        Place::This(o) => env.this_base() + o,
+                        Place::Bound(o) => env.bound_base() + o,
+                        Place::Field(e, o) => {
+                            let obj = self.eval_env(&env, e)?;
+                            self.deref(st, obj, (e.start + e.len - 1) as usize)?.base + o
+                        }
+                        Place::Dyn(e) => self.eval_env(&env, e)? as u32,
+                    };
+                    (idx, v)
+                };
+                st.slots[idx as usize] = v;
+                Ok(())
             }
             Cons::Conditional { cond, then } => {
                 if self.eval(st, *cond, ctx)? != 0 {

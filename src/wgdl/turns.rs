@@ -314,19 +314,37 @@ impl Program {
         let gi = &self.grids[g as usize];
         let (w, h) = (gi.width as i64, gi.height as i64);
         let (x, y, dx, dy) = (args[0], args[1], args[2], args[3]);
-        let at = |x: i64, y: i64| (x >= 0 && y >= 0 && x < w && y < h).then(|| st.slots[(gi.base as i64 + y * w + x) as usize]);
-        let Some(v) = at(x, y) else { return 0 };
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return 0;
+        }
         if dx == 0 && dy == 0 {
             return 1;
         }
+        let cells = &st.slots[gi.base as usize..(gi.base as i64 + w * h) as usize];
+        let v = cells[(y * w + x) as usize];
+        // Steps that stay on the grid from (x, y) along +(dx, dy) and along −(dx, dy).
+        // (Unit steps, the usual ones, without a division.)
+        let room = |p: i64, d: i64, size: i64| match d {
+            0 => i64::MAX,
+            1 => size - 1 - p,
+            -1 => p,
+            d if d > 0 => (size - 1 - p) / d,
+            d => p / -d,
+        };
+        let ahead = room(x, dx, w).min(room(y, dy, h));
+        let behind = room(x, -dx, w).min(room(y, -dy, h));
+        let step = dy * w + dx;
+        let at = y * w + x;
         let mut n = 1;
-        for s in [1i64, -1] {
-            let (mut cx, mut cy) = (x + s * dx, y + s * dy);
-            while at(cx, cy) == Some(v) {
-                n += 1;
-                cx += s * dx;
-                cy += s * dy;
-            }
+        let mut k = 1;
+        while k <= ahead && cells[(at + k * step) as usize] == v {
+            n += 1;
+            k += 1;
+        }
+        k = 1;
+        while k <= behind && cells[(at - k * step) as usize] == v {
+            n += 1;
+            k += 1;
         }
         n
     }
