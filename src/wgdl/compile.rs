@@ -959,6 +959,7 @@ impl<'a> Compiler<'a> {
                         unless: Vec::new(),
                         owner_conds: 0,
                         swap_filter: None,
+                        walk_order: None,
                     });
                     self.action_var.push(var);
                 }
@@ -2187,19 +2188,18 @@ impl<'a> Compiler<'a> {
         // Leading conditions that never read the binding (no bound loads anywhere in their code,
         // aggregates included, conservatively) can be checked once per owner.
         let mut actions = self.actions;
+        let mut spans = self.spans;
         for info in actions.iter_mut() {
-            info.owner_conds = info
-                .conditions
-                .iter()
-                .take_while(|e| {
-                    !code[e.start as usize..(e.start + e.len) as usize].iter().any(|op| {
-                        matches!(
-                            op,
-                            Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_)
-                        )
-                    })
-                })
-                .count();
+            info.owner_conds = info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
+            info.walk_order = walk_order(&code, info).map(|mut w| {
+                // X as its own copy of code: an expression is known by where it starts, and the
+                // key starts where X does.
+                let start = code.len() as u32;
+                code.extend_from_within(w.from.start as usize..(w.from.start + w.from.len) as usize);
+                spans.extend_from_within(w.from.start as usize..(w.from.start + w.from.len) as usize);
+                w.from.start = start;
+                w
+            });
             // `<grid>.canSwap(<the bound number>, <constant>)` right after: a native filter.
             if let (BindKind::Number(..), Some(e)) = (info.bind, info.conditions.get(info.owner_conds))
                 && let [Op::BoundObj, Op::Const(min), Op::GridCanSwap(g)] = code[e.start as usize..(e.start + e.len) as usize]
@@ -2222,7 +2222,7 @@ impl<'a> Compiler<'a> {
             actions,
             conses,
             code,
-            spans: self.spans,
+            spans,
             initial: self.initial,
             goals: self.goals,
             groups: self.groups,
@@ -2264,6 +2264,42 @@ impl<'a> Compiler<'a> {
             },
         }
     }
+}
+
+/// Whether code reads the binding of its action (conservatively: any aggregate counts).
+fn reads_binding(code: &[Op]) -> bool {
+    code.iter()
+        .any(|op| matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_)))
+}
+
+/// The walk order of a `forEveryHex` action whose `choose` key is `hex.walk(X, h)` or
+/// `hex.walk(h, X)` (walks are symmetric) with X not reading `h`; and its bound condition, one
+/// whose code is the key's followed by E and `<=`/`<`, E not reading `h`.
+fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
+    let (BindKind::Hex, Some((_, key))) = (info.bind, info.choose) else { return None };
+    let kc = &code[key.start as usize..(key.start + key.len) as usize];
+    let n = kc.len();
+    if n < 3 || kc[n - 1] != Op::Call(Builtin::HexWalk) {
+        return None;
+    }
+    let from = if kc[n - 2] == Op::BoundObj {
+        ExprId { start: key.start, len: key.len - 2 }
+    } else if kc[0] == Op::BoundObj {
+        ExprId { start: key.start + 1, len: key.len - 2 }
+    } else {
+        return None;
+    };
+    if reads_binding(&code[from.start as usize..(from.start + from.len) as usize]) {
+        return None;
+    }
+    let bound = info.conditions.iter().position(|c| {
+        let cc = &code[c.start as usize..(c.start + c.len) as usize];
+        cc.len() > n + 1
+            && cc[..n] == *kc
+            && matches!(cc[cc.len() - 1], Op::LeL | Op::LtL)
+            && !reads_binding(&cc[n..cc.len() - 1])
+    });
+    Some(WalkOrder { from, bound })
 }
 
 /// The game value store's nodes while they are laid out.

@@ -8,8 +8,10 @@
 //!
 //! Closures are built lazily, the first time an expression is evaluated, and cached per start
 //! index (`Program::fast`): any `ExprId`, however it was made, gets one. The cache assumes that
-//! code at an index never changes once it has been evaluated; code is only ever appended after
-//! compilation ([`Program::with_profile`](super::probe)), and appended code gets fresh slots.
+//! no two expressions start at the same index (a sub-expression that is evaluated on its own
+//! gets its own copy of the code, as `WalkOrder::from` does), and that code at an index never
+//! changes once it has been evaluated: code is only ever appended after compilation
+//! ([`Program::with_profile`](super::probe)), and appended code gets fresh slots.
 //!
 //! Rejected: a peephole-fused bytecode. It removes some dispatches but keeps the stack traffic and
 //! the per-evaluation set-up (a 32-slot stack, a large result); closures remove both, and a

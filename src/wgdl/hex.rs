@@ -38,6 +38,14 @@ pub struct HexMap {
     /// the walk from a to b is the parent chain from b, reversed.
     parent: Vec<u16>,
     sees: Vec<u64>,
+    /// `by_walk[a * n ..][.. n − walls]`: the non-wall cells in order of walking distance from
+    /// a, then cell number (cells a cannot reach last): the order in which searches for the
+    /// nearest cell with some property can stop at the first hit.
+    by_walk: Vec<u16>,
+    /// Line of sight as rows of whole words: row a (the cells a sees) is
+    /// `sees_rows[a * words .. (a + 1) * words]`, for unions over several viewers.
+    sees_rows: Vec<u64>,
+    words: usize,
 }
 
 /// A problem in a map file: 1-based line and column, and what was expected.
@@ -123,6 +131,9 @@ impl HexMap {
             walk: vec![u16::MAX; n * n],
             parent: vec![u16::MAX; n * n],
             sees: vec![0; (n * n).div_ceil(64)],
+            by_walk: Vec::new(),
+            sees_rows: Vec::new(),
+            words: n.div_ceil(64),
         };
         for (i, c) in cells.iter().enumerate() {
             if c.2 >= 2 {
@@ -195,14 +206,40 @@ impl HexMap {
                 }
             }
         }
+        self.sees_rows = vec![0; n * self.words];
         for a in 0..n {
             for b in 0..n {
                 if self.line_clear(a, b) {
                     let k = a * n + b;
                     self.sees[k / 64] |= 1 << (k % 64);
+                    self.sees_rows[a * self.words + b / 64] |= 1 << (b % 64);
                 }
             }
         }
+        let open: Vec<u16> = (0..n as u16).filter(|&c| !self.wall[c as usize]).collect();
+        self.by_walk = Vec::with_capacity(n * open.len());
+        for a in 0..n {
+            let mut order = open.clone();
+            order.sort_by_key(|&c| (self.walk(a, c as usize), c));
+            self.by_walk.extend(order);
+        }
+    }
+
+    /// The non-wall cells by walking distance from `a`, ties by cell number; cells `a` cannot
+    /// reach come last.
+    pub fn by_walk(&self, a: usize) -> &[u16] {
+        let k = self.by_walk.len() / self.n.max(1);
+        &self.by_walk[a * k..(a + 1) * k]
+    }
+
+    /// Words in a row of cell bits ([`HexMap::sees_row`], occupancy sets).
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// The cells `a` sees, as bits.
+    pub fn sees_row(&self, a: usize) -> &[u64] {
+        &self.sees_rows[a * self.words..(a + 1) * self.words]
     }
 
     /// HexMage's line of sight: the line from a to b in cube coordinates (q, −q−r, r), sampled
@@ -341,6 +378,22 @@ mod tests {
         let s = m.step_toward(a, b, 1, |_| true).unwrap();
         assert_eq!((m.walk(a, s), m.walk(s, b)), (1, m.walk(a, b) - 1));
         assert_eq!(m.step_toward(a, b, 100, |_| true).map(|c| m.walk(c, b)), Some(1), "stops next to the target");
+    }
+
+    #[test]
+    fn walk_order_and_sight_rows_agree_with_the_tables() {
+        let m = HexMap::parse(SMALL).unwrap();
+        for a in 0..m.len() {
+            let order = m.by_walk(a);
+            assert_eq!(order.len(), m.wall.iter().filter(|w| !**w).count());
+            for w in order.windows(2) {
+                let (x, y) = (w[0] as usize, w[1] as usize);
+                assert!((m.walk(a, x), x) < (m.walk(a, y), y), "from {a}: {x} before {y}");
+            }
+            for b in 0..m.len() {
+                assert_eq!(m.sees_row(a)[b / 64] >> (b % 64) & 1 == 1, m.sees(a, b));
+            }
+        }
     }
 
     #[test]

@@ -328,6 +328,21 @@ pub struct ActionInfo {
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
+    /// `choose n by hex.walk(X, h)` on a `forEveryHex h` binding, X not reading `h`: move
+    /// generation visits cells by walk from X and stops after n moves (or when the bound
+    /// condition fails) instead of testing every cell and sorting.
+    pub walk_order: Option<WalkOrder>,
+}
+
+/// How a `choose … by hex.walk(X, h)` action's cells are enumerated (see
+/// [`ActionInfo::walk_order`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkOrder {
+    /// X, the cell walks are measured from (its own expression).
+    pub from: ExprId,
+    /// The index of a condition `hex.walk(X, h) <= E` (or `<`), E not reading `h`: walks only
+    /// grow along the order, so once it fails it fails for every later cell.
+    pub bound: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -1500,6 +1515,7 @@ impl Program {
                             }
                         }
                     }
+                    BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out)? => {}
                     BindKind::Hex => {
                         let Some(h) = &self.hex else { continue };
                         for bound in 0..h.len() as u32 {
@@ -1512,6 +1528,41 @@ impl Program {
             }
         }
         Ok(())
+    }
+
+    /// The moves of a `forEveryHex` action with a walk order (its owner conditions hold): cells
+    /// by walk from X, the first n whose conditions hold, pushed in cell order — the moves
+    /// `choose` would keep of all cells. Conditions of cells after those are not evaluated.
+    /// Returns `false` (nothing done) without a hex map.
+    fn walk_ordered(&self, st: &State, info: &ActionInfo, a: ActionId, this: u32, out: &mut Vec<Action>) -> Result<bool, RuntimeError> {
+        let (Some(h), Some(order), Some((n, key))) = (&self.hex, info.walk_order, info.choose) else { return Ok(false) };
+        let n = n as usize;
+        let from = self.eval(st, order.from, Ctx { this, bound: NONE })?;
+        if from < 0 || from as usize >= h.len() {
+            // What `hex.walk(X, h)` reports for every cell.
+            let last = h.len().saturating_sub(1);
+            return Err(rt(RtKind::OffMap { cell: from, last }, self.spans[(key.start + key.len - 1) as usize]));
+        }
+        let start = out.len();
+        if n > 0 {
+            'cells: for &c in h.by_walk(from as usize) {
+                let env = super::fast::Env::new(self, st, Ctx { this, bound: c as u32 });
+                for (i, &cond) in info.conditions.iter().enumerate().skip(info.owner_conds) {
+                    if self.eval_env(&env, cond)? == 0 {
+                        if order.bound == Some(i) {
+                            break 'cells;
+                        }
+                        continue 'cells;
+                    }
+                }
+                out.push(Action { def: a, this, bound: c as u32 });
+                if out.len() - start == n {
+                    break;
+                }
+            }
+        }
+        out[start..].sort_unstable_by_key(|m| m.bound);
+        Ok(true)
     }
 
     /// Applies a player move: its consequences in attachment order, rules to a fixpoint, then

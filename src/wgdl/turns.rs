@@ -8,8 +8,43 @@ use crate::rng::Rng;
 use rand::RngExt;
 
 thread_local! {
-    /// Occupants listed once per legal-move generation: (valid, [(cell, side)]).
-    static OCC: std::cell::RefCell<(bool, Vec<(i64, i64)>)> = const { std::cell::RefCell::new((false, Vec::new())) };
+    /// Occupants listed once per legal-move generation.
+    static OCC: std::cell::RefCell<OccCache> = const { std::cell::RefCell::new(OccCache::new()) };
+}
+
+thread_local! {
+    /// Scratch space of the move filters.
+    static FILTER: std::cell::RefCell<FilterScratch> = const { std::cell::RefCell::new(FilterScratch { keys: Vec::new(), keep: Vec::new(), count: Vec::new() }) };
+}
+
+/// Per-thread scratch of [`Program::filter_moves`]: choose keys, which moves stay, moves per
+/// action.
+struct FilterScratch {
+    keys: Vec<i64>,
+    keep: Vec<bool>,
+    count: Vec<u32>,
+}
+
+/// The occupants of the state being searched for moves, while `valid`: their (cell, side), the
+/// occupied cells as bits, and per side the cells some occupant of another side sees (made on
+/// the first `hex.hidden` for that side).
+struct OccCache {
+    valid: bool,
+    list: Vec<(i64, i64)>,
+    occupied: Vec<u64>,
+    seen_by_others: Vec<(i64, Vec<u64>)>,
+    spare: Vec<Vec<u64>>,
+}
+
+impl OccCache {
+    const fn new() -> OccCache {
+        OccCache { valid: false, list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new(), spare: Vec::new() }
+    }
+}
+
+#[inline]
+fn bit(bits: &[u64], c: usize) -> bool {
+    bits[c / 64] >> (c % 64) & 1 == 1
 }
 
 impl Program {
@@ -166,18 +201,33 @@ impl Program {
     /// Runs `f` with the occupants of `st` listed once (instead of a scan per `hex.free` or
     /// `hex.hidden` call): for legal-move generation, during which the state cannot change.
     pub(super) fn with_occupants_cached<T>(&self, st: &State, f: impl FnOnce() -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
-        if self.occupants.is_none() || OCC.with(|o| o.borrow().0) {
+        if self.occupants.is_none() || OCC.with(|o| o.borrow().valid) {
             return f();
         }
-        let mut list = OCC.with(|o| std::mem::take(&mut o.borrow_mut().1));
+        let mut list = OCC.with(|o| std::mem::take(&mut o.borrow_mut().list));
         list.clear();
         self.for_each_occupant(st, |pos, side| {
             list.push((pos, side));
             true
         })?;
-        OCC.with(|o| *o.borrow_mut() = (true, list));
+        let (n, words) = self.hex.as_ref().map_or((0, 0), |h| (h.len(), h.words()));
+        OCC.with(|o| {
+            let mut o = o.borrow_mut();
+            let o = &mut *o;
+            o.occupied.clear();
+            o.occupied.resize(words, 0);
+            for &(pos, _) in &list {
+                if pos >= 0 && (pos as usize) < n {
+                    o.occupied[pos as usize / 64] |= 1 << (pos as usize % 64);
+                }
+            }
+            let OccCache { seen_by_others, spare, .. } = o;
+            spare.extend(seen_by_others.drain(..).map(|(_, v)| v));
+            o.list = list;
+            o.valid = true;
+        });
         let r = f();
-        OCC.with(|o| o.borrow_mut().0 = false);
+        OCC.with(|o| o.borrow_mut().valid = false);
         r
     }
 
@@ -186,10 +236,10 @@ impl Program {
         let Some(occ) = &self.occupants else { return Ok(()) };
         let cached = OCC.with(|o| {
             let o = o.borrow();
-            if !o.0 {
+            if !o.valid {
                 return false;
             }
-            for &(pos, side) in &o.1 {
+            for &(pos, side) in &o.list {
                 if !f(pos, side) {
                     break;
                 }
@@ -217,13 +267,59 @@ impl Program {
         Ok(())
     }
 
+    /// Whether an occupant stands on `cell` (a cell of the map).
     fn occupied(&self, st: &State, cell: usize) -> Result<bool, RuntimeError> {
+        if let Some(b) = OCC.with(|o| {
+            let o = o.borrow();
+            o.valid.then(|| bit(&o.occupied, cell))
+        }) {
+            return Ok(b);
+        }
         let mut found = false;
         self.for_each_occupant(st, |pos, _| {
             found = pos == cell as i64;
             !found
         })?;
         Ok(found)
+    }
+
+    /// Whether no occupant of a side other than `me` sees `cell` (a cell of the map).
+    fn hidden(&self, st: &State, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
+        let cached = OCC.with(|o| {
+            let mut o = o.borrow_mut();
+            if !o.valid {
+                return None;
+            }
+            let k = match o.seen_by_others.iter().position(|(side, _)| *side == me) {
+                Some(k) => k,
+                None => {
+                    let mut bits = o.spare.pop().unwrap_or_default();
+                    bits.clear();
+                    bits.resize(h.words(), 0);
+                    for &(pos, side) in &o.list {
+                        if side != me && pos >= 0 && (pos as usize) < h.len() {
+                            for (b, r) in bits.iter_mut().zip(h.sees_row(pos as usize)) {
+                                *b |= r;
+                            }
+                        }
+                    }
+                    o.seen_by_others.push((me, bits));
+                    o.seen_by_others.len() - 1
+                }
+            };
+            Some(!bit(&o.seen_by_others[k].1, cell))
+        });
+        if let Some(b) = cached {
+            return Ok(b);
+        }
+        let mut hidden = true;
+        self.for_each_occupant(st, |pos, side| {
+            if side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell) {
+                hidden = false;
+            }
+            hidden
+        })?;
+        Ok(hidden)
     }
 
     pub(super) fn builtin(&self, st: &State, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
@@ -258,35 +354,28 @@ impl Program {
                     }
                     Builtin::HexHidden => {
                         let c = self.cell(args[0], op_index)?;
-                        let me = args[1];
-                        let mut hidden = true;
-                        self.for_each_occupant(st, |pos, side| {
-                            if side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, c) {
-                                hidden = false;
-                            }
-                            hidden
-                        })?;
-                        hidden as i64
+                        self.hidden(st, h, c, args[1])? as i64
                     }
                     Builtin::HexApproach => {
+                        // The nearest free cell (by walk, then number) other than `from` within
+                        // the budget from which the target is in range and in sight: cells in
+                        // walk order, stopping at the first.
                         let from = self.cell(args[0], op_index)?;
                         let target = self.cell(args[1], op_index)?;
                         let (budget, range) = (args[2], args[3]);
-                        let mut best: Option<(i64, usize)> = None;
-                        for c in 0..h.len() {
-                            if h.wall[c] || c == from {
+                        let mut found = -1;
+                        for &c in h.by_walk(from) {
+                            let c = c as usize;
+                            if h.walk(from, c) > budget {
+                                break;
+                            }
+                            if c == from || h.distance(c, target) > range || !h.sees(c, target) || self.occupied(st, c)? {
                                 continue;
                             }
-                            let w = h.walk(from, c);
-                            if w > budget || best.is_some_and(|(bw, _)| w >= bw) {
-                                continue;
-                            }
-                            if h.distance(c, target) > range || !h.sees(c, target) || self.occupied(st, c)? {
-                                continue;
-                            }
-                            best = Some((w, c));
+                            found = c as i64;
+                            break;
                         }
-                        best.map_or(-1, |(_, c)| c as i64)
+                        found
                     }
                     Builtin::HexStepToward => {
                         let from = self.cell(args[0], op_index)?;
@@ -377,52 +466,74 @@ impl Program {
     // ------------------------------------------------------------------ move filters, policies
 
     /// Applies `choose` and `unless`; for searches (not `for_policy`) also drops `policyOnly`
-    /// moves and applies `lastResort`.
+    /// moves and applies `lastResort`. Scratch space is per thread: nothing is allocated.
     pub(super) fn filter_moves(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
-        // choose: per (action, owner), keep the n lowest keys (first of equals).
-        if out.iter().any(|m| self.actions[m.def as usize].choose.is_some()) {
-            let mut keys = vec![0i64; out.len()];
-            for (i, m) in out.iter().enumerate() {
-                if let Some((_, e)) = self.actions[m.def as usize].choose {
-                    keys[i] = self.eval(st, e, Ctx { this: m.this, bound: m.bound })?;
-                }
+        FILTER.with(|f| self.filter_moves_with(st, out, for_policy, &mut f.borrow_mut()))
+    }
+
+    fn filter_moves_with(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, f: &mut FilterScratch) -> Result<(), RuntimeError> {
+        // choose: per (action, owner), keep the n lowest keys (first of equals). Actions with a
+        // walk order were generated that way already.
+        let chosen = |m: &Action| self.actions[m.def as usize].choose.filter(|_| self.actions[m.def as usize].walk_order.is_none());
+        if out.iter().any(|m| chosen(m).is_some()) {
+            f.keys.clear();
+            for m in out.iter() {
+                f.keys.push(match chosen(m) {
+                    Some((_, e)) => self.eval(st, e, Ctx { this: m.this, bound: m.bound })?,
+                    None => 0,
+                });
             }
-            let mut keep = vec![true; out.len()];
+            f.keep.clear();
             for (i, m) in out.iter().enumerate() {
-                let Some((n, _)) = self.actions[m.def as usize].choose else { continue };
+                let Some((n, _)) = chosen(m) else {
+                    f.keep.push(true);
+                    continue;
+                };
                 let better =
-                    out.iter().enumerate().filter(|(j, o)| o.def == m.def && o.this == m.this && (keys[*j], *j) < (keys[i], i)).count();
-                keep[i] = better < n as usize;
+                    out.iter().enumerate().filter(|(j, o)| o.def == m.def && o.this == m.this && (f.keys[*j], *j) < (f.keys[i], i)).count();
+                f.keep.push(better < n as usize);
             }
             let mut k = 0;
             out.retain(|_| {
                 k += 1;
-                keep[k - 1]
+                f.keep[k - 1]
             });
         }
+        // Moves per action, for `unless` and `lastResort`.
+        f.count.clear();
+        f.count.resize(self.actions.len(), 0);
+        for m in out.iter() {
+            f.count[m.def as usize] += 1;
+        }
         // unless: drop an action's moves while a move of another named action is legal.
-        if out.iter().any(|m| !self.actions[m.def as usize].unless.is_empty()) {
-            let present = |d: u16, out: &Vec<Action>| out.iter().any(|m| m.def == d);
-            let blocked: Vec<u16> =
-                out.iter().map(|m| m.def).filter(|&d| self.actions[d as usize].unless.iter().any(|&o| present(o, out))).collect();
-            if !blocked.is_empty() {
-                out.retain(|m| !blocked.contains(&m.def));
+        let blocked = |d: u16, count: &[u32]| self.actions[d as usize].unless.iter().any(|&o| count[o as usize] > 0);
+        if out.iter().any(|m| blocked(m.def, &f.count)) {
+            // Decided on the list before any is dropped.
+            f.keep.clear();
+            f.keep.extend(out.iter().map(|m| !blocked(m.def, &f.count)));
+            let mut k = 0;
+            out.retain(|_| {
+                k += 1;
+                f.keep[k - 1]
+            });
+            f.count.iter_mut().for_each(|c| *c = 0);
+            for m in out.iter() {
+                f.count[m.def as usize] += 1;
             }
         }
         if !for_policy {
             out.retain(|m| !self.actions[m.def as usize].policy_only);
             if out.iter().any(|m| self.actions[m.def as usize].last_resort.is_some()) {
-                let counts: Vec<bool> = out
-                    .iter()
-                    .map(|m| match self.actions[m.def as usize].last_resort {
-                        Some(n) => out.iter().filter(|o| o.def != m.def).count() <= n as usize,
-                        None => true,
-                    })
-                    .collect();
-                let mut k = 0;
-                out.retain(|_| {
-                    k += 1;
-                    counts[k - 1]
+                // Counted after `policyOnly` moves are gone.
+                f.count.iter_mut().for_each(|c| *c = 0);
+                for m in out.iter() {
+                    f.count[m.def as usize] += 1;
+                }
+                let total = out.len() as u32;
+                let count = &f.count;
+                out.retain(|m| match self.actions[m.def as usize].last_resort {
+                    Some(n) => total - count[m.def as usize] <= n,
+                    None => true,
                 });
             }
         }
