@@ -197,35 +197,20 @@ impl NativeHexArena {
         s.mages.iter().any(|m| m.hp > 0 && m.pos == cell)
     }
 
-    /// `hex.free(c)`: not a wall and no living mage on it.
-    fn free(&self, s: &HaState, cell: usize) -> bool {
-        !self.map.wall[cell] && !Self::occupied(s, cell)
-    }
-
-    /// `hex.hidden(c, team)`: no living mage of another team sees `cell`.
-    fn hidden(&self, s: &HaState, cell: usize, team: i64) -> bool {
-        (0..4).all(|i| s.mages[i].hp <= 0 || TEAM[i] == team || !self.map.sees(s.mages[i].pos, cell))
-    }
-
     /// `hex.approach(from, target, budget, range)`: the nearest (by walk, then cell number) free
     /// cell other than `from`, within `budget` steps, from which `target` is within `range` and
-    /// in sight.
+    /// in sight — cells in walk order, the first that qualifies.
     fn approach(&self, s: &HaState, from: usize, target: usize, budget: i64, range: i64) -> Option<usize> {
-        let mut best: Option<(i64, usize)> = None;
-        for c in 0..self.map.len() {
-            if self.map.wall[c] || c == from {
-                continue;
+        for &c in self.map.by_walk(from) {
+            let c = c as usize;
+            if self.map.walk(from, c) > budget {
+                return None;
             }
-            let w = self.map.walk(from, c);
-            if w > budget || best.is_some_and(|(bw, _)| w >= bw) {
-                continue;
+            if c != from && self.map.distance(c, target) <= range && self.map.sees(c, target) && !Self::occupied(s, c) {
+                return Some(c);
             }
-            if self.map.distance(c, target) > range || !self.map.sees(c, target) || Self::occupied(s, c) {
-                continue;
-            }
-            best = Some((w, c));
         }
-        best.map(|(_, c)| c)
+        None
     }
 
     /// The conditions of `use(ability, target)` and `attackMove(ability, target)` they share.
@@ -354,24 +339,36 @@ impl Game for NativeHexArena {
         }
         let Some(actor) = s.actor else { return Ok(()) };
         let me = s.mages[actor];
-        // hide: every free hidden cell within reach; `choose hide 3 by hex.walk(this.pos, h)`
-        // keeps the three lowest walks (first of equals), in cell order.
-        let mut hides: Vec<(i64, usize)> = Vec::new();
-        for c in 0..self.map.len() {
-            if self.map.wall[c] {
-                continue;
-            }
-            let w = self.map.walk(me.pos, c);
-            if w <= me.ap && self.free(s, c) && self.hidden(s, c, TEAM[actor]) {
-                hides.push((w, c));
+        // hide: the three free hidden cells within reach nearest by walk (then cell number),
+        // `choose hide 3 by hex.walk(this.pos, h)`, listed in cell order: cells in walk order
+        // until three are found or the walk exceeds the AP.
+        let words = self.map.words();
+        let mut seen = [0u64; 4];
+        for (i, m) in s.mages.iter().enumerate() {
+            if m.hp > 0 && TEAM[i] != TEAM[actor] {
+                for (w, r) in seen.iter_mut().zip(self.map.sees_row(m.pos)) {
+                    *w |= r;
+                }
             }
         }
-        for (i, &(w, c)) in hides.iter().enumerate() {
-            let better = hides.iter().enumerate().filter(|&(j, &(wj, _))| (wj, j) < (w, i)).count();
-            if better < 3 {
+        debug_assert!(words <= seen.len());
+        let start = out.len();
+        for &c in self.map.by_walk(me.pos) {
+            let c = c as usize;
+            if self.map.walk(me.pos, c) > me.ap {
+                break;
+            }
+            if !Self::occupied(s, c) && seen[c / 64] >> (c % 64) & 1 == 0 {
                 out.push(HaMove::Hide { mage: actor as u8, cell: c as u16 });
+                if out.len() - start == 3 {
+                    break;
+                }
             }
         }
+        out[start..].sort_unstable_by_key(|m| match m {
+            HaMove::Hide { cell, .. } => *cell,
+            _ => 0,
+        });
         let end_turn_at = out.len();
         out.push(HaMove::EndTurn { mage: actor as u8 });
         let mut any_use = false;
