@@ -18,6 +18,7 @@
 //! specialised leaf costs a load, not a loop turn.
 
 use super::program::*;
+use super::turns::OccCache;
 use std::sync::{Arc, OnceLock};
 
 /// What an evaluation reads besides the state: the program, and whose action is running, with
@@ -29,6 +30,8 @@ pub(super) struct Env<'a> {
     pub bound: u32,
     this_base: u32,
     bound_base: u32,
+    /// The occupants, listed once, during move generation (`None`: hex built-ins scan).
+    pub occ: Option<&'a OccCache>,
 }
 
 impl<'a> Env<'a> {
@@ -44,8 +47,13 @@ impl<'a> Env<'a> {
 
     #[inline]
     pub(super) fn new(p: &'a Program, st: &'a State, ctx: Ctx) -> Env<'a> {
+        Env::with_occ(p, st, ctx, None)
+    }
+
+    #[inline]
+    pub(super) fn with_occ(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
         let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
-        Env { p, st, this: ctx.this, bound: ctx.bound, this_base: base(ctx.this), bound_base: base(ctx.bound) }
+        Env { p, st, this: ctx.this, bound: ctx.bound, this_base: base(ctx.this), bound_base: base(ctx.bound), occ }
     }
 }
 
@@ -396,11 +404,30 @@ fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -
 fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => fx!(|e| Ok(l.get(e))),
+        T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => {
+            let x = operand(t);
+            fx!(|e| x.get(e))
+        }
+        T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => {
+            let x = operand(t);
+            fx!(|e| x.get(e))
+        }
+        T::Call(b, args, at) => {
+            let n = args.len();
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
+            fx!(|e| {
+                let mut v = [0i64; 4];
+                for (slot, x) in v.iter_mut().zip(&args) {
+                    *slot = x.get(e)?;
+                }
+                e.p.builtin(e, b, &v[..n], at)
+            })
+        }
         T::Un(Op::Load, a, at) => match operand(T::Un(Op::Load, a, at)) {
             Operand::Cell(g, x, y, at) => fx!(|e| e.p.grid_read(e.st, g, x.get(e), y.get(e), at)),
             Operand::Leaf(l) => fx!(|e| Ok(l.get(e))),
-            Operand::Line(..) => unreachable!("only a grid line read is a line"),
             Operand::Fx(f) => f,
+            _ => unreachable!("a load is a cell read or a closure"),
         },
         T::And(a, b) => {
             let (a, b) = (operand(*a), operand(*b));
@@ -434,17 +461,6 @@ fn lower(t: T) -> Fx {
                 }),
                 _ => unreachable!("only GridLine and GridGroupLead take many operands"),
             }
-        }
-        T::Call(b, args, at) => {
-            let n = args.len();
-            let args: Vec<Operand> = args.into_iter().map(operand).collect();
-            fx!(|e| {
-                let mut v = [0i64; 4];
-                for (slot, x) in v.iter_mut().zip(&args) {
-                    *slot = x.get(e)?;
-                }
-                e.p.builtin(e.st, b, &v[..n], at)
-            })
         }
         T::Agg(a) => fx!(|e| e.p.aggregate(e.st, a, Ctx { this: e.this, bound: e.bound })),
     }
@@ -623,15 +639,57 @@ fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
     }
 }
 
-/// An operand read inline by the closure that uses it: a leaf, a grid cell read with leaf
-/// coordinates (`height[col, 0]`), or a closure.
+/// An object reached from a leaf by at most two attribute hops (`this`, `this.owner`,
+/// `mage`): each hop checks that the object is live.
+#[derive(Clone, Copy)]
+enum Obj {
+    Leaf(Leaf),
+    Hop(Leaf, u32, usize),
+}
+
+impl Obj {
+    #[inline(always)]
+    fn get(self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Obj::Leaf(l) => Ok(l.get(e)),
+            Obj::Hop(l, o, at) => e.p.field(e.st, l.get(e), o, at),
+        }
+    }
+}
+
+/// An operand read inline by the closure that uses it (no recursion, so it inlines): a leaf, a
+/// grid cell read with leaf coordinates (`height[col, 0]`), an attribute or class constant
+/// through an object path (`this.owner.ap`), a grid line or a built-in of such operands, or a
+/// closure.
 enum Operand {
     Leaf(Leaf),
     /// `<grid>[x, y]`: checked against the grid, then read.
     Cell(u16, Leaf, Leaf, usize),
+    /// `obj.attr`, `obj.constant`.
+    Field(Obj, u32, usize),
+    FieldConst(Obj, u32, usize),
     /// `<grid>.line(x, y, dx, dy)` with leaf arguments.
     Line(u16, [Leaf; 4]),
+    /// A built-in function of up to four simple operands.
+    Call(Builtin, Box<[Simple]>, usize),
     Fx(Fx),
+}
+
+/// The operands a built-in's arguments can be inline.
+#[derive(Clone, Copy)]
+enum Simple {
+    Leaf(Leaf),
+    Field(Obj, u32, usize),
+}
+
+impl Simple {
+    #[inline(always)]
+    fn get(self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Simple::Leaf(l) => Ok(l.get(e)),
+            Simple::Field(obj, o, at) => e.p.field(e.st, obj.get(e)?, o, at),
+        }
+    }
 }
 
 impl Operand {
@@ -640,15 +698,55 @@ impl Operand {
         match self {
             Operand::Leaf(l) => Ok(l.get(e)),
             Operand::Cell(g, x, y, at) => e.p.grid_read(e.st, *g, x.get(e), y.get(e), *at),
+            Operand::Field(obj, o, at) => e.p.field(e.st, obj.get(e)?, *o, *at),
+            Operand::FieldConst(obj, i, at) => {
+                let v = obj.get(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.p.gods[ob.god as usize].consts[*i as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, *at)),
+                }
+            }
             Operand::Line(g, a) => Ok(e.p.grid_line(e.st, *g, &[a[0].get(e), a[1].get(e), a[2].get(e), a[3].get(e)])),
+            Operand::Call(b, args, at) => {
+                let mut v = [0i64; 4];
+                for (slot, x) in v.iter_mut().zip(args.iter()) {
+                    *slot = x.get(e)?;
+                }
+                e.p.builtin(e, *b, &v[..args.len()], *at)
+            }
             Operand::Fx(f) => f(e),
         }
+    }
+}
+
+/// `t` as an object path, if it is one.
+fn obj(t: &T) -> Option<Obj> {
+    match t {
+        T::Leaf(l) => Some(Obj::Leaf(*l)),
+        T::Un(Op::Field(o), a, at) => match **a {
+            T::Leaf(l) => Some(Obj::Hop(l, *o, *at)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn simple(t: &T) -> Option<Simple> {
+    match t {
+        T::Leaf(l) => Some(Simple::Leaf(*l)),
+        T::Un(Op::Field(o), a, at) => obj(a).map(|ob| Simple::Field(ob, *o, *at)),
+        _ => None,
     }
 }
 
 fn operand(t: T) -> Operand {
     match t {
         T::Leaf(l) => Operand::Leaf(l),
+        T::Un(Op::Field(o), a, at) if obj(&a).is_some() => Operand::Field(obj(&a).expect("checked"), o, at),
+        T::Un(Op::FieldConst(i), a, at) if obj(&a).is_some() => Operand::FieldConst(obj(&a).expect("checked"), i, at),
+        T::Call(b, args, at) if args.iter().all(|a| simple(a).is_some()) => {
+            Operand::Call(b, args.iter().map(|a| simple(a).expect("checked")).collect(), at)
+        }
         T::Many(Op::GridLine(g), args, at) => {
             if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
                 Operand::Line(g, [*x, *y, *dx, *dy])

@@ -16,6 +16,7 @@
 //! chance), `ObjRec::alive` (deletion), and fixed-size grids are just runs of slots.
 
 use super::diag::{SourceFile, Span};
+use super::turns::OccCache;
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -849,12 +850,12 @@ impl Program {
     }
 
     pub(super) fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
-        self.conditions_hold_from(st, a, ctx, 0)
+        self.conditions_hold_from(st, a, ctx, 0, None)
     }
 
     /// The leading conditions that do not read the binding, checked once for an owner.
-    fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32) -> Result<bool, RuntimeError> {
-        let env = super::fast::Env::new(self, st, Ctx { this, bound: NONE });
+    fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32, occ: Option<&OccCache>) -> Result<bool, RuntimeError> {
+        let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
         for &c in &a.conditions[..a.owner_conds] {
             if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
@@ -865,12 +866,12 @@ impl Program {
 
     /// The conditions from the `from`-th on (one evaluation environment for all of them).
     #[inline]
-    fn conditions_hold_from(&self, st: &State, a: &ActionInfo, ctx: Ctx, from: usize) -> Result<bool, RuntimeError> {
+    fn conditions_hold_from(&self, st: &State, a: &ActionInfo, ctx: Ctx, from: usize, occ: Option<&OccCache>) -> Result<bool, RuntimeError> {
         let conds = &a.conditions[from.min(a.conditions.len())..];
         if conds.is_empty() {
             return Ok(true);
         }
-        let env = super::fast::Env::new(self, st, ctx);
+        let env = super::fast::Env::with_occ(self, st, ctx, occ);
         for &c in conds {
             if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
@@ -999,7 +1000,7 @@ impl Program {
                 }
                 Op::Call(b) => {
                     let n = b.arity();
-                    let v = self.builtin(st, b, &stack[sp - n..sp], e.start as usize + pc)?;
+                    let v = self.builtin(&super::fast::Env::new(self, st, ctx), b, &stack[sp - n..sp], e.start as usize + pc)?;
                     sp -= n;
                     push!(v)
                 }
@@ -1062,6 +1063,15 @@ impl Program {
     fn deref(&self, st: &State, v: i64, op_index: usize) -> Result<ObjRec, RuntimeError> {
         match st.objects.get(v as usize) {
             Some(o) if v >= 0 && o.alive => Ok(*o),
+            _ => Err(self.deref_error(st, v, op_index)),
+        }
+    }
+
+    /// Attribute `o` of object `v`, which must be live (else the error of the op at `op_index`).
+    #[inline(always)]
+    pub(super) fn field(&self, st: &State, v: i64, o: u32, op_index: usize) -> Result<i64, RuntimeError> {
+        match st.objects.get(v as usize) {
+            Some(ob) if v >= 0 && ob.alive => Ok(st.slots[(ob.base + o) as usize]),
             _ => Err(self.deref_error(st, v, op_index)),
         }
     }
@@ -1445,20 +1455,19 @@ impl Program {
     /// Fills `out` with every legal action instance: objects in creation order, each object's
     /// actions in declaration order (inherited first), bindings in declaration/creation order.
     pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
-        self.candidate_actions(st, out, false)?;
-        if self.has_filters {
-            self.filter_moves(st, out, false)?;
-        }
-        Ok(())
+        self.with_occ(st, |occ| {
+            self.candidate_actions_inner(st, out, false, occ)?;
+            if self.has_filters {
+                self.filter_moves(st, out, false, occ)?;
+            }
+            Ok(())
+        })
     }
 
-    /// Every action instance whose conditions hold, before move filters.
-    /// `for_policy` = false skips `policyOnly` actions when no filter looks at them.
-    pub(super) fn candidate_actions(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
-        self.with_occupants_cached(st, || self.candidate_actions_inner(st, out, for_policy))
-    }
-
-    fn candidate_actions_inner(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
+    /// Every action instance whose conditions hold, before move filters, with the occupants
+    /// listed in `occ`. `for_policy` = false skips `policyOnly` actions when no filter looks at
+    /// them.
+    pub(super) fn candidate_actions_inner(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>) -> Result<(), RuntimeError> {
         let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         out.clear();
         if st.outcome != 0 {
@@ -1481,10 +1490,10 @@ impl Program {
                         }
                     }
                     BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
-                        if !self.owner_ok(st, info, this)? => {}
+                        if !self.owner_ok(st, info, this, occ)? => {}
                     BindKind::God(c) => {
                         for &g in &self.classes[c as usize].gods {
-                            if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds)? {
+                            if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds, occ)? {
                                 out.push(Action { def: a, this, bound: g as u32 });
                             }
                         }
@@ -1493,7 +1502,7 @@ impl Program {
                         for (bid, b) in st.objects.iter().enumerate() {
                             if b.alive && self.is_sub(b.class, c) {
                                 let bound = bid as u32;
-                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
+                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
                                     out.push(Action { def: a, this, bound });
                                 }
                             }
@@ -1510,16 +1519,16 @@ impl Program {
                                 },
                                 None => info.owner_conds,
                             };
-                            if self.conditions_hold_from(st, info, Ctx { this, bound }, from)? {
+                            if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
                                 out.push(Action { def: a, this, bound });
                             }
                         }
                     }
-                    BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out)? => {}
+                    BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out, occ)? => {}
                     BindKind::Hex => {
                         let Some(h) = &self.hex else { continue };
                         for bound in 0..h.len() as u32 {
-                            if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds)? {
+                            if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
                                 out.push(Action { def: a, this, bound });
                             }
                         }
@@ -1534,7 +1543,15 @@ impl Program {
     /// by walk from X, the first n whose conditions hold, pushed in cell order — the moves
     /// `choose` would keep of all cells. Conditions of cells after those are not evaluated.
     /// Returns `false` (nothing done) without a hex map.
-    fn walk_ordered(&self, st: &State, info: &ActionInfo, a: ActionId, this: u32, out: &mut Vec<Action>) -> Result<bool, RuntimeError> {
+    fn walk_ordered(
+        &self,
+        st: &State,
+        info: &ActionInfo,
+        a: ActionId,
+        this: u32,
+        out: &mut Vec<Action>,
+        occ: Option<&OccCache>,
+    ) -> Result<bool, RuntimeError> {
         let (Some(h), Some(order), Some((n, key))) = (&self.hex, info.walk_order, info.choose) else { return Ok(false) };
         let n = n as usize;
         let from = self.eval(st, order.from, Ctx { this, bound: NONE })?;
@@ -1546,7 +1563,7 @@ impl Program {
         let start = out.len();
         if n > 0 {
             'cells: for &c in h.by_walk(from as usize) {
-                let env = super::fast::Env::new(self, st, Ctx { this, bound: c as u32 });
+                let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
                 for (i, &cond) in info.conditions.iter().enumerate().skip(info.owner_conds) {
                     if self.eval_env(&env, cond)? == 0 {
                         if order.bound == Some(i) {

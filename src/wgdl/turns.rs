@@ -3,14 +3,10 @@
 //! says in WGDL which class takes turns, which attribute is a side, which objects stand on hexes
 //! and how a policy ranks its moves; this file only carries those declarations out.
 
+use super::fast::Env;
 use super::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
 use crate::rng::Rng;
 use rand::RngExt;
-
-thread_local! {
-    /// Occupants listed once per legal-move generation.
-    static OCC: std::cell::RefCell<OccCache> = const { std::cell::RefCell::new(OccCache::new()) };
-}
 
 thread_local! {
     /// Scratch space of the move filters.
@@ -25,20 +21,61 @@ struct FilterScratch {
     count: Vec<u32>,
 }
 
-/// The occupants of the state being searched for moves, while `valid`: their (cell, side), the
-/// occupied cells as bits, and per side the cells some occupant of another side sees (made on
-/// the first `hex.hidden` for that side).
-struct OccCache {
-    valid: bool,
+thread_local! {
+    /// The occupancy cache's buffers, reused from one move generation to the next.
+    static OCC: std::cell::RefCell<OccCache> = const { std::cell::RefCell::new(OccCache::new()) };
+}
+
+/// The occupants of the state being searched for moves (which cannot change meanwhile): their
+/// (cell, side), the occupied cells as bits, and per side of the game the cells some occupant of
+/// another side sees. Made once per move generation ([`Program::with_occ`]) and read through
+/// [`super::fast::Env::occ`] instead of a scan of the objects per `hex.free` or `hex.hidden`.
+pub(super) struct OccCache {
     list: Vec<(i64, i64)>,
     occupied: Vec<u64>,
-    seen_by_others: Vec<(i64, Vec<u64>)>,
-    spare: Vec<Vec<u64>>,
+    /// Index = side (0 … players − 1).
+    seen_by_others: Vec<Vec<u64>>,
 }
 
 impl OccCache {
     const fn new() -> OccCache {
-        OccCache { valid: false, list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new(), spare: Vec::new() }
+        OccCache { list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new() }
+    }
+
+    fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
+        let mut list = std::mem::take(&mut self.list);
+        list.clear();
+        p.for_each_occupant(st, |pos, side| {
+            list.push((pos, side));
+            true
+        })?;
+        let Some(h) = &p.hex else {
+            self.list = list;
+            return Ok(());
+        };
+        let (n, words) = (h.len(), h.words());
+        self.occupied.clear();
+        self.occupied.resize(words, 0);
+        for &(pos, _) in &list {
+            if pos >= 0 && (pos as usize) < n {
+                self.occupied[pos as usize / 64] |= 1 << (pos as usize % 64);
+            }
+        }
+        let sides = p.players.len().max(1);
+        self.seen_by_others.resize_with(sides, Vec::new);
+        for (me, bits) in self.seen_by_others.iter_mut().enumerate() {
+            bits.clear();
+            bits.resize(words, 0);
+            for &(pos, side) in &list {
+                if side != me as i64 && pos >= 0 && (pos as usize) < n {
+                    for (b, r) in bits.iter_mut().zip(h.sees_row(pos as usize)) {
+                        *b |= r;
+                    }
+                }
+            }
+        }
+        self.list = list;
+        Ok(())
     }
 }
 
@@ -198,57 +235,25 @@ impl Program {
         Ok(v as usize)
     }
 
-    /// Runs `f` with the occupants of `st` listed once (instead of a scan per `hex.free` or
-    /// `hex.hidden` call): for legal-move generation, during which the state cannot change.
-    pub(super) fn with_occupants_cached<T>(&self, st: &State, f: impl FnOnce() -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
-        if self.occupants.is_none() || OCC.with(|o| o.borrow().valid) {
-            return f();
+    /// Runs `f` with the occupants of `st` listed once (`None` for a game without occupants, or
+    /// when a cache is already in use on this thread): for move generation, during which the
+    /// state cannot change.
+    pub(super) fn with_occ<T>(&self, st: &State, f: impl FnOnce(Option<&OccCache>) -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+        if self.occupants.is_none() {
+            return f(None);
         }
-        let mut list = OCC.with(|o| std::mem::take(&mut o.borrow_mut().list));
-        list.clear();
-        self.for_each_occupant(st, |pos, side| {
-            list.push((pos, side));
-            true
-        })?;
-        let (n, words) = self.hex.as_ref().map_or((0, 0), |h| (h.len(), h.words()));
-        OCC.with(|o| {
-            let mut o = o.borrow_mut();
-            let o = &mut *o;
-            o.occupied.clear();
-            o.occupied.resize(words, 0);
-            for &(pos, _) in &list {
-                if pos >= 0 && (pos as usize) < n {
-                    o.occupied[pos as usize / 64] |= 1 << (pos as usize % 64);
-                }
+        OCC.with(|o| match o.try_borrow_mut() {
+            Ok(mut cache) => {
+                cache.fill(self, st)?;
+                f(Some(&cache))
             }
-            let OccCache { seen_by_others, spare, .. } = o;
-            spare.extend(seen_by_others.drain(..).map(|(_, v)| v));
-            o.list = list;
-            o.valid = true;
-        });
-        let r = f();
-        OCC.with(|o| o.borrow_mut().valid = false);
-        r
+            Err(_) => f(None),
+        })
     }
 
     /// The live occupants that count (`hexOccupants … while`), as (cell, side).
     fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
-        let cached = OCC.with(|o| {
-            let o = o.borrow();
-            if !o.valid {
-                return false;
-            }
-            for &(pos, side) in &o.list {
-                if !f(pos, side) {
-                    break;
-                }
-            }
-            true
-        });
-        if cached {
-            return Ok(());
-        }
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
                 continue;
@@ -268,15 +273,13 @@ impl Program {
     }
 
     /// Whether an occupant stands on `cell` (a cell of the map).
-    fn occupied(&self, st: &State, cell: usize) -> Result<bool, RuntimeError> {
-        if let Some(b) = OCC.with(|o| {
-            let o = o.borrow();
-            o.valid.then(|| bit(&o.occupied, cell))
-        }) {
-            return Ok(b);
+    #[inline]
+    fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
+        if let Some(o) = env.occ {
+            return Ok(bit(&o.occupied, cell));
         }
         let mut found = false;
-        self.for_each_occupant(st, |pos, _| {
+        self.for_each_occupant(env.st, |pos, _| {
             found = pos == cell as i64;
             !found
         })?;
@@ -284,36 +287,16 @@ impl Program {
     }
 
     /// Whether no occupant of a side other than `me` sees `cell` (a cell of the map).
-    fn hidden(&self, st: &State, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
-        let cached = OCC.with(|o| {
-            let mut o = o.borrow_mut();
-            if !o.valid {
-                return None;
+    #[inline]
+    fn hidden(&self, env: &Env, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
+        if let Some(o) = env.occ {
+            if let Some(bits) = o.seen_by_others.get(me as usize).filter(|_| me >= 0) {
+                return Ok(!bit(bits, cell));
             }
-            let k = match o.seen_by_others.iter().position(|(side, _)| *side == me) {
-                Some(k) => k,
-                None => {
-                    let mut bits = o.spare.pop().unwrap_or_default();
-                    bits.clear();
-                    bits.resize(h.words(), 0);
-                    for &(pos, side) in &o.list {
-                        if side != me && pos >= 0 && (pos as usize) < h.len() {
-                            for (b, r) in bits.iter_mut().zip(h.sees_row(pos as usize)) {
-                                *b |= r;
-                            }
-                        }
-                    }
-                    o.seen_by_others.push((me, bits));
-                    o.seen_by_others.len() - 1
-                }
-            };
-            Some(!bit(&o.seen_by_others[k].1, cell))
-        });
-        if let Some(b) = cached {
-            return Ok(b);
+            return Ok(!o.list.iter().any(|&(pos, side)| side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell)));
         }
         let mut hidden = true;
-        self.for_each_occupant(st, |pos, side| {
+        self.for_each_occupant(env.st, |pos, side| {
             if side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell) {
                 hidden = false;
             }
@@ -322,7 +305,7 @@ impl Program {
         Ok(hidden)
     }
 
-    pub(super) fn builtin(&self, st: &State, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
+    pub(super) fn builtin(&self, env: &Env, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
         let d = |v: i64| f64::from_bits(v as u64);
         let bits = |v: f64| v.to_bits() as i64;
         Ok(match b {
@@ -342,7 +325,7 @@ impl Program {
                     Builtin::HexWall => h.wall[self.cell(args[0], op_index)?] as i64,
                     Builtin::HexFree => {
                         let c = self.cell(args[0], op_index)?;
-                        (!h.wall[c] && !self.occupied(st, c)?) as i64
+                        (!h.wall[c] && !self.occupied(env, c)?) as i64
                     }
                     Builtin::HexStart => {
                         let (side, k) = (args[0], args[1]);
@@ -354,7 +337,7 @@ impl Program {
                     }
                     Builtin::HexHidden => {
                         let c = self.cell(args[0], op_index)?;
-                        self.hidden(st, h, c, args[1])? as i64
+                        self.hidden(env, h, c, args[1])? as i64
                     }
                     Builtin::HexApproach => {
                         // The nearest free cell (by walk, then number) other than `from` within
@@ -369,7 +352,7 @@ impl Program {
                             if h.walk(from, c) > budget {
                                 break;
                             }
-                            if c == from || h.distance(c, target) > range || !h.sees(c, target) || self.occupied(st, c)? {
+                            if c == from || h.distance(c, target) > range || !h.sees(c, target) || self.occupied(env, c)? {
                                 continue;
                             }
                             found = c as i64;
@@ -381,7 +364,7 @@ impl Program {
                         let from = self.cell(args[0], op_index)?;
                         let to = self.cell(args[1], op_index)?;
                         let mut err = None;
-                        let found = h.step_toward(from, to, args[2], |c| match self.occupied(st, c) {
+                        let found = h.step_toward(from, to, args[2], |c| match self.occupied(env, c) {
                             Ok(o) => !o,
                             Err(e) => {
                                 err = Some(e);
@@ -467,11 +450,18 @@ impl Program {
 
     /// Applies `choose` and `unless`; for searches (not `for_policy`) also drops `policyOnly`
     /// moves and applies `lastResort`. Scratch space is per thread: nothing is allocated.
-    pub(super) fn filter_moves(&self, st: &State, out: &mut Vec<Action>, for_policy: bool) -> Result<(), RuntimeError> {
-        FILTER.with(|f| self.filter_moves_with(st, out, for_policy, &mut f.borrow_mut()))
+    pub(super) fn filter_moves(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>) -> Result<(), RuntimeError> {
+        FILTER.with(|f| self.filter_moves_with(st, out, for_policy, occ, &mut f.borrow_mut()))
     }
 
-    fn filter_moves_with(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, f: &mut FilterScratch) -> Result<(), RuntimeError> {
+    fn filter_moves_with(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+        f: &mut FilterScratch,
+    ) -> Result<(), RuntimeError> {
         // choose: per (action, owner), keep the n lowest keys (first of equals). Actions with a
         // walk order were generated that way already.
         let chosen = |m: &Action| self.actions[m.def as usize].choose.filter(|_| self.actions[m.def as usize].walk_order.is_none());
@@ -479,7 +469,7 @@ impl Program {
             f.keys.clear();
             for m in out.iter() {
                 f.keys.push(match chosen(m) {
-                    Some((_, e)) => self.eval(st, e, Ctx { this: m.this, bound: m.bound })?,
+                    Some((_, e)) => self.eval_env(&Env::with_occ(self, st, Ctx { this: m.this, bound: m.bound }, occ), e)?,
                     None => 0,
                 });
             }
@@ -543,8 +533,10 @@ impl Program {
     /// The move a policy picks here, or `None` when none of its tiers has a move. `buf` is
     /// scratch space.
     pub fn policy_move(&self, st: &State, policy: usize, rng: &mut Rng, buf: &mut Vec<Action>) -> Result<Option<Action>, RuntimeError> {
-        self.candidate_actions(st, buf, true)?;
-        self.filter_moves(st, buf, true)?;
+        self.with_occ(st, |occ| {
+            self.candidate_actions_inner(st, buf, true, occ)?;
+            self.filter_moves(st, buf, true, occ)
+        })?;
         let pol = &self.policies[policy];
         for tier in &pol.tiers {
             let mut chosen: Option<Action> = None;
