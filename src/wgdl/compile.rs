@@ -2192,12 +2192,22 @@ impl<'a> Compiler<'a> {
         for info in actions.iter_mut() {
             info.owner_conds = info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
             info.walk_order = walk_order(&code, info).map(|mut w| {
-                // X as its own copy of code: an expression is known by where it starts, and the
-                // key starts where X does.
-                let start = code.len() as u32;
-                code.extend_from_within(w.from.start as usize..(w.from.start + w.from.len) as usize);
-                spans.extend_from_within(w.from.start as usize..(w.from.start + w.from.len) as usize);
-                w.from.start = start;
+                // Sub-expressions evaluated on their own get their own copy of the code: an
+                // expression is known by where it starts (X starts where the key does).
+                let mut own = |e: ExprId| {
+                    let start = code.len() as u32;
+                    code.extend_from_within(e.start as usize..(e.start + e.len) as usize);
+                    spans.extend_from_within(e.start as usize..(e.start + e.len) as usize);
+                    ExprId { start, len: e.len }
+                };
+                w.from = own(w.from);
+                for c in w.conds.iter_mut() {
+                    match c {
+                        CellCond::Hidden(x) => *x = own(*x),
+                        CellCond::WalkBound { limit, .. } => *limit = own(*limit),
+                        CellCond::Free | CellCond::Eval(_) => {}
+                    }
+                }
                 w
             });
             // `<grid>.canSwap(<the bound number>, <constant>)` right after: a native filter.
@@ -2299,7 +2309,26 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
             && matches!(cc[cc.len() - 1], Op::LeL | Op::LtL)
             && !reads_binding(&cc[n..cc.len() - 1])
     });
-    Some(WalkOrder { from, bound })
+    let conds = info
+        .conditions
+        .iter()
+        .enumerate()
+        .skip(info.owner_conds)
+        .map(|(i, &c)| {
+            let cc = &code[c.start as usize..(c.start + c.len) as usize];
+            let m = cc.len();
+            if Some(i) == bound {
+                CellCond::WalkBound { limit: ExprId { start: c.start + n as u32, len: (m - n - 1) as u32 }, strict: cc[m - 1] == Op::LtL }
+            } else if cc == [Op::BoundObj, Op::Call(Builtin::HexFree)] {
+                CellCond::Free
+            } else if m > 2 && cc[0] == Op::BoundObj && cc[m - 1] == Op::Call(Builtin::HexHidden) && !reads_binding(&cc[1..m - 1]) {
+                CellCond::Hidden(ExprId { start: c.start + 1, len: (m - 2) as u32 })
+            } else {
+                CellCond::Eval(c)
+            }
+        })
+        .collect();
+    Some(WalkOrder { from, bound, conds })
 }
 
 /// The game value store's nodes while they are laid out.

@@ -337,13 +337,29 @@ pub struct ActionInfo {
 
 /// How a `choose … by hex.walk(X, h)` action's cells are enumerated (see
 /// [`ActionInfo::walk_order`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalkOrder {
     /// X, the cell walks are measured from (its own expression).
     pub from: ExprId,
     /// The index of a condition `hex.walk(X, h) <= E` (or `<`), E not reading `h`: walks only
     /// grow along the order, so once it fails it fails for every later cell.
     pub bound: Option<usize>,
+    /// How each condition from the owner conditions on is tested for a cell.
+    pub conds: Vec<CellCond>,
+}
+
+/// How walk-ordered move generation tests one condition for a cell `h`: the shapes it knows
+/// are read from the occupancy bit sets and the map's tables (their operands that do not read
+/// `h` evaluated once per owner, when first needed); anything else is evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellCond {
+    /// `hex.free(h)`.
+    Free,
+    /// `hex.hidden(h, X)`; X (its own expression) does not read `h`.
+    Hidden(ExprId),
+    /// `hex.walk(<the walk order's X>, h) <= E` (`strict`: `<`); E does not read `h`.
+    WalkBound { limit: ExprId, strict: bool },
+    Eval(ExprId),
 }
 
 #[derive(Clone, Debug)]
@@ -1552,21 +1568,53 @@ impl Program {
         out: &mut Vec<Action>,
         occ: Option<&OccCache>,
     ) -> Result<bool, RuntimeError> {
-        let (Some(h), Some(order), Some((n, key))) = (&self.hex, info.walk_order, info.choose) else { return Ok(false) };
+        let (Some(h), Some(order), Some((n, key))) = (&self.hex, &info.walk_order, info.choose) else { return Ok(false) };
         let n = n as usize;
-        let from = self.eval(st, order.from, Ctx { this, bound: NONE })?;
+        let owner = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+        let from = self.eval_env(&owner, order.from)?;
         if from < 0 || from as usize >= h.len() {
             // What `hex.walk(X, h)` reports for every cell.
             let last = h.len().saturating_sub(1);
             return Err(rt(RtKind::OffMap { cell: from, last }, self.spans[(key.start + key.len - 1) as usize]));
         }
+        let from = from as usize;
+        // The operands that do not read the cell, evaluated when first needed.
+        const CACHED: usize = 8;
+        let mut cache: [Option<i64>; CACHED] = [None; CACHED];
+        let mut once = |k: usize, e: ExprId| -> Result<i64, RuntimeError> {
+            match cache.get(k).copied().flatten() {
+                Some(v) => Ok(v),
+                None => {
+                    let v = self.eval_env(&owner, e)?;
+                    if let Some(slot) = cache.get_mut(k) {
+                        *slot = Some(v);
+                    }
+                    Ok(v)
+                }
+            }
+        };
         let start = out.len();
         if n > 0 {
-            'cells: for &c in h.by_walk(from as usize) {
-                let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
-                for (i, &cond) in info.conditions.iter().enumerate().skip(info.owner_conds) {
-                    if self.eval_env(&env, cond)? == 0 {
-                        if order.bound == Some(i) {
+            'cells: for &c in h.by_walk(from) {
+                let c = c as usize;
+                for (k, cond) in order.conds.iter().enumerate() {
+                    let holds = match *cond {
+                        CellCond::Free => !h.wall[c] && !self.occupied(&owner, c)?,
+                        CellCond::Hidden(x) => {
+                            let me = once(k, x)?;
+                            self.hidden(&owner, h, c, me)?
+                        }
+                        CellCond::WalkBound { limit, strict } => {
+                            let (w, e) = (h.walk(from, c), once(k, limit)?);
+                            if strict { w < e } else { w <= e }
+                        }
+                        CellCond::Eval(e) => {
+                            let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
+                            self.eval_env(&env, e)? != 0
+                        }
+                    };
+                    if !holds {
+                        if order.bound == Some(info.owner_conds + k) {
                             break 'cells;
                         }
                         continue 'cells;

@@ -274,7 +274,7 @@ impl Program {
 
     /// Whether an occupant stands on `cell` (a cell of the map).
     #[inline]
-    fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
+    pub(super) fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
             return Ok(bit(&o.occupied, cell));
         }
@@ -288,7 +288,7 @@ impl Program {
 
     /// Whether no occupant of a side other than `me` sees `cell` (a cell of the map).
     #[inline]
-    fn hidden(&self, env: &Env, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
+    pub(super) fn hidden(&self, env: &Env, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
             if let Some(bits) = o.seen_by_others.get(me as usize).filter(|_| me >= 0) {
                 return Ok(!bit(bits, cell));
