@@ -960,6 +960,7 @@ impl<'a> Compiler<'a> {
                         owner_conds: 0,
                         swap_filter: None,
                         walk_order: None,
+                        actor_gate: None,
                     });
                     self.action_var.push(var);
                 }
@@ -2191,6 +2192,16 @@ impl<'a> Compiler<'a> {
         let mut spans = self.spans;
         for info in actions.iter_mut() {
             info.owner_conds = info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
+            // `this == game.actor` / `this.<attr> == game.actor` first (in either order).
+            if info.owner_conds > 0 && info.kind == ActionKind::Player {
+                let c = info.conditions[0];
+                info.actor_gate = match code[c.start as usize..(c.start + c.len) as usize] {
+                    [Op::ThisObj, Op::Actor, Op::Eq] | [Op::Actor, Op::ThisObj, Op::Eq] => Some(ActorGate::This),
+                    [Op::This(o), Op::Actor, Op::Eq] | [Op::ThisObj, Op::Field(o), Op::Actor, Op::Eq] => Some(ActorGate::Attr(o)),
+                    [Op::Actor, Op::This(o), Op::Eq] | [Op::Actor, Op::ThisObj, Op::Field(o), Op::Eq] => Some(ActorGate::Attr(o)),
+                    _ => None,
+                };
+            }
             info.walk_order = walk_order(&code, info).map(|mut w| {
                 // Sub-expressions evaluated on their own get their own copy of the code: an
                 // expression is known by where it starts (X starts where the key does).

@@ -333,6 +333,18 @@ pub struct ActionInfo {
     /// generation visits cells by walk from X and stops after n moves (or when the bound
     /// condition fails) instead of testing every cell and sorting.
     pub walk_order: Option<WalkOrder>,
+    /// The first condition is `this == game.actor` or `this.<attr> == game.actor`: move
+    /// generation compares the owner (or its attribute) with the actor directly.
+    pub actor_gate: Option<ActorGate>,
+}
+
+/// How [`ActionInfo::actor_gate`] compares an owner with `game.actor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActorGate {
+    /// `this == game.actor`.
+    This,
+    /// `this.<attribute at this offset> == game.actor`.
+    Attr(u32),
 }
 
 /// How a `choose … by hex.walk(X, h)` action's cells are enumerated (see
@@ -869,10 +881,26 @@ impl Program {
         self.conditions_hold_from(st, a, ctx, 0, None)
     }
 
-    /// The leading conditions that do not read the binding, checked once for an owner.
+    /// The leading conditions that do not read the binding, checked once for an owner (a live
+    /// object), the first one directly when it compares the owner with the actor.
     fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32, occ: Option<&OccCache>) -> Result<bool, RuntimeError> {
+        let mut first = 0;
+        if let Some(gate) = a.actor_gate {
+            let actor = if st.actor == NONE { NULL } else { st.actor as i64 };
+            let owner = match gate {
+                ActorGate::This => this as i64,
+                ActorGate::Attr(o) => st.slots[(st.objects[this as usize].base + o) as usize],
+            };
+            if owner != actor {
+                return Ok(false);
+            }
+            first = 1;
+        }
+        if first == a.owner_conds {
+            return Ok(true);
+        }
         let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
-        for &c in &a.conditions[..a.owner_conds] {
+        for &c in &a.conditions[first..a.owner_conds] {
             if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
             }
@@ -1501,7 +1529,9 @@ impl Program {
                 let this = oid as u32;
                 match info.bind {
                     BindKind::None => {
-                        if self.conditions_hold(st, info, Ctx { this, bound: NONE })? {
+                        if self.owner_ok(st, info, this, occ)?
+                            && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
+                        {
                             out.push(Action { def: a, this, bound: NONE });
                         }
                     }
