@@ -1,7 +1,8 @@
 //! The closure compiler (src/wgdl/fast.rs) against the bytecode it is compiled from: on random
 //! states of every shipped game (the stacker under each of its overlays, the hex arena also with
 //! random parameters), every expression that can run there gives the same value or the same
-//! error both ways.
+//! error both ways, and every consequence leaves the same state. Also: re-checking outcomes and
+//! goals only where a move wrote (src/wgdl/deps.rs) never misses one that a full check sees.
 
 use crate::util;
 use playforge::game::{Game, WgdlGame};
@@ -23,6 +24,8 @@ fn compare_on_random_play(p: &Arc<Program>, games: u64, moves: u32) -> usize {
         for _ in 0..moves {
             let (n, bad) = p.closure_mismatches(&st);
             assert!(bad.is_empty(), "seed {seed}, move {}:\n{}", st.moves, bad.join("\n"));
+            let missed = p.missed_check(&st).expect("goals and outcomes evaluate");
+            assert_eq!(missed, None, "seed {seed}, move {}: a line holds that the move did not record", st.moves);
             compared += n;
             g.legal(&st, &mut legal).expect("legal");
             if g.status(&st, &legal) != Status::Running {

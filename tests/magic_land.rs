@@ -50,6 +50,8 @@ fn slot(p: &Program, st: &State, name: &str) -> usize {
 fn set(p: &Program, st: &mut State, name: &str, v: i64) {
     let k = slot(p, st, name);
     st.slots[k] = v;
+    // Goals and outcomes are re-checked after the next move only where something changed.
+    st.touch();
 }
 
 /// The thesis's score for Magic Land.

@@ -81,6 +81,7 @@ fn one_step_score(m: &M3, board: &[i64], pair: (u8, u8)) -> i64 {
         let mut st = m.p.initial_state().unwrap();
         st.slots[m.base..m.base + 49].copy_from_slice(board);
         st.rng = seed;
+        st.touch();
         m.apply_swap(&mut st, pair);
         if m.p.read(&st, m.mult) as i64 == 2 {
             return m.score(&st);

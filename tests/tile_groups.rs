@@ -83,6 +83,7 @@ impl Groups {
             let ValueRef::Attr { obj, off, .. } = v else { panic!("an attribute") };
             st.slots[(st.objects[obj as usize].base + off) as usize] = x;
         }
+        st.touch();
         st
     }
 

@@ -1181,7 +1181,7 @@ impl<'a> Compiler<'a> {
                     },
                 );
             }
-            self.goals.push(GoalInfo { k, expr: e, text });
+            self.goals.push(GoalInfo { k, expr: e, text, reads: 0 });
         }
     }
 
@@ -2107,6 +2107,18 @@ impl<'a> Compiler<'a> {
     // ---------------------------------------------------------------- store layout
 
     fn finish(self) -> Program {
+        let mut p = self.finish_program();
+        // What goals and outcomes read, for re-checking only what a move changed.
+        for i in 0..p.goals.len() {
+            p.goals[i].reads = p.reads(p.goals[i].expr);
+        }
+        for i in 0..p.outcomes.len() {
+            p.outcomes[i].reads = p.reads(p.outcomes[i].expr);
+        }
+        p
+    }
+
+    fn finish_program(self) -> Program {
         let mut syms = self.syms;
         let mut trie = Trie { paths: vec![String::new()], parent: vec![0], child: HashMap::new() };
         let req_nodes: Vec<u32> = self.store_reqs.iter().map(|r| trie.node(0, &r.segs)).collect();

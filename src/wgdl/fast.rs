@@ -130,24 +130,36 @@ impl Program {
     pub(super) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
         match self.fast.conses.get(c as usize) {
             Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, ctx, depth),
-            None => self.exec_generic(st, c, ctx, depth),
+            None => {
+                st.dirty.0 |= self.writes(c);
+                self.exec_generic(st, c, ctx, depth)
+            }
         }
     }
 
     /// The closure of consequence `c`: assignments and conditionals with their operands inline;
     /// the other kinds run [`Program::exec_generic`].
     fn lower_cons(&self, c: ConsId) -> Cx {
-        let generic = move || -> Cx { Arc::new(move |p: &Program, st: &mut State, ctx: Ctx, depth: u32| p.exec_generic(st, c, ctx, depth)) };
+        // What it writes is marked first (`super::deps`): an error leaves the state unusable.
+        let w = self.writes(c);
+        let generic = move || -> Cx {
+            Arc::new(move |p: &Program, st: &mut State, ctx: Ctx, depth: u32| {
+                st.dirty.0 |= w;
+                p.exec_generic(st, c, ctx, depth)
+            })
+        };
         match &self.conses[c as usize].code {
             Cons::Assign { place, value } => {
                 let v = operand(self.tree(*value));
                 match *place {
                     Place::Slot(s) => Arc::new(move |p, st, ctx, _| {
+                        st.dirty.0 |= w;
                         let x = v.get(&Env::new(p, st, ctx))?;
                         st.slots[s as usize] = x;
                         Ok(())
                     }),
                     Place::This(o) => Arc::new(move |p, st, ctx, _| {
+                        st.dirty.0 |= w;
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.this_base)
@@ -156,6 +168,7 @@ impl Program {
                         Ok(())
                     }),
                     Place::Bound(o) => Arc::new(move |p, st, ctx, _| {
+                        st.dirty.0 |= w;
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.bound_base)
@@ -168,6 +181,7 @@ impl Program {
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
                             let (T::Leaf(x), T::Leaf(y)) = (*x, *y) else { unreachable!("matched above") };
                             Arc::new(move |p, st, ctx, _| {
+                                st.dirty.0 |= w;
                                 let (val, idx) = {
                                     let env = Env::new(p, st, ctx);
                                     let val = v.get(&env)?;

@@ -9,6 +9,7 @@
 pub mod ast;
 pub mod compile;
 pub mod diag;
+mod deps;
 mod fast;
 pub mod hex;
 pub mod lexer;
@@ -20,6 +21,7 @@ mod tiles;
 mod turns;
 
 pub use compile::CompileOptions;
+pub use deps::Dirty;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
 

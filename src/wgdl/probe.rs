@@ -138,6 +138,7 @@ impl Program {
                     k,
                     expr: super::program::ExprId { start, len: 3 },
                     text: format!("game.sessionsFinished >= long {k}"),
+                    reads: super::deps::SESSIONS,
                 });
             }
             p.fast.resize(p.code.len());

@@ -432,6 +432,8 @@ pub struct OutcomeInfo {
     pub winner: Option<u8>,
     pub expr: ExprId,
     pub text: String,
+    /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
+    pub reads: u64,
 }
 
 /// Objects standing on hex cells (`hexOccupants`).
@@ -504,6 +506,8 @@ pub struct GoalInfo {
     pub k: u32,
     pub expr: ExprId,
     pub text: String,
+    /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
+    pub reads: u64,
 }
 
 /// The game value store's shape, fixed at compile time: a trie of named nodes.
@@ -678,6 +682,9 @@ pub struct State {
     pub outcome: u8,
     /// Set by an `endTurn` consequence during the current move.
     pub end_turn: bool,
+    /// The parts of the state written since the last check of outcomes and goals
+    /// ([`super::deps`]); ignored by equality and hashing.
+    pub dirty: super::deps::Dirty,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -821,6 +828,7 @@ impl Program {
             turns: 0,
             outcome: 0,
             end_turn: false,
+            dirty: super::deps::Dirty(super::deps::ALL),
         };
         // All initial objects exist before any create: hook runs, so hooks can use named objects.
         for &g in &self.initial {
@@ -838,6 +846,7 @@ impl Program {
         }
         self.advance_goals(&mut st)?;
         self.check_outcomes(&mut st)?;
+        st.dirty.0 = 0;
         Ok(st)
     }
 
@@ -849,6 +858,7 @@ impl Program {
             return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
         }
         let id = st.objects.len() as u32;
+        st.dirty.0 |= super::deps::OBJECTS;
         st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
         st.slots.extend_from_slice(&g.init);
         Ok(id)
@@ -1267,6 +1277,7 @@ impl Program {
                 match st.objects.get_mut(v as usize) {
                     Some(o) if v >= 0 && o.alive => {
                         o.alive = false;
+                        st.dirty.0 |= super::deps::OBJECTS;
                         // Timers owned by the deleted object, or bound to it by forEveryInstance,
                         // die with it. (A forEveryGOD `bound` is a description, not an object.)
                         let v = v as u32;
@@ -1351,6 +1362,7 @@ impl Program {
             }
             st.timers.pop();
             st.clock = st.clock.max(timer.due);
+            st.dirty.0 |= super::deps::CLOCK;
             // A timer scheduled by an object deleted later in the same action dies with it.
             let dead = |id: u32| st.objects.get(id as usize).is_some_and(|o| !o.alive);
             if dead(timer.this) || (self.conses[timer.cons as usize].bind_instance() && dead(timer.bound)) {
@@ -1364,6 +1376,7 @@ impl Program {
         }
         if t > st.clock {
             st.clock = t;
+            st.dirty.0 |= super::deps::CLOCK;
             if clock_rules && self.rules_read_time {
                 self.fire_rules(st)?;
                 return Ok(st.end_session);
@@ -1388,12 +1401,14 @@ impl Program {
                 st.end_session = false;
             }
             st.sessions += 1;
+            st.dirty.0 |= super::deps::SESSIONS;
             let next = self.session_start(st.sessions);
             while self.advance(st, next, false)? {
                 st.end_session = false;
             }
         } else {
             st.sessions += 1;
+            st.dirty.0 |= super::deps::SESSIONS;
         }
         self.fire_rules(st)
     }
@@ -1441,10 +1456,18 @@ impl Program {
         }
     }
 
+    /// Moves past every goal that holds, in order. The goal being pursued was false at the last
+    /// check: it is evaluated again only if something it reads has changed since.
     fn advance_goals(&self, st: &mut State) -> Result<(), RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
-        while (st.goal as usize) < self.goals.len() && self.eval(st, self.goals[st.goal as usize].expr, ctx)? != 0 {
+        while (st.goal as usize) < self.goals.len() {
+            let g = &self.goals[st.goal as usize];
+            if g.reads & st.dirty.0 == 0 || self.eval(st, g.expr, ctx)? == 0 {
+                break;
+            }
             st.goal += 1;
+            // The next goal has not been checked yet.
+            st.dirty.0 = super::deps::ALL;
         }
         Ok(())
     }
@@ -1686,8 +1709,11 @@ impl Program {
         };
         self.pass_time(st, duration)?;
         st.moves += 1;
+        st.dirty.0 |= super::deps::MOVES;
         self.advance_goals(st)?;
-        self.check_outcomes(st)
+        self.check_outcomes(st)?;
+        st.dirty.0 = 0;
+        Ok(())
     }
 
     /// [`Program::apply`] after checking that the move is legal.
@@ -1797,6 +1823,7 @@ impl Clone for State {
             turns: self.turns,
             outcome: self.outcome,
             end_turn: self.end_turn,
+            dirty: self.dirty,
         }
     }
 
@@ -1818,6 +1845,7 @@ impl Clone for State {
         self.turns = src.turns;
         self.outcome = src.outcome;
         self.end_turn = src.end_turn;
+        self.dirty = src.dirty;
     }
 }
 

@@ -367,7 +367,7 @@ impl Compiler<'_> {
                     };
                     if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "an outcome condition") {
                         let text = self.source.slice(expr.span).to_string();
-                        self.x.outcomes.push(OutcomeInfo { winner, expr: e, text });
+                        self.x.outcomes.push(OutcomeInfo { winner, expr: e, text, reads: 0 });
                     }
                 }
                 DeclKind::Constraint { expr } => {

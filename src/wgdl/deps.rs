@@ -1,0 +1,158 @@
+//! What an expression reads and what the run time writes, as a 64-bit mask of state parts: the
+//! basis of re-checking only what changed. After a move, a `winner`/`draw` line or the goal
+//! being pursued is evaluated again only if the move wrote a part it reads; at the previous
+//! check it was false, and nothing it reads has changed since.
+//!
+//! The parts are coarse on purpose (a false "changed" costs one evaluation, a missed change
+//! would be a wrong result): an attribute by its slot offset within objects (every class's
+//! attribute k shares a bit, modulo 48), the game value store, the grids, the set of live
+//! objects, the clock, the sessions, the move count, and the turn (actor, round, turns). A
+//! built-in that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`,
+//! `hex.stepToward`) reads everything.
+//!
+//! Writes are marked where they happen ([`State::dirty`]): each consequence's static mask, object
+//! creation and deletion, the clock, sessions, moves and turns. Code that writes a state's slots
+//! directly (tests) must call [`State::touch`].
+
+use super::program::*;
+
+/// Attribute offsets share bits 0..48.
+const ATTR_BITS: u32 = 48;
+pub(super) const STORE: u64 = 1 << 48;
+pub(super) const GRID: u64 = 1 << 49;
+pub(super) const OBJECTS: u64 = 1 << 50;
+pub(super) const CLOCK: u64 = 1 << 51;
+pub(super) const SESSIONS: u64 = 1 << 52;
+pub(super) const MOVES: u64 = 1 << 53;
+pub(super) const TURN: u64 = 1 << 54;
+pub(super) const ALL: u64 = u64::MAX;
+
+/// The bit of attribute offset `o`.
+#[inline]
+pub(super) fn attr(o: u32) -> u64 {
+    1 << (o % ATTR_BITS)
+}
+
+/// A state's changes since the last check, as a mask. It never makes two states different:
+/// equality and hashing ignore it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dirty(pub u64);
+
+impl PartialEq for Dirty {
+    fn eq(&self, _: &Dirty) -> bool {
+        true
+    }
+}
+
+impl Eq for Dirty {}
+
+impl std::hash::Hash for Dirty {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl State {
+    /// Marks every part of the state as changed: call after writing `slots` (or any other field)
+    /// directly, so that the next move re-checks every outcome and goal.
+    pub fn touch(&mut self) {
+        self.dirty.0 = ALL;
+    }
+}
+
+impl Program {
+    /// The parts of a state expression `e` reads.
+    pub(super) fn reads(&self, e: ExprId) -> u64 {
+        let mut mask = 0;
+        for op in &self.code[e.start as usize..(e.start + e.len) as usize] {
+            mask |= match *op {
+                Op::This(o) | Op::Bound(o) => attr(o),
+                Op::Field(o) => attr(o) | OBJECTS,
+                Op::FieldConst(_) | Op::NameOf => OBJECTS,
+                Op::Slot(s) => self.slot_part(s as usize),
+                Op::StoreOwn(_) | Op::StoreSum(_) => STORE,
+                Op::Time => CLOCK,
+                Op::SessionTime => CLOCK | SESSIONS,
+                Op::Sessions => SESSIONS,
+                Op::Moves => MOVES,
+                Op::Actor | Op::Round | Op::Turns | Op::ToMove => TURN,
+                Op::Load
+                | Op::GridCell(_)
+                | Op::GridLine(_)
+                | Op::GridRuns(_)
+                | Op::GridSwaps(_)
+                | Op::GridHasSwap(_)
+                | Op::GridCanSwap(_)
+                | Op::GridGroup(_)
+                | Op::GridGroupLead(_)
+                | Op::GridGroups(_)
+                | Op::GridGroupDistinct(_) => GRID,
+                Op::Agg(a) => OBJECTS | self.reads(self.aggs[a as usize].expr),
+                Op::GridSumRuns(_, a) => GRID | self.reads(self.aggs[a as usize].expr),
+                Op::Call(Builtin::HexFree | Builtin::HexHidden | Builtin::HexApproach | Builtin::HexStepToward) => ALL,
+                _ => 0,
+            };
+        }
+        mask
+    }
+
+    /// The part of absolute slot `s` as the program lays slots out: the store, the grids, or
+    /// an attribute of an initial object (objects made later lie beyond them; their slots are
+    /// never named by an absolute slot).
+    pub(super) fn slot_part(&self, s: usize) -> u64 {
+        let store = 2 * self.n_store_nodes();
+        if s < store {
+            return STORE;
+        }
+        let mut base = store + self.grid_slots as usize;
+        if s < base {
+            return GRID;
+        }
+        for &g in &self.initial {
+            let n = self.gods[g as usize].init.len();
+            if s < base + n {
+                return attr((s - base) as u32);
+            }
+            base += n;
+        }
+        ALL
+    }
+
+    /// The parts consequence `c` writes by itself (what it runs in turn marks its own).
+    pub(super) fn writes(&self, c: ConsId) -> u64 {
+        let place = |p: &Place| match *p {
+            Place::Slot(s) => self.slot_part(s as usize),
+            Place::This(o) | Place::Bound(o) | Place::Field(_, o) => attr(o),
+            Place::Dyn(_) => GRID,
+        };
+        match &self.conses[c as usize].code {
+            Cons::Assign { place: p, .. } => place(p),
+            Cons::Create { assign, .. } => OBJECTS | assign.as_ref().map_or(0, place),
+            Cons::GameIncrease { .. } => STORE,
+            Cons::Delete { .. } => OBJECTS,
+            Cons::Tile { .. } => GRID,
+            Cons::Conditional { .. } | Cons::Timed { .. } | Cons::EndSession | Cons::EndTurn => 0,
+        }
+    }
+}
+
+impl Program {
+    /// A goal or outcome line that holds in `st` but was not recorded — the goal being pursued,
+    /// or any `winner`/`draw` line while no outcome is recorded — as its text; `None` when the
+    /// state is settled as a full check would leave it. For the test that holds re-checking
+    /// only what changed to checking everything.
+    pub fn missed_check(&self, st: &State) -> Result<Option<String>, RuntimeError> {
+        let ctx = Ctx { this: NONE, bound: NONE };
+        if let Some(g) = self.goals.get(st.goal as usize)
+            && self.eval(st, g.expr, ctx)? != 0
+        {
+            return Ok(Some(format!("goal {}: {}", g.k, g.text)));
+        }
+        if st.outcome == 0 {
+            for o in &self.outcomes {
+                if self.eval(st, o.expr, ctx)? != 0 {
+                    return Ok(Some(o.text.clone()));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
