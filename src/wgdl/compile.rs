@@ -958,6 +958,7 @@ impl<'a> Compiler<'a> {
                         last_resort: None,
                         unless: Vec::new(),
                         owner_conds: 0,
+                        global_conds: 0,
                         swap_filter: None,
                         walk_order: None,
                         actor_gate: None,
@@ -2204,6 +2205,10 @@ impl<'a> Compiler<'a> {
         let mut spans = self.spans;
         for info in actions.iter_mut() {
             info.owner_conds = info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
+            info.global_conds = info.conditions[..info.owner_conds]
+                .iter()
+                .take_while(|e| !reads_owner(&code[e.start as usize..(e.start + e.len) as usize]))
+                .count();
             // `this == game.actor` / `this.<attr> == game.actor` first (in either order).
             if info.owner_conds > 0 && info.kind == ActionKind::Player {
                 let c = info.conditions[0];
@@ -2303,6 +2308,12 @@ impl<'a> Compiler<'a> {
 fn reads_binding(code: &[Op]) -> bool {
     code.iter()
         .any(|op| matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_)))
+}
+
+/// Whether code reads the owner (`this`) of its action (conservatively: any aggregate, which
+/// passes `this` on, counts).
+fn reads_owner(code: &[Op]) -> bool {
+    code.iter().any(|op| matches!(op, Op::This(_) | Op::ThisObj | Op::ThisConst(_) | Op::Agg(_) | Op::GridSumRuns(..)))
 }
 
 /// The walk order of a `forEveryHex` action whose `choose` key is `hex.walk(X, h)` or

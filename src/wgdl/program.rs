@@ -326,6 +326,9 @@ pub struct ActionInfo {
     /// How many leading conditions do not read the binding: legal-move generation checks them
     /// once per owner instead of once per binding (set when the program is finished).
     pub owner_conds: usize,
+    /// How many leading conditions read neither the owner nor the binding (`global.energy > 0`):
+    /// move generation checks them once per action, not once per owner.
+    pub global_conds: usize,
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
@@ -787,6 +790,11 @@ pub(super) struct Ctx {
 
 const STACK: usize = 32;
 
+thread_local! {
+    /// Per move generation, per action: whether its owner-free conditions hold (0 unknown).
+    static GLOBAL_OK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Program {
     pub fn n_store_nodes(&self) -> usize {
         self.store.parent.len()
@@ -892,10 +900,36 @@ impl Program {
     }
 
     /// The leading conditions that do not read the binding, checked once for an owner (a live
-    /// object), the first one directly when it compares the owner with the actor.
-    fn owner_ok(&self, st: &State, a: &ActionInfo, this: u32, occ: Option<&OccCache>) -> Result<bool, RuntimeError> {
+    /// object): those that read no owner either once per action and move generation (their
+    /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
+    /// compares the owner with the actor.
+    fn owner_ok(&self, st: &State, a: ActionId, this: u32, occ: Option<&OccCache>, global: &mut [u8]) -> Result<bool, RuntimeError> {
+        let info = &self.actions[a as usize];
         let mut first = 0;
-        if let Some(gate) = a.actor_gate {
+        if info.global_conds > 0 {
+            let known = global.get(a as usize).copied().unwrap_or(0);
+            let ok = match known {
+                0 => {
+                    let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+                    let mut ok = true;
+                    for &c in &info.conditions[..info.global_conds] {
+                        if self.eval_env(&env, c)? == 0 {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    if let Some(g) = global.get_mut(a as usize) {
+                        *g = 1 + ok as u8;
+                    }
+                    ok
+                }
+                k => k == 2,
+            };
+            if !ok {
+                return Ok(false);
+            }
+            first = info.global_conds;
+        } else if let Some(gate) = info.actor_gate {
             let actor = if st.actor == NONE { NULL } else { st.actor as i64 };
             let owner = match gate {
                 ActorGate::This => this as i64,
@@ -906,11 +940,11 @@ impl Program {
             }
             first = 1;
         }
-        if first == a.owner_conds {
+        if first == info.owner_conds {
             return Ok(true);
         }
         let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
-        for &c in &a.conditions[first..a.owner_conds] {
+        for &c in &info.conditions[first..info.owner_conds] {
             if self.eval_env(&env, c)? == 0 {
                 return Ok(false);
             }
@@ -1535,11 +1569,23 @@ impl Program {
     /// listed in `occ`. `for_policy` = false skips `policyOnly` actions when no filter looks at
     /// them.
     pub(super) fn candidate_actions_inner(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>) -> Result<(), RuntimeError> {
-        let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         out.clear();
         if st.outcome != 0 {
             return Ok(());
         }
+        GLOBAL_OK.with(|g| match g.try_borrow_mut() {
+            Ok(mut global) => {
+                global.clear();
+                global.resize(self.actions.len(), 0);
+                self.candidates(st, out, for_policy, occ, &mut global)
+            }
+            // Nested (not expected): without the per-action results kept.
+            Err(_) => self.candidates(st, out, for_policy, occ, &mut []),
+        })
+    }
+
+    fn candidates(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>, global: &mut [u8]) -> Result<(), RuntimeError> {
+        let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         for (oid, obj) in st.objects.iter().enumerate() {
             if !obj.alive {
                 continue;
@@ -1552,14 +1598,14 @@ impl Program {
                 let this = oid as u32;
                 match info.bind {
                     BindKind::None => {
-                        if self.owner_ok(st, info, this, occ)?
+                        if self.owner_ok(st, a, this, occ, global)?
                             && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
                         {
                             out.push(Action { def: a, this, bound: NONE });
                         }
                     }
                     BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
-                        if !self.owner_ok(st, info, this, occ)? => {}
+                        if !self.owner_ok(st, a, this, occ, global)? => {}
                     BindKind::God(c) => {
                         for &g in &self.classes[c as usize].gods {
                             if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds, occ)? {
