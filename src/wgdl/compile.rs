@@ -959,6 +959,7 @@ impl<'a> Compiler<'a> {
                         unless: Vec::new(),
                         owner_conds: 0,
                         global_conds: 0,
+                        reads: 0,
                         swap_filter: None,
                         walk_order: None,
                         actor_gate: None,
@@ -2115,6 +2116,11 @@ impl<'a> Compiler<'a> {
         }
         for i in 0..p.outcomes.len() {
             p.outcomes[i].reads = p.reads(p.outcomes[i].expr);
+        }
+        for i in 0..p.actions.len() {
+            // A rule that reads nothing (no condition, or constant ones) is always evaluated.
+            let reads = p.actions[i].conditions.iter().fold(0, |m, &c| m | p.reads(c));
+            p.actions[i].reads = if reads == 0 { super::deps::ALL } else { reads };
         }
         p
     }

@@ -10,6 +10,10 @@
 //! built-in that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`,
 //! `hex.stepToward`) reads everything.
 //!
+//! Rules work the same way: a pass of [`Program::fire_rules`](super::program) that fires nothing
+//! leaves every rule false, so until then only a rule that reads a part written since is
+//! evaluated; the others are still false.
+//!
 //! Writes are marked where they happen ([`State::dirty`]): each consequence's static mask, object
 //! creation and deletion, the clock, sessions, moves and turns. Code that writes a state's slots
 //! directly (tests) must call [`State::touch`].
@@ -33,10 +37,23 @@ pub(super) fn attr(o: u32) -> u64 {
     1 << (o % ATTR_BITS)
 }
 
-/// A state's changes since the last check, as a mask. It never makes two states different:
-/// equality and hashing ignore it.
+/// A state's changes, as masks: since outcomes and goals were last checked (`checks`), and since
+/// rules last stood still (`rules`). It never makes two states different: equality and hashing
+/// ignore it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Dirty(pub u64);
+pub struct Dirty {
+    pub checks: u64,
+    pub rules: u64,
+}
+
+impl Dirty {
+    /// Marks `parts` written.
+    #[inline]
+    pub(super) fn mark(&mut self, parts: u64) {
+        self.checks |= parts;
+        self.rules |= parts;
+    }
+}
 
 impl PartialEq for Dirty {
     fn eq(&self, _: &Dirty) -> bool {
@@ -54,7 +71,7 @@ impl State {
     /// Marks every part of the state as changed: call after writing `slots` (or any other field)
     /// directly, so that the next move re-checks every outcome and goal.
     pub fn touch(&mut self) {
-        self.dirty.0 = ALL;
+        self.dirty = Dirty { checks: ALL, rules: ALL };
     }
 }
 
@@ -136,9 +153,10 @@ impl Program {
 
 impl Program {
     /// A goal or outcome line that holds in `st` but was not recorded — the goal being pursued,
-    /// or any `winner`/`draw` line while no outcome is recorded — as its text; `None` when the
-    /// state is settled as a full check would leave it. For the test that holds re-checking
-    /// only what changed to checking everything.
+    /// or any `winner`/`draw` line while no outcome is recorded — or a rule that holds although
+    /// the next firing would skip it, as its text; `None` when the state is settled as a full
+    /// check would leave it. For the test that holds re-checking only what changed to checking
+    /// everything.
     pub fn missed_check(&self, st: &State) -> Result<Option<String>, RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
         if let Some(g) = self.goals.get(st.goal as usize)
@@ -151,6 +169,13 @@ impl Program {
                 if self.eval(st, o.expr, ctx)? != 0 {
                     return Ok(Some(o.text.clone()));
                 }
+            }
+        }
+        // A rule the next firing would skip must be false.
+        for &r in &self.rules {
+            let a = &self.actions[r as usize];
+            if a.reads & st.dirty.rules == 0 && self.conditions_hold(st, a, ctx)? {
+                return Ok(Some(format!("rule `{}`", a.name)));
             }
         }
         Ok(None)

@@ -131,7 +131,7 @@ impl Program {
         match self.fast.conses.get(c as usize) {
             Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, ctx, depth),
             None => {
-                st.dirty.0 |= self.writes(c);
+                st.dirty.mark(self.writes(c));
                 self.exec_generic(st, c, ctx, depth)
             }
         }
@@ -144,7 +144,7 @@ impl Program {
         let w = self.writes(c);
         let generic = move || -> Cx {
             Arc::new(move |p: &Program, st: &mut State, ctx: Ctx, depth: u32| {
-                st.dirty.0 |= w;
+                st.dirty.mark(w);
                 p.exec_generic(st, c, ctx, depth)
             })
         };
@@ -153,13 +153,13 @@ impl Program {
                 let v = operand(self.tree(*value));
                 match *place {
                     Place::Slot(s) => Arc::new(move |p, st, ctx, _| {
-                        st.dirty.0 |= w;
+                        st.dirty.mark(w);
                         let x = v.get(&Env::new(p, st, ctx))?;
                         st.slots[s as usize] = x;
                         Ok(())
                     }),
                     Place::This(o) => Arc::new(move |p, st, ctx, _| {
-                        st.dirty.0 |= w;
+                        st.dirty.mark(w);
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.this_base)
@@ -168,7 +168,7 @@ impl Program {
                         Ok(())
                     }),
                     Place::Bound(o) => Arc::new(move |p, st, ctx, _| {
-                        st.dirty.0 |= w;
+                        st.dirty.mark(w);
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.bound_base)
@@ -181,7 +181,7 @@ impl Program {
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
                             let (T::Leaf(x), T::Leaf(y)) = (*x, *y) else { unreachable!("matched above") };
                             Arc::new(move |p, st, ctx, _| {
-                                st.dirty.0 |= w;
+                                st.dirty.mark(w);
                                 let (val, idx) = {
                                     let env = Env::new(p, st, ctx);
                                     let val = v.get(&env)?;

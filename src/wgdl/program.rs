@@ -329,6 +329,9 @@ pub struct ActionInfo {
     /// How many leading conditions read neither the owner nor the binding (`global.energy > 0`):
     /// move generation checks them once per action, not once per owner.
     pub global_conds: usize,
+    /// Rules: the parts of the state the conditions read ([`super::deps`]), set when the
+    /// program is finished.
+    pub reads: u64,
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
@@ -836,7 +839,7 @@ impl Program {
             turns: 0,
             outcome: 0,
             end_turn: false,
-            dirty: super::deps::Dirty(super::deps::ALL),
+            dirty: super::deps::Dirty { checks: super::deps::ALL, rules: super::deps::ALL },
         };
         // All initial objects exist before any create: hook runs, so hooks can use named objects.
         for &g in &self.initial {
@@ -854,7 +857,7 @@ impl Program {
         }
         self.advance_goals(&mut st)?;
         self.check_outcomes(&mut st)?;
-        st.dirty.0 = 0;
+        st.dirty.checks = 0;
         Ok(st)
     }
 
@@ -866,7 +869,7 @@ impl Program {
             return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
         }
         let id = st.objects.len() as u32;
-        st.dirty.0 |= super::deps::OBJECTS;
+        st.dirty.mark(super::deps::OBJECTS);
         st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
         st.slots.extend_from_slice(&g.init);
         Ok(id)
@@ -1311,7 +1314,7 @@ impl Program {
                 match st.objects.get_mut(v as usize) {
                     Some(o) if v >= 0 && o.alive => {
                         o.alive = false;
-                        st.dirty.0 |= super::deps::OBJECTS;
+                        st.dirty.mark(super::deps::OBJECTS);
                         // Timers owned by the deleted object, or bound to it by forEveryInstance,
                         // die with it. (A forEveryGOD `bound` is a description, not an object.)
                         let v = v as u32;
@@ -1349,6 +1352,10 @@ impl Program {
             let mut fired = false;
             for &r in &self.rules {
                 let a = &self.actions[r as usize];
+                // False when rules last stood still, and nothing it reads written since.
+                if a.reads & st.dirty.rules == 0 {
+                    continue;
+                }
                 if self.conditions_hold(st, a, ctx)? {
                     firings += 1;
                     if firings > self.limits.rule_firings {
@@ -1370,6 +1377,8 @@ impl Program {
                 }
             }
             if !fired {
+                // Every rule is false now.
+                st.dirty.rules = 0;
                 return Ok(());
             }
         }
@@ -1396,7 +1405,7 @@ impl Program {
             }
             st.timers.pop();
             st.clock = st.clock.max(timer.due);
-            st.dirty.0 |= super::deps::CLOCK;
+            st.dirty.mark(super::deps::CLOCK);
             // A timer scheduled by an object deleted later in the same action dies with it.
             let dead = |id: u32| st.objects.get(id as usize).is_some_and(|o| !o.alive);
             if dead(timer.this) || (self.conses[timer.cons as usize].bind_instance() && dead(timer.bound)) {
@@ -1410,7 +1419,7 @@ impl Program {
         }
         if t > st.clock {
             st.clock = t;
-            st.dirty.0 |= super::deps::CLOCK;
+            st.dirty.mark(super::deps::CLOCK);
             if clock_rules && self.rules_read_time {
                 self.fire_rules(st)?;
                 return Ok(st.end_session);
@@ -1435,14 +1444,14 @@ impl Program {
                 st.end_session = false;
             }
             st.sessions += 1;
-            st.dirty.0 |= super::deps::SESSIONS;
+            st.dirty.mark(super::deps::SESSIONS);
             let next = self.session_start(st.sessions);
             while self.advance(st, next, false)? {
                 st.end_session = false;
             }
         } else {
             st.sessions += 1;
-            st.dirty.0 |= super::deps::SESSIONS;
+            st.dirty.mark(super::deps::SESSIONS);
         }
         self.fire_rules(st)
     }
@@ -1496,12 +1505,12 @@ impl Program {
         let ctx = Ctx { this: NONE, bound: NONE };
         while (st.goal as usize) < self.goals.len() {
             let g = &self.goals[st.goal as usize];
-            if g.reads & st.dirty.0 == 0 || self.eval(st, g.expr, ctx)? == 0 {
+            if g.reads & st.dirty.checks == 0 || self.eval(st, g.expr, ctx)? == 0 {
                 break;
             }
             st.goal += 1;
             // The next goal has not been checked yet.
-            st.dirty.0 = super::deps::ALL;
+            st.dirty.checks = super::deps::ALL;
         }
         Ok(())
     }
@@ -1755,10 +1764,10 @@ impl Program {
         };
         self.pass_time(st, duration)?;
         st.moves += 1;
-        st.dirty.0 |= super::deps::MOVES;
+        st.dirty.mark(super::deps::MOVES);
         self.advance_goals(st)?;
         self.check_outcomes(st)?;
-        st.dirty.0 = 0;
+        st.dirty.checks = 0;
         Ok(())
     }
 

@@ -153,7 +153,7 @@ impl Program {
             return Ok(());
         }
         st.turns += 1;
-        st.dirty.0 |= super::deps::TURN;
+        st.dirty.mark(super::deps::TURN);
         let next = if st.actor == NONE { None } else { self.next_actor(st, Some(st.actor))? };
         st.actor = match next {
             Some(n) => n,
@@ -219,7 +219,7 @@ impl Program {
         let ctx = Ctx { this: NONE, bound: NONE };
         // Every line was false at the last check: only those that read a changed part can hold.
         for o in &self.outcomes {
-            if o.reads & st.dirty.0 != 0 && self.eval(st, o.expr, ctx)? != 0 {
+            if o.reads & st.dirty.checks != 0 && self.eval(st, o.expr, ctx)? != 0 {
                 st.outcome = o.winner.map_or(1, |k| k + 2);
                 break;
             }
