@@ -99,8 +99,9 @@ impl Game for WgdlGame {
     fn hash(&self, state: &State) -> u64 {
         state.fingerprint()
     }
+    #[inline]
     fn group(&self, mv: Action) -> usize {
-        self.program.actions[mv.def as usize].group as usize
+        self.program.action_groups[mv.def as usize] as usize
     }
     fn group_weights(&self) -> Vec<f64> {
         self.program.groups.iter().map(|g| g.weight).collect()
@@ -139,8 +140,19 @@ pub fn pick_grouped<G: Game>(game: &G, legal: &[G::Move], weights: &[f64], rng: 
         return legal[rng.random_range(0..legal.len())];
     }
     let mut present = [0usize; MAX_GROUPS];
-    for &m in legal {
-        present[game.group(m)] += 1;
+    if weights.len() <= 8 && legal.len() < 256 {
+        // Eight 8-bit counters in one register: no store-to-load chain through memory.
+        let mut packed = 0u64;
+        for &m in legal {
+            packed += 1u64 << (8 * game.group(m));
+        }
+        for (g, n) in present.iter_mut().take(8).enumerate() {
+            *n = (packed >> (8 * g)) as usize & 0xff;
+        }
+    } else {
+        for &m in legal {
+            present[game.group(m)] += 1;
+        }
     }
     let total: f64 = weights.iter().zip(&present).filter(|(_, n)| **n > 0).map(|(w, _)| w).sum();
     if total <= 0.0 {

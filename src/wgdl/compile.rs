@@ -2110,6 +2110,7 @@ impl<'a> Compiler<'a> {
 
     fn finish(self) -> Program {
         let mut p = self.finish_program();
+        p.action_groups = p.actions.iter().map(|a| a.group).collect();
         // What goals and outcomes read, for re-checking only what a move changed.
         for i in 0..p.goals.len() {
             p.goals[i].reads = p.reads(p.goals[i].expr);
@@ -2300,6 +2301,7 @@ impl<'a> Compiler<'a> {
             unless_sees_policy_only,
             overlays: Vec::new(),
             selected: Vec::new(),
+            action_groups: Vec::new(),
             fast: {
                 let mut f = super::fast::FastCode::default();
                 f.resize(n_code);

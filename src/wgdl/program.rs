@@ -616,6 +616,8 @@ pub struct Program {
     /// The closures that evaluate `code` ([`super::fast`]), built on first use; one slot per
     /// code index (`fast.resize(code.len())` after appending code).
     pub fast: super::fast::FastCode,
+    /// Each action's group (`actions[a].group`), compact for playout policies.
+    pub action_groups: Vec<u16>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1604,8 +1606,16 @@ impl Program {
                 if skip_hidden && info.policy_only {
                     continue;
                 }
+                // Known already this generation: the owner-free conditions fail.
+                if info.global_conds > 0 && global.get(a as usize) == Some(&1) {
+                    continue;
+                }
                 let this = oid as u32;
                 match info.bind {
+                    // Only owner-free conditions, known to hold: a move for every owner.
+                    BindKind::None if info.global_conds == info.conditions.len() && global.get(a as usize) == Some(&2) => {
+                        out.push(Action { def: a, this, bound: NONE });
+                    }
                     BindKind::None => {
                         if self.owner_ok(st, a, this, occ, global)?
                             && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
