@@ -1606,16 +1606,20 @@ impl Program {
                 if skip_hidden && info.policy_only {
                     continue;
                 }
-                // Known already this generation: the owner-free conditions fail.
-                if info.global_conds > 0 && global.get(a as usize) == Some(&1) {
-                    continue;
-                }
                 let this = oid as u32;
-                match info.bind {
-                    // Only owner-free conditions, known to hold: a move for every owner.
-                    BindKind::None if info.global_conds == info.conditions.len() && global.get(a as usize) == Some(&2) => {
-                        out.push(Action { def: a, this, bound: NONE });
+                if info.global_conds > 0 {
+                    match global.get(a as usize) {
+                        // Known already this generation: the owner-free conditions fail.
+                        Some(1) => continue,
+                        // Only owner-free conditions, known to hold: a move for every owner.
+                        Some(2) if info.global_conds == info.conditions.len() && info.bind == BindKind::None => {
+                            out.push(Action { def: a, this, bound: NONE });
+                            continue;
+                        }
+                        _ => {}
                     }
+                }
+                match info.bind {
                     BindKind::None => {
                         if self.owner_ok(st, a, this, occ, global)?
                             && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
