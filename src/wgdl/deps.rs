@@ -4,11 +4,13 @@
 //! check it was false, and nothing it reads has changed since.
 //!
 //! The parts are coarse on purpose (a false "changed" costs one evaluation, a missed change
-//! would be a wrong result): an attribute by its slot offset within objects (every class's
-//! attribute k shares a bit, modulo 48), the game value store, the grids, the set of live
-//! objects, the clock, the sessions, the move count, and the turn (actor, round, turns). A
-//! built-in that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`,
-//! `hex.stepToward`) reads everything.
+//! would be a wrong result): an attribute by its slot offset within objects (`this.x`, read
+//! through any object), a named object's attribute by its absolute slot (`global.coins`; every
+//! write to an object's slot marks both), a game value store node (an increase marks the node
+//! and its ancestors), the grids, the set of live objects, the clock, the sessions, the move
+//! count, and the turn (actor, round, turns); each family folds onto a few bits. A built-in
+//! that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`, `hex.stepToward`)
+//! reads everything.
 //!
 //! Rules work the same way: a pass of [`Program::fire_rules`](super::program) that fires nothing
 //! leaves every rule false, so until then only a rule that reads a part written since is
@@ -20,11 +22,22 @@
 
 use super::program::*;
 
-/// Attribute offsets share bits 0..48.
-const ATTR_BITS: u32 = 48;
-pub(super) const STORE: u64 = 1 << 48;
+/// Attribute offsets share bits 0..24 (every class's attribute k, modulo 24); absolute slots of
+/// objects bits 24..40 (modulo 16: a named object's attribute), game value store nodes bits
+/// 40..48 (modulo 8).
+const ATTR_BITS: u32 = 24;
+const SLOT_BASE: u32 = 24;
+const SLOT_BITS: u32 = 16;
+const STORE_BASE: u32 = 40;
+const STORE_BITS: u32 = 8;
+/// Every store node's bit.
+pub(super) const STORE: u64 = ((1 << STORE_BITS) - 1) << STORE_BASE;
 pub(super) const GRID: u64 = 1 << 49;
-pub(super) const OBJECTS: u64 = 1 << 50;
+/// An object was deleted (every read through an object checks that it is live).
+pub(super) const GONE: u64 = 1 << 50;
+/// An object was created (aggregates over a class see it).
+pub(super) const BORN: u64 = 1 << 55;
+pub(super) const OBJECTS: u64 = GONE | BORN;
 pub(super) const CLOCK: u64 = 1 << 51;
 pub(super) const SESSIONS: u64 = 1 << 52;
 pub(super) const MOVES: u64 = 1 << 53;
@@ -35,6 +48,18 @@ pub(super) const ALL: u64 = u64::MAX;
 #[inline]
 pub(super) fn attr(o: u32) -> u64 {
     1 << (o % ATTR_BITS)
+}
+
+/// The bit of absolute slot `s` of an object (marked by every write to it, read by `Slot`).
+#[inline]
+pub(super) fn slot(s: usize) -> u64 {
+    1 << (SLOT_BASE + (s % SLOT_BITS as usize) as u32)
+}
+
+/// The bit of store node `n` (marked for the node and its ancestors by an increase).
+#[inline]
+pub(super) fn store(n: u32) -> u64 {
+    1 << (STORE_BASE + n % STORE_BITS)
 }
 
 /// A state's changes, as masks: since outcomes and goals were last checked (`checks`), and since
@@ -79,13 +104,19 @@ impl Program {
     /// The parts of a state expression `e` reads.
     pub(super) fn reads(&self, e: ExprId) -> u64 {
         let mut mask = 0;
-        for op in &self.code[e.start as usize..(e.start + e.len) as usize] {
+        let code = &self.code[e.start as usize..(e.start + e.len) as usize];
+        for (i, op) in code.iter().enumerate() {
             mask |= match *op {
                 Op::This(o) | Op::Bound(o) => attr(o),
-                Op::Field(o) => attr(o) | OBJECTS,
-                Op::FieldConst(_) | Op::NameOf => OBJECTS,
+                // A named object's attribute (`global.coins` where objects can be deleted): its
+                // slot.
+                Op::Field(o) if i > 0 && let Op::Const(id) = code[i - 1] && let Some(base) = self.initial_base(id) => {
+                    slot(base + o as usize) | GONE
+                }
+                Op::Field(o) => attr(o) | GONE,
+                Op::FieldConst(_) | Op::NameOf => GONE,
                 Op::Slot(s) => self.slot_part(s as usize),
-                Op::StoreOwn(_) | Op::StoreSum(_) => STORE,
+                Op::StoreOwn(n) | Op::StoreSum(n) => store(n),
                 Op::Time => CLOCK,
                 Op::SessionTime => CLOCK | SESSIONS,
                 Op::Sessions => SESSIONS,
@@ -111,29 +142,41 @@ impl Program {
         mask
     }
 
+    /// The first slot of initial object `id` (objects are numbered from the initial ones, in
+    /// file order), if there is such an object.
+    fn initial_base(&self, id: i64) -> Option<usize> {
+        if id < 0 || id as usize >= self.initial.len() {
+            return None;
+        }
+        let store_slots = 2 * self.n_store_nodes() + self.grid_slots as usize;
+        Some(store_slots + self.initial[..id as usize].iter().map(|&g| self.gods[g as usize].init.len()).sum::<usize>())
+    }
+
     /// The part of absolute slot `s` as the program lays slots out: the store, the grids, or
-    /// an attribute of an initial object (objects made later lie beyond them; their slots are
-    /// never named by an absolute slot).
+    /// an attribute of an initial object (its offset and its slot; objects made later lie beyond
+    /// them, and their slots are never named by an absolute slot).
     pub(super) fn slot_part(&self, s: usize) -> u64 {
-        let store = 2 * self.n_store_nodes();
-        if s < store {
+        let store_slots = 2 * self.n_store_nodes();
+        if s < store_slots {
             return STORE;
         }
-        let mut base = store + self.grid_slots as usize;
+        let mut base = store_slots + self.grid_slots as usize;
         if s < base {
             return GRID;
         }
         for &g in &self.initial {
             let n = self.gods[g as usize].init.len();
             if s < base + n {
-                return attr((s - base) as u32);
+                return attr((s - base) as u32) | slot(s);
             }
             base += n;
         }
         ALL
     }
 
-    /// The parts consequence `c` writes by itself (what it runs in turn marks its own).
+    /// The parts consequence `c` writes that are known before it runs (what it runs in turn
+    /// marks its own; the slot written through an object and the store nodes increased are
+    /// marked when they are known).
     pub(super) fn writes(&self, c: ConsId) -> u64 {
         let place = |p: &Place| match *p {
             Place::Slot(s) => self.slot_part(s as usize),
@@ -142,9 +185,9 @@ impl Program {
         };
         match &self.conses[c as usize].code {
             Cons::Assign { place: p, .. } => place(p),
-            Cons::Create { assign, .. } => OBJECTS | assign.as_ref().map_or(0, place),
-            Cons::GameIncrease { .. } => STORE,
-            Cons::Delete { .. } => OBJECTS,
+            Cons::Create { assign, .. } => BORN | assign.as_ref().map_or(0, place),
+            Cons::GameIncrease { .. } => 0,
+            Cons::Delete { .. } => GONE,
             Cons::Tile { .. } => GRID,
             Cons::Conditional { .. } | Cons::Timed { .. } | Cons::EndSession | Cons::EndTurn => 0,
         }

@@ -159,21 +159,23 @@ impl Program {
                         Ok(())
                     }),
                     Place::This(o) => Arc::new(move |p, st, ctx, _| {
-                        st.dirty.mark(w);
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.this_base)
                         };
-                        st.slots[(base + o) as usize] = x;
+                        let idx = (base + o) as usize;
+                        st.dirty.mark(w | super::deps::slot(idx));
+                        st.slots[idx] = x;
                         Ok(())
                     }),
                     Place::Bound(o) => Arc::new(move |p, st, ctx, _| {
-                        st.dirty.mark(w);
                         let (x, base) = {
                             let env = Env::new(p, st, ctx);
                             (v.get(&env)?, env.bound_base)
                         };
-                        st.slots[(base + o) as usize] = x;
+                        let idx = (base + o) as usize;
+                        st.dirty.mark(w | super::deps::slot(idx));
+                        st.slots[idx] = x;
                         Ok(())
                     }),
                     Place::Dyn(e) => match self.tree(e) {

@@ -871,7 +871,7 @@ impl Program {
             return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
         }
         let id = st.objects.len() as u32;
-        st.dirty.mark(super::deps::OBJECTS);
+        st.dirty.mark(super::deps::BORN);
         st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
         st.slots.extend_from_slice(&g.init);
         Ok(id)
@@ -1226,6 +1226,9 @@ impl Program {
             }
             Place::Dyn(e) => self.eval(st, e, ctx)? as u32,
         };
+        if !matches!(place, Place::Dyn(_)) {
+            st.dirty.mark(super::deps::slot(idx as usize));
+        }
         st.slots[idx as usize] = v;
         Ok(())
     }
@@ -1253,6 +1256,9 @@ impl Program {
                     };
                     (idx, v)
                 };
+                if !matches!(place, Place::Dyn(_)) {
+                    st.dirty.mark(super::deps::slot(idx as usize));
+                }
                 st.slots[idx as usize] = v;
                 Ok(())
             }
@@ -1305,10 +1311,13 @@ impl Program {
                 let n = self.n_store_nodes();
                 st.slots[node as usize] = st.slots[node as usize].wrapping_add(amount);
                 let mut a = node;
+                let mut parts = super::deps::store(0);
                 while a != 0 {
                     st.slots[n + a as usize] = st.slots[n + a as usize].wrapping_add(amount);
+                    parts |= super::deps::store(a);
                     a = self.store.parent[a as usize];
                 }
+                st.dirty.mark(parts);
                 Ok(())
             }
             Cons::Delete { obj } => {
@@ -1316,7 +1325,7 @@ impl Program {
                 match st.objects.get_mut(v as usize) {
                     Some(o) if v >= 0 && o.alive => {
                         o.alive = false;
-                        st.dirty.mark(super::deps::OBJECTS);
+                        st.dirty.mark(super::deps::GONE);
                         // Timers owned by the deleted object, or bound to it by forEveryInstance,
                         // die with it. (A forEveryGOD `bound` is a description, not an object.)
                         let v = v as u32;
