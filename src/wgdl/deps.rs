@@ -1,4 +1,4 @@
-//! What an expression reads and what the run time writes, as a 64-bit mask of state parts: the
+//! What an expression reads and what the run time writes, as a bit set of state parts: the
 //! basis of re-checking only what changed. After a move, a `winner`/`draw` line or the goal
 //! being pursued is evaluated again only if the move wrote a part it reads; at the previous
 //! check it was false, and nothing it reads has changed since.
@@ -22,44 +22,47 @@
 
 use super::program::*;
 
-/// Attribute offsets share bits 0..24 (every class's attribute k, modulo 24); absolute slots of
-/// objects bits 24..40 (modulo 16: a named object's attribute), game value store nodes bits
-/// 40..48 (modulo 8).
-const ATTR_BITS: u32 = 24;
-const SLOT_BASE: u32 = 24;
-const SLOT_BITS: u32 = 16;
-const STORE_BASE: u32 = 40;
-const STORE_BITS: u32 = 8;
+/// A set of state parts, one bit each (families folded onto their bits): attribute offsets
+/// 0..32 (every class's attribute k, modulo 32), absolute slots of objects 32..96 (modulo 64: a
+/// named object's attribute), game value store nodes 96..112 (modulo 16), then the grids,
+/// deletions, creations, the clock, sessions, moves and the turn.
+pub type Parts = u128;
+const ATTR_BITS: u32 = 32;
+const SLOT_BASE: u32 = 32;
+const SLOT_BITS: u32 = 64;
+const STORE_BASE: u32 = 96;
+const STORE_BITS: u32 = 16;
 /// Every store node's bit.
-pub(super) const STORE: u64 = ((1 << STORE_BITS) - 1) << STORE_BASE;
-pub(super) const GRID: u64 = 1 << 49;
+pub(super) const STORE: Parts = ((1 << STORE_BITS) - 1) << STORE_BASE;
+pub(super) const GRID: Parts = 1 << 112;
 /// An object was deleted (every read through an object checks that it is live).
-pub(super) const GONE: u64 = 1 << 50;
+pub(super) const GONE: Parts = 1 << 113;
 /// An object was created (aggregates over a class see it).
-pub(super) const BORN: u64 = 1 << 55;
-pub(super) const OBJECTS: u64 = GONE | BORN;
-pub(super) const CLOCK: u64 = 1 << 51;
-pub(super) const SESSIONS: u64 = 1 << 52;
-pub(super) const MOVES: u64 = 1 << 53;
-pub(super) const TURN: u64 = 1 << 54;
-pub(super) const ALL: u64 = u64::MAX;
+pub(super) const BORN: Parts = 1 << 114;
+pub(super) const OBJECTS: Parts = GONE | BORN;
+pub(super) const CLOCK: Parts = 1 << 115;
+pub(super) const SESSIONS: Parts = 1 << 116;
+pub(super) const MOVES: Parts = 1 << 117;
+pub(super) const TURN: Parts = 1 << 118;
+pub(super) const ALL: Parts = Parts::MAX;
 
 /// The bit of attribute offset `o`.
 #[inline]
-pub(super) fn attr(o: u32) -> u64 {
-    1 << (o % ATTR_BITS)
+pub(super) fn attr(o: u32) -> Parts {
+    // (A 64-bit shift, then a constant one: a variable 128-bit shift costs branches.)
+    (1u64 << (o % ATTR_BITS)) as Parts
 }
 
 /// The bit of absolute slot `s` of an object (marked by every write to it, read by `Slot`).
 #[inline]
-pub(super) fn slot(s: usize) -> u64 {
-    1 << (SLOT_BASE + (s % SLOT_BITS as usize) as u32)
+pub(super) fn slot(s: usize) -> Parts {
+    ((1u64 << (s % SLOT_BITS as usize)) as Parts) << SLOT_BASE
 }
 
 /// The bit of store node `n` (marked for the node and its ancestors by an increase).
 #[inline]
-pub(super) fn store(n: u32) -> u64 {
-    1 << (STORE_BASE + n % STORE_BITS)
+pub(super) fn store(n: u32) -> Parts {
+    ((1u64 << (n % STORE_BITS)) as Parts) << STORE_BASE
 }
 
 /// A state's changes, as masks: since outcomes and goals were last checked (`checks`), and since
@@ -67,14 +70,14 @@ pub(super) fn store(n: u32) -> u64 {
 /// ignore it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Dirty {
-    pub checks: u64,
-    pub rules: u64,
+    pub checks: Parts,
+    pub rules: Parts,
 }
 
 impl Dirty {
     /// Marks `parts` written.
     #[inline]
-    pub(super) fn mark(&mut self, parts: u64) {
+    pub(super) fn mark(&mut self, parts: Parts) {
         self.checks |= parts;
         self.rules |= parts;
     }
@@ -102,7 +105,7 @@ impl State {
 
 impl Program {
     /// The parts of a state expression `e` reads.
-    pub(super) fn reads(&self, e: ExprId) -> u64 {
+    pub(super) fn reads(&self, e: ExprId) -> Parts {
         let mut mask = 0;
         let code = &self.code[e.start as usize..(e.start + e.len) as usize];
         for (i, op) in code.iter().enumerate() {
@@ -155,7 +158,7 @@ impl Program {
     /// The part of absolute slot `s` as the program lays slots out: the store, the grids, or
     /// an attribute of an initial object (its offset and its slot; objects made later lie beyond
     /// them, and their slots are never named by an absolute slot).
-    pub(super) fn slot_part(&self, s: usize) -> u64 {
+    pub(super) fn slot_part(&self, s: usize) -> Parts {
         let store_slots = 2 * self.n_store_nodes();
         if s < store_slots {
             return STORE;
@@ -177,7 +180,7 @@ impl Program {
     /// The parts consequence `c` writes that are known before it runs (what it runs in turn
     /// marks its own; the slot written through an object and the store nodes increased are
     /// marked when they are known).
-    pub(super) fn writes(&self, c: ConsId) -> u64 {
+    pub(super) fn writes(&self, c: ConsId) -> Parts {
         let place = |p: &Place| match *p {
             Place::Slot(s) => self.slot_part(s as usize),
             Place::This(o) | Place::Bound(o) | Place::Field(_, o) => attr(o),

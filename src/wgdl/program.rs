@@ -331,7 +331,7 @@ pub struct ActionInfo {
     pub global_conds: usize,
     /// Rules: the parts of the state the conditions read ([`super::deps`]), set when the
     /// program is finished.
-    pub reads: u64,
+    pub reads: super::deps::Parts,
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
@@ -439,7 +439,7 @@ pub struct OutcomeInfo {
     pub expr: ExprId,
     pub text: String,
     /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
-    pub reads: u64,
+    pub reads: super::deps::Parts,
 }
 
 /// Objects standing on hex cells (`hexOccupants`).
@@ -513,7 +513,7 @@ pub struct GoalInfo {
     pub expr: ExprId,
     pub text: String,
     /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
-    pub reads: u64,
+    pub reads: super::deps::Parts,
 }
 
 /// The game value store's shape, fixed at compile time: a trie of named nodes.
