@@ -1655,22 +1655,31 @@ impl Program {
                             }
                         }
                     }
-                    BindKind::Number(lo, hi) => {
-                        for bound in lo..=hi {
-                            let from = match info.swap_filter {
-                                Some((g, min)) => match self.swap_in_range(g, bound as i64) {
-                                    true if !self.tile_swap_ok(st, g, bound as usize, min) => continue,
+                    BindKind::Number(lo, hi) => match info.swap_filter {
+                        // The swap set of the board, once (from the cache when the rules just
+                        // made it), then a bit per number.
+                        Some((g, min)) => self.with_swap_set(st, g, min, |bits| -> Result<(), RuntimeError> {
+                            for bound in lo..=hi {
+                                let from = match self.swap_in_range(g, bound as i64) {
+                                    true if bits[bound as usize / 64] >> (bound % 64) & 1 == 0 => continue,
                                     true => info.owner_conds + 1,
                                     // Out of range: the interpreted condition reports it.
                                     false => info.owner_conds,
-                                },
-                                None => info.owner_conds,
-                            };
-                            if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
-                                out.push(Action { def: a, this, bound });
+                                };
+                                if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
+                                    out.push(Action { def: a, this, bound });
+                                }
+                            }
+                            Ok(())
+                        })?,
+                        None => {
+                            for bound in lo..=hi {
+                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
+                                    out.push(Action { def: a, this, bound });
+                                }
                             }
                         }
-                    }
+                    },
                     BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out, occ)? => {}
                     BindKind::Hex => {
                         let Some(h) = &self.hex else { continue };

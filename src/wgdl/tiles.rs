@@ -18,6 +18,14 @@
 //!   Groups are found by flood fill over a thread-local visit stamp per cell.
 //!
 //! Scratch space is thread-local: nothing is allocated per move once a thread has warmed up.
+//!
+//! **Results are cached by the board's contents** (per thread): the runs of a grid (read by
+//! `runs`, `sumRuns`, `clearRuns`) and the set of swaps that make a run (read by `swaps`,
+//! `hasSwap`, `canSwap` and legal-move generation's swap filter) are computed once per board and
+//! min, and reused while the cells are the same — which is the whole rule pass after a move
+//! (`runs` decides, `sumRuns` scores, `clearRuns` clears the same runs) and the move generation
+//! after it (the deadlock test has listed every swap). A lookup compares the cells (a few dozen
+//! words) instead of rescanning every line and every swap.
 
 use super::diag::Span;
 use super::program::*;
@@ -27,10 +35,62 @@ use std::cell::RefCell;
 const DEAL_TRIES: u32 = 10_000;
 
 thread_local! {
+    /// Tile results by board contents (see the module doc).
+    static CACHE: RefCell<TileCache> = const { RefCell::new(TileCache::new()) };
     /// Cells to clear, one flag per cell of the grid being cleared.
     static MARKS: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
     /// Flood-fill scratch for connected groups.
     static FILL: RefCell<Fill> = const { RefCell::new(Fill { seen: Vec::new(), stamp: 0, cells: Vec::new(), values: Vec::new() }) };
+}
+
+/// One cached result: for which grid, min and cells it holds.
+struct Cached<T> {
+    valid: bool,
+    grid: u16,
+    min: usize,
+    cells: Vec<i64>,
+    value: T,
+}
+
+impl<T> Cached<T> {
+    const fn new(value: T) -> Cached<T> {
+        Cached { valid: false, grid: 0, min: 0, cells: Vec::new(), value }
+    }
+
+    /// Whether this holds the result for `grid`, `min` and these cells.
+    #[inline]
+    fn hit(&self, grid: u16, min: usize, cells: &[i64]) -> bool {
+        self.valid && self.grid == grid && self.min == min && self.cells == cells
+    }
+
+    /// Marks the result as being for `grid`, `min` and these cells (the value set by the caller).
+    fn store(&mut self, grid: u16, min: usize, cells: &[i64]) {
+        self.valid = true;
+        self.grid = grid;
+        self.min = min;
+        self.cells.clear();
+        self.cells.extend_from_slice(cells);
+    }
+}
+
+/// The per-thread cache: the runs (first cell, stride, length) and the swap set (a bit per swap
+/// number) of the last board asked about.
+struct TileCache {
+    runs: Cached<Vec<(u32, u32, u32)>>,
+    swaps: Cached<SwapSet>,
+}
+
+impl TileCache {
+    const fn new() -> TileCache {
+        TileCache { runs: Cached::new(Vec::new()), swaps: Cached::new(SwapSet { bits: Vec::new(), done: 0 }) }
+    }
+}
+
+/// The swaps that make a run, as far as they have been tested: swap numbers below `done`
+/// (`hasSwap` stops at the first; move generation needs them all).
+struct SwapSet {
+    bits: Vec<u64>,
+    done: usize,
 }
 
 /// Flood-fill scratch: a cell has been reached in the current search when its `seen` entry
@@ -101,6 +161,15 @@ impl Fill {
     }
 }
 
+/// A neighbour's side (y grows upwards).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+    Up,
+    Down,
+}
+
 /// A grid's geometry: first slot, width, height.
 #[derive(Clone, Copy)]
 struct Geo {
@@ -128,6 +197,47 @@ impl State {
         let v = crate::rng::mix(self.rng);
         self.rng = self.rng.wrapping_add(1);
         v % n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: make the swap on a copy, look for a run through either cell.
+    fn naive(geo: Geo, cells: &[i64], min: usize, s: usize) -> bool {
+        let Some((a, b)) = geo.swap_cells(s) else { return false };
+        let mut c = cells.to_vec();
+        c.swap(a, b);
+        Program::run_through(geo, a, min, |j| c[j]) || Program::run_through(geo, b, min, |j| c[j])
+    }
+
+    #[test]
+    fn swap_sets_match_the_definition_on_random_boards() {
+        let mut r = 12345u64;
+        for (w, h) in [(7, 7), (5, 3), (1, 6), (9, 2)] {
+            let geo = Geo { base: 0, w, h };
+            for _ in 0..300 {
+                let cells: Vec<i64> = (0..w * h)
+                    .map(|_| {
+                        r = crate::rng::mix(r.wrapping_add(1));
+                        (r % 4) as i64
+                    })
+                    .collect();
+                for min in 1..=4 {
+                    let n = 2 * w * h;
+                    let mut set = SwapSet { bits: vec![0; n.div_ceil(64)], done: 0 };
+                    // First the prefix up to one swap, then the rest, as hasSwap and move
+                    // generation ask for them.
+                    Program::swap_set(geo, &cells, min, &mut set, 1);
+                    Program::swap_set(geo, &cells, min, &mut set, usize::MAX);
+                    assert_eq!(set.done, n);
+                    for s in 0..n {
+                        assert_eq!(set.bits[s / 64] >> (s % 64) & 1 == 1, naive(geo, &cells, min, s), "{w}x{h} min {min} swap {s}");
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -175,7 +285,7 @@ impl Program {
     }
 
     /// Calls `f(first cell, stride, length)` for every run of ≥ `min` (see the module doc for
-    /// the order).
+    /// the order), from the cache when the board is the one last asked about.
     fn each_run(
         &self,
         st: &State,
@@ -185,26 +295,100 @@ impl Program {
     ) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
         let cells = &st.slots[geo.base..geo.base + geo.cells()];
-        let mut line = |start: usize, stride: usize, count: usize| -> Result<(), RuntimeError> {
+        let runs = CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            let r = &mut c.runs;
+            if !r.hit(g, min, cells) {
+                r.value.clear();
+                Self::scan_runs(geo, cells, min, &mut r.value);
+                r.store(g, min, cells);
+            }
+            // Taken out for the calls (which may ask the cache themselves: it is invalid
+            // meanwhile), put back after unless they stored another board.
+            r.valid = false;
+            std::mem::take(&mut r.value)
+        });
+        let mut result = Ok(());
+        for &(first, stride, len) in &runs {
+            result = f(first as usize, stride as usize, len as usize);
+            if result.is_err() {
+                break;
+            }
+        }
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            let r = &mut c.runs;
+            if !r.valid && r.grid == g && r.min == min {
+                r.value = runs;
+                r.valid = true;
+            }
+        });
+        result
+    }
+
+    /// Every run of ≥ `min` as (first cell, stride, length), rows first, then columns.
+    fn scan_runs(geo: Geo, cells: &[i64], min: usize, out: &mut Vec<(u32, u32, u32)>) {
+        let mut line = |start: usize, stride: usize, count: usize| {
             let mut from = 0;
             for k in 1..=count {
                 if k < count && cells[start + k * stride] == cells[start + from * stride] {
                     continue;
                 }
                 if k - from >= min.max(1) && cells[start + from * stride] != 0 {
-                    f(start + from * stride, stride, k - from)?;
+                    out.push(((start + from * stride) as u32, stride as u32, (k - from) as u32));
                 }
                 from = k;
             }
-            Ok(())
         };
         for y in 0..geo.h {
-            line(y * geo.w, 1, geo.w)?;
+            line(y * geo.w, 1, geo.w);
         }
         for x in 0..geo.w {
-            line(x, geo.w, geo.h)?;
+            line(x, geo.w, geo.h);
         }
-        Ok(())
+    }
+
+    /// Calls `f` with the set of swaps of grid `g` that make a run of ≥ `min` (a bit per swap
+    /// number), from the cache when the board is the one last asked about. `f` gets a copy (it
+    /// may ask the cache itself).
+    pub(super) fn with_swap_set<R>(&self, st: &State, g: u16, min: i64, f: impl FnOnce(&[u64]) -> R) -> R {
+        // Boards of up to 256 cells are copied onto the stack.
+        const WORDS: usize = 8;
+        let geo = self.geo(g);
+        let words = (2 * geo.cells()).div_ceil(64);
+        let mut small = [0u64; WORDS];
+        let mut large = Vec::new();
+        self.with_swaps(st, g, min, usize::MAX, |set| {
+            if words <= WORDS {
+                small[..words].copy_from_slice(&set.bits);
+            } else {
+                large.clone_from(&set.bits);
+            }
+        });
+        f(if words <= WORDS { &small[..words] } else { &large })
+    }
+
+    /// Runs `f` on the cached swap set of the board, tested up to the first swap that makes a
+    /// run when `stop_after` is 1, or completely (`usize::MAX`).
+    fn with_swaps<R>(&self, st: &State, g: u16, min: i64, stop_after: usize, f: impl FnOnce(&SwapSet) -> R) -> R {
+        let geo = self.geo(g);
+        let min = min.max(1) as usize;
+        let cells = &st.slots[geo.base..geo.base + geo.cells()];
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            let sw = &mut c.swaps;
+            if !sw.hit(g, min, cells) {
+                sw.value.bits.clear();
+                sw.value.bits.resize((2 * geo.cells()).div_ceil(64), 0);
+                sw.value.done = 0;
+                sw.store(g, min, cells);
+            }
+            // One found already is enough to stop at the first.
+            if !(stop_after == 1 && sw.value.bits.iter().any(|&b| b != 0)) {
+                Self::swap_set(geo, cells, min, &mut sw.value, stop_after);
+            }
+            f(&sw.value)
+        })
     }
 
     /// `board.runs(min)`: how many runs of ≥ `min` there are.
@@ -253,41 +437,98 @@ impl Program {
         Ok(self.tile_swap_ok(st, g, s, min))
     }
 
-    #[inline]
-    fn swap_makes_run(&self, st: &State, geo: Geo, s: usize, min: usize) -> bool {
-        let Some((a, b)) = geo.swap_cells(s) else { return false };
-        let cells = &st.slots[geo.base..geo.base + geo.cells()];
-        let (ca, cb) = (cells[a], cells[b]);
-        let cell = |j: usize| {
-            if j == a {
-                cb
-            } else if j == b {
-                ca
-            } else {
-                cells[j]
+    /// Tests the swaps from `set.done` on (cells visited by (x, y): no division per swap),
+    /// setting the bit of each that makes a run of ≥ `min`, until `stop_after` more have been
+    /// found or all are tested.
+    fn swap_set(geo: Geo, cells: &[i64], min: usize, set: &mut SwapSet, stop_after: usize) {
+        let (w, n) = (geo.w, 2 * geo.cells());
+        if set.done >= n || stop_after == 0 {
+            return;
+        }
+        let mut found = 0;
+        let first = set.done / 2;
+        let (mut x, mut y) = (first % w, first / w);
+        let mut a = first;
+        while a < geo.cells() {
+            let ca = cells[a];
+            for up in [false, true] {
+                let s = 2 * a + up as usize;
+                if s < set.done {
+                    continue;
+                }
+                let b = if up { (y + 1 < geo.h).then_some(a + w) } else { (x + 1 < w).then_some(a + 1) };
+                let run = b.is_some_and(|b| {
+                    let cb = cells[b];
+                    let (bx, by) = if up { (x, y + 1) } else { (x + 1, y) };
+                    if ca == cb {
+                        Self::run_through(geo, a, min, |j| cells[j]) || Self::run_through(geo, b, min, |j| cells[j])
+                    } else {
+                        Self::run_at(geo, cells, (x, y), cb, min, if up { Side::Up } else { Side::Right })
+                            || Self::run_at(geo, cells, (bx, by), ca, min, if up { Side::Down } else { Side::Left })
+                    }
+                });
+                set.done = s + 1;
+                if run {
+                    set.bits[s / 64] |= 1 << (s % 64);
+                    found += 1;
+                    if found == stop_after {
+                        return;
+                    }
+                }
             }
-        };
-        Self::run_through(geo, a, min, cell) || Self::run_through(geo, b, min, cell)
+            a += 1;
+            x += 1;
+            if x == w {
+                x = 0;
+                y += 1;
+            }
+        }
     }
 
-    /// `canSwap(s, min)` for a swap number in range (also legal-move generation's fast path).
+    /// Whether tile `v`, put at cell `i`, makes a run of ≥ `min` with the unchanged cells around
+    /// it, not counting past the neighbour on side `partner`.
+    #[inline]
+    fn run_at(geo: Geo, cells: &[i64], (x, y): (usize, usize), v: i64, min: usize, partner: Side) -> bool {
+        if v == 0 {
+            return false;
+        }
+        let w = geo.w;
+        let i = y * w + x;
+        let mut n = 1;
+        if partner != Side::Left {
+            n += (1..=x).take_while(|&k| cells[i - k] == v).count();
+        }
+        if partner != Side::Right {
+            n += (1..geo.w - x).take_while(|&k| cells[i + k] == v).count();
+        }
+        if n >= min {
+            return true;
+        }
+        n = 1;
+        if partner != Side::Down {
+            n += (1..=y).take_while(|&k| cells[i - k * w] == v).count();
+        }
+        if partner != Side::Up {
+            n += (1..geo.h - y).take_while(|&k| cells[i + k * w] == v).count();
+        }
+        n >= min
+    }
+
+    /// `canSwap(s, min)` for a swap number in range.
     #[inline]
     pub(super) fn tile_swap_ok(&self, st: &State, g: u16, s: usize, min: i64) -> bool {
-        self.swap_makes_run(st, self.geo(g), s, min.max(1) as usize)
+        self.with_swaps(st, g, min, usize::MAX, |set| set.bits[s / 64] >> (s % 64) & 1 == 1)
     }
 
     /// `board.swaps(min)`: how many swaps would make a run of ≥ `min` (match-3's legal moves).
     pub(super) fn tile_swaps(&self, st: &State, g: u16, min: i64) -> i64 {
-        let geo = self.geo(g);
-        let min = min.max(1) as usize;
-        (0..2 * geo.cells()).filter(|&s| self.swap_makes_run(st, geo, s, min)).count() as i64
+        self.with_swaps(st, g, min, usize::MAX, |set| set.bits.iter().map(|b| b.count_ones() as i64).sum())
     }
 
-    /// `board.hasSwap(min)`: whether some swap would make a run of ≥ `min` (stops at the first).
+    /// `board.hasSwap(min)`: whether some swap would make a run of ≥ `min` (tested up to the
+    /// first; move generation later goes on from there).
     pub(super) fn tile_has_swap(&self, st: &State, g: u16, min: i64) -> bool {
-        let geo = self.geo(g);
-        let min = min.max(1) as usize;
-        (0..2 * geo.cells()).any(|s| self.swap_makes_run(st, geo, s, min))
+        self.with_swaps(st, g, min, 1, |set| set.bits.iter().any(|&b| b != 0))
     }
 
     /// A cell index of grid `g`, or a runtime error naming the valid range.
