@@ -82,7 +82,7 @@ struct TileCache {
 
 impl TileCache {
     const fn new() -> TileCache {
-        TileCache { runs: Cached::new(Vec::new()), swaps: Cached::new(SwapSet { bits: Vec::new(), done: 0 }) }
+        TileCache { runs: Cached::new(Vec::new()), swaps: Cached::new(SwapSet { bits: Vec::new(), done: 0, lens: Vec::new() }) }
     }
 }
 
@@ -91,6 +91,9 @@ impl TileCache {
 struct SwapSet {
     bits: Vec<u64>,
     done: usize,
+    /// Per cell, how many equal cells in a row end at it, counting it: from the left, from the
+    /// right, from below, from above (made when the first swap is tested).
+    lens: Vec<[u16; 4]>,
 }
 
 /// Flood-fill scratch: a cell has been reached in the current search when its `seen` entry
@@ -161,15 +164,6 @@ impl Fill {
     }
 }
 
-/// A neighbour's side (y grows upwards).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Left,
-    Right,
-    Up,
-    Down,
-}
-
 /// A grid's geometry: first slot, width, height.
 #[derive(Clone, Copy)]
 struct Geo {
@@ -226,7 +220,7 @@ mod tests {
                     .collect();
                 for min in 1..=4 {
                     let n = 2 * w * h;
-                    let mut set = SwapSet { bits: vec![0; n.div_ceil(64)], done: 0 };
+                    let mut set = SwapSet { bits: vec![0; n.div_ceil(64)], done: 0, lens: Vec::new() };
                     // First the prefix up to one swap, then the rest, as hasSwap and move
                     // generation ask for them.
                     Program::swap_set(geo, &cells, min, &mut set, 1);
@@ -248,8 +242,9 @@ impl Program {
     }
 
     /// Whether a run of ≥ `min` equal non-empty cells passes through cell `i`, reading cells
-    /// through `cell` (which may show the grid with a swap applied).
-    #[inline]
+    /// through `cell` (which may show the grid with a swap applied): the definition the tests
+    /// hold the swap set to.
+    #[cfg(test)]
     fn run_through(geo: Geo, i: usize, min: usize, cell: impl Fn(usize) -> i64) -> bool {
         let c = cell(i);
         if c == 0 {
@@ -328,16 +323,27 @@ impl Program {
 
     /// Every run of ≥ `min` as (first cell, stride, length), rows first, then columns.
     fn scan_runs(geo: Geo, cells: &[i64], min: usize, out: &mut Vec<(u32, u32, u32)>) {
+        let min = min.max(1);
+        // One line: `count` cells from `start`, `stride` apart (positions advance by addition).
         let mut line = |start: usize, stride: usize, count: usize| {
-            let mut from = 0;
-            for k in 1..=count {
-                if k < count && cells[start + k * stride] == cells[start + from * stride] {
+            let mut from = start;
+            let mut v = cells[start];
+            let mut len = 1;
+            let mut at = start;
+            for _ in 1..count {
+                at += stride;
+                let c = cells[at];
+                if c == v {
+                    len += 1;
                     continue;
                 }
-                if k - from >= min.max(1) && cells[start + from * stride] != 0 {
-                    out.push(((start + from * stride) as u32, stride as u32, (k - from) as u32));
+                if len >= min && v != 0 {
+                    out.push((from as u32, stride as u32, len as u32));
                 }
-                from = k;
+                (from, v, len) = (at, c, 1);
+            }
+            if len >= min && v != 0 {
+                out.push((from as u32, stride as u32, len as u32));
             }
         };
         for y in 0..geo.h {
@@ -441,10 +447,36 @@ impl Program {
     /// setting the bit of each that makes a run of ≥ `min`, until `stop_after` more have been
     /// found or all are tested.
     fn swap_set(geo: Geo, cells: &[i64], min: usize, set: &mut SwapSet, stop_after: usize) {
-        let (w, n) = (geo.w, 2 * geo.cells());
+        let (w, h, n) = (geo.w, geo.h, 2 * geo.cells());
         if set.done >= n || stop_after == 0 {
             return;
         }
+        if set.done == 0 {
+            Self::run_lengths(geo, cells, &mut set.lens);
+        }
+        let lens = &set.lens;
+        const L: usize = 0;
+        const R: usize = 1;
+        const D: usize = 2;
+        const U: usize = 3;
+        // Tile v put at cell i = (x, y): the equal cells in a row beside it, on every side but
+        // the partner's (whose cell now holds the other tile), from the lengths of the unchanged
+        // neighbours' own rows.
+        #[inline(always)]
+        fn run_at(cells: &[i64], lens: &[[u16; 4]], (w, h, min): (usize, usize, usize), i: usize, (x, y): (usize, usize), v: i64, partner: usize) -> bool {
+            if v == 0 {
+                return false;
+            }
+            let side = |dir: usize, ok: bool, j: usize| if dir != partner && ok && cells[j] == v { lens[j][dir] as usize } else { 0 };
+            let across = 1 + side(L, x > 0, i.wrapping_sub(1)) + side(R, x + 1 < w, i + 1);
+            across >= min || 1 + side(D, y > 0, i.wrapping_sub(w)) + side(U, y + 1 < h, i + w) >= min
+        }
+        let dims = (w, h, min);
+        let run_at = |i: usize, x: usize, y: usize, v: i64, partner: usize| run_at(cells, lens, dims, i, (x, y), v, partner);
+        // A run through cell i of the board as it is.
+        let run_here = |i: usize| {
+            cells[i] != 0 && ((lens[i][L] + lens[i][R] - 1) as usize >= min || (lens[i][D] + lens[i][U] - 1) as usize >= min)
+        };
         let mut found = 0;
         let first = set.done / 2;
         let (mut x, mut y) = (first % w, first / w);
@@ -456,15 +488,15 @@ impl Program {
                 if s < set.done {
                     continue;
                 }
-                let b = if up { (y + 1 < geo.h).then_some(a + w) } else { (x + 1 < w).then_some(a + 1) };
+                let b = if up { (y + 1 < h).then_some(a + w) } else { (x + 1 < w).then_some(a + 1) };
                 let run = b.is_some_and(|b| {
                     let cb = cells[b];
-                    let (bx, by) = if up { (x, y + 1) } else { (x + 1, y) };
                     if ca == cb {
-                        Self::run_through(geo, a, min, |j| cells[j]) || Self::run_through(geo, b, min, |j| cells[j])
+                        run_here(a) || run_here(b)
+                    } else if up {
+                        run_at(a, x, y, cb, U) || run_at(b, x, y + 1, ca, D)
                     } else {
-                        Self::run_at(geo, cells, (x, y), cb, min, if up { Side::Up } else { Side::Right })
-                            || Self::run_at(geo, cells, (bx, by), ca, min, if up { Side::Down } else { Side::Left })
+                        run_at(a, x, y, cb, R) || run_at(b, x + 1, y, ca, L)
                     }
                 });
                 set.done = s + 1;
@@ -485,33 +517,40 @@ impl Program {
         }
     }
 
-    /// Whether tile `v`, put at cell `i`, makes a run of ≥ `min` with the unchanged cells around
-    /// it, not counting past the neighbour on side `partner`.
-    #[inline]
-    fn run_at(geo: Geo, cells: &[i64], (x, y): (usize, usize), v: i64, min: usize, partner: Side) -> bool {
-        if v == 0 {
-            return false;
+    /// For every cell, the equal cells in a row ending at it (itself counted) from the left,
+    /// the right, below and above.
+    fn run_lengths(geo: Geo, cells: &[i64], lens: &mut Vec<[u16; 4]>) {
+        let (w, h) = (geo.w, geo.h);
+        lens.clear();
+        lens.resize(w * h, [1; 4]);
+        for y in 0..h {
+            for x in 1..w {
+                let i = y * w + x;
+                if cells[i] == cells[i - 1] {
+                    lens[i][0] = lens[i - 1][0] + 1;
+                }
+            }
+            for x in (0..w - 1).rev() {
+                let i = y * w + x;
+                if cells[i] == cells[i + 1] {
+                    lens[i][1] = lens[i + 1][1] + 1;
+                }
+            }
         }
-        let w = geo.w;
-        let i = y * w + x;
-        let mut n = 1;
-        if partner != Side::Left {
-            n += (1..=x).take_while(|&k| cells[i - k] == v).count();
+        for x in 0..w {
+            for y in 1..h {
+                let i = y * w + x;
+                if cells[i] == cells[i - w] {
+                    lens[i][2] = lens[i - w][2] + 1;
+                }
+            }
+            for y in (0..h - 1).rev() {
+                let i = y * w + x;
+                if cells[i] == cells[i + w] {
+                    lens[i][3] = lens[i + w][3] + 1;
+                }
+            }
         }
-        if partner != Side::Right {
-            n += (1..geo.w - x).take_while(|&k| cells[i + k] == v).count();
-        }
-        if n >= min {
-            return true;
-        }
-        n = 1;
-        if partner != Side::Down {
-            n += (1..=y).take_while(|&k| cells[i - k * w] == v).count();
-        }
-        if partner != Side::Up {
-            n += (1..geo.h - y).take_while(|&k| cells[i + k * w] == v).count();
-        }
-        n >= min
     }
 
     /// `canSwap(s, min)` for a swap number in range.
