@@ -336,3 +336,53 @@ fn ctrl_c_saves_and_resume_finishes() {
     let rows2 = std::fs::read_to_string(out.join("t/es-seed-3/history.csv")).unwrap().lines().count() - 1;
     assert_eq!(rows2, rows + 2);
 }
+
+/// A candidate is its parameter values written into the one compiled program
+/// (`Program::with_parameters`), not the text compiled again: on random encounters of the
+/// arena, that program and the one compiled with the values as overrides start alike, judge
+/// the constraints alike and play the same random games move for move.
+#[test]
+fn parameters_written_into_the_program_give_the_compiled_game() {
+    use playforge::game::{Game, WgdlGame};
+    use playforge::wgdl::{self, CompileOptions, Status};
+    use rand::{RngExt, SeedableRng};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hex_arena.wgdl");
+    let base = wgdl::load(&path).unwrap().program;
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+    let mut violated = 0;
+    for k in 0..40u64 {
+        let values: Vec<f64> = base
+            .params
+            .iter()
+            .map(|p| if p.integer { rng.random_range(p.min as i64..=p.max as i64) as f64 } else { rng.random_range(p.min..=p.max) })
+            .collect();
+        let overrides = base.params.iter().map(|p| p.name.clone()).zip(values.iter().copied()).collect();
+        let compiled = wgdl::load_with(&path, &CompileOptions { overrides, ..CompileOptions::default() }).unwrap().program;
+        let written = std::sync::Arc::new(base.with_parameters(&values).unwrap());
+        let (a, b) = (compiled.initial_state().unwrap(), written.initial_state().unwrap());
+        assert_eq!(a, b, "encounter {k}: start states differ");
+        let (ca, cb) = (compiled.violated_constraints(&a).unwrap(), written.violated_constraints(&b).unwrap());
+        assert_eq!(ca, cb, "encounter {k}: constraints judged differently");
+        violated += usize::from(!ca.is_empty());
+        let (ga, gb) = (WgdlGame::new(compiled.clone()), WgdlGame::new(written.clone()));
+        let (mut sa, mut sb) = (a, b);
+        let (mut la, mut lb) = (Vec::new(), Vec::new());
+        for _ in 0..150 {
+            ga.legal(&sa, &mut la).unwrap();
+            gb.legal(&sb, &mut lb).unwrap();
+            assert_eq!(la, lb, "encounter {k}");
+            if ga.status(&sa, &la) != Status::Running {
+                break;
+            }
+            let m = la[rng.random_range(0..la.len())];
+            ga.apply(&mut sa, m).unwrap();
+            gb.apply(&mut sb, m).unwrap();
+            assert_eq!(sa, sb, "encounter {k}");
+        }
+    }
+    assert!(violated > 0 && violated < 40, "the encounters should include valid and invalid ones ({violated} invalid)");
+    // Out of range: an error, as an override would be.
+    let mut bad: Vec<f64> = base.params.iter().map(|p| p.default).collect();
+    bad[0] = base.params[0].max + 1.0;
+    assert!(base.with_parameters(&bad).unwrap_err().contains("outside"));
+}

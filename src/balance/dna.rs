@@ -99,7 +99,6 @@ impl LinearConstraint {
 pub struct Codec {
     pub game: PathBuf,
     text: Arc<String>,
-    base: CompileOptions,
     /// Every declared parameter's name and the value it has when no gene sets it.
     all_names: Vec<String>,
     all_values: Vec<f64>,
@@ -268,7 +267,6 @@ impl Codec {
         Ok(Codec {
             game,
             text: Arc::new(text),
-            base,
             all_names,
             all_values,
             genes,
@@ -321,14 +319,20 @@ impl Codec {
         self.all_names.iter().cloned().zip(self.values(dna)).collect()
     }
 
+    /// The game with every parameter at `values` (in declaration order), written into the
+    /// compiled probe program.
+    fn with_values(&self, values: &[f64]) -> Result<Program> {
+        self.probe.with_parameters(values).map_err(|e| anyhow!("{}: {e}", self.game.display()))
+    }
+
     /// The compiled encounter, or `None` when a constraint fails.
     pub fn build(&self, dna: &[f64]) -> Result<Option<Arc<Program>>> {
         let values = self.values(dna);
         if !self.constraints.iter().all(|c| c.holds(&values)) {
             return Ok(None);
         }
-        let opts = CompileOptions { overrides: self.all_names.iter().cloned().zip(values).collect(), ..self.base.clone() };
-        let program = wgdl::compile_str_with(&self.game.display().to_string(), &self.text, &opts).map_err(|e| anyhow!("{e}"))?.program;
+        // The parameter values written into the compiled program: nothing is compiled again.
+        let program = Arc::new(self.with_values(&values)?);
         let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
         let ok = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?.is_empty();
         Ok(ok.then_some(program))

@@ -154,8 +154,9 @@ pub fn sample_encounter(path: &Path, base: &CompileOptions, seed: u64, k: u64) -
                 (p.name.clone(), v)
             })
             .collect();
-        let opts = CompileOptions { overrides: values.clone(), ..base.clone() };
-        let program = wgdl::load_with(path, &opts).map_err(|e| anyhow!("{e}"))?.program;
+        // Written into the compiled program (the same game as compiling with these overrides).
+        let list: Vec<f64> = values.iter().map(|v| v.1).collect();
+        let program = Arc::new(first.with_parameters(&list).map_err(|e| anyhow!("{}: {e}", path.display()))?);
         let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
         if program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?.is_empty() {
             return Ok((program, values));

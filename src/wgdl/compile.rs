@@ -1514,6 +1514,7 @@ impl<'a> Compiler<'a> {
             | Op::BoundConst(_)
             | Op::GodInit(_)
             | Op::GodConst(_)
+            | Op::NamedConst(..)
             | Op::ThisObj
             | Op::BoundObj
             | Op::GodName
@@ -1941,7 +1942,14 @@ impl<'a> Compiler<'a> {
                         (Base::BoundGod(_), false) => Op::GodInit(idx as u32),
                         (Base::BoundGod(_), true) => Op::GodConst(idx as u32),
                         (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
-                        (Base::Named(id, _), true) => Op::Const(self.gods[self.initial[id as usize] as usize].consts[idx]),
+                        (Base::Named(id, _), true) => {
+                            let g = self.initial[id as usize];
+                            if self.x.params.iter().any(|p| p.god == g && p.is_const && p.idx as usize == idx) {
+                                Op::NamedConst(g, idx as u32)
+                            } else {
+                                Op::Const(self.gods[g as usize].consts[idx])
+                            }
+                        }
                         (Base::Num, _) => unreachable!("handled above"),
                     };
                     self.emit(op, span);

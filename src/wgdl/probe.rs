@@ -105,6 +105,32 @@ impl Program {
         }
     }
 
+    /// A copy of the program with its declared parameters set to `values` (one per parameter, in
+    /// declaration order): the same game as compiling the text with these values as overrides,
+    /// without compiling anything (every parameter is read from its description at run time).
+    /// A value outside its range, or not whole for a whole-number parameter, is an error.
+    pub fn with_parameters(&self, values: &[f64]) -> Result<Program, String> {
+        if values.len() != self.params.len() {
+            return Err(format!("{} parameter values; expected {}, one per declared parameter", values.len(), self.params.len()));
+        }
+        let mut p = self.clone();
+        for (info, &v) in p.params.iter_mut().zip(values) {
+            if v < info.min || v > info.max || (info.integer && v.fract() != 0.0) || !v.is_finite() {
+                let want = if info.integer { "a whole number in the parameter's range" } else { "a value in the parameter's range" };
+                return Err(format!("{} = {v} is outside {} to {}; expected {want}", info.name, info.min, info.max));
+            }
+            let raw = if info.integer { v as i64 } else { v.to_bits() as i64 };
+            let god = &mut p.gods[info.god as usize];
+            if info.is_const {
+                god.consts[info.idx as usize] = raw;
+            } else {
+                god.init[info.idx as usize] = raw;
+            }
+            info.value = v;
+        }
+        Ok(p)
+    }
+
     /// A copy of the program with the player profile applied: session length and pause
     /// replaced when given, and with `sessions = N` the goals replaced by "session k finished"
     /// for k = 1..N (so the game ends after N sessions).

@@ -52,6 +52,9 @@ pub enum Op {
     /// A forEveryGOD binding: the description's default instance value / constant.
     GodInit(u32),
     GodConst(u32),
+    /// A named object's class constant that is a declared parameter: read from its description
+    /// at run time (not folded into the code), so that [`Program::with_parameters`] can change it.
+    NamedConst(GodId, u32),
     /// Push the object index of `this` / of the bound instance.
     ThisObj,
     BoundObj,
@@ -465,6 +468,11 @@ pub struct GridInfo {
 pub struct ParamInfo {
     /// `description.attribute`.
     pub name: String,
+    /// Where the value lives: the description, a class constant or an instance attribute's
+    /// default, and its index.
+    pub god: GodId,
+    pub is_const: bool,
+    pub idx: u32,
     pub integer: bool,
     pub min: f64,
     pub max: f64,
@@ -1013,6 +1021,7 @@ impl Program {
                 Op::BoundConst(i) => push!(self.gods[st.objects[ctx.bound as usize].god as usize].consts[i as usize]),
                 Op::GodInit(i) => push!(self.gods[ctx.bound as usize].init[i as usize]),
                 Op::GodConst(i) => push!(self.gods[ctx.bound as usize].consts[i as usize]),
+                Op::NamedConst(g, i) => push!(self.gods[g as usize].consts[i as usize]),
                 Op::ThisObj => push!(ctx.this as i64),
                 Op::BoundObj => push!(ctx.bound as i64),
                 Op::Field(o) => {
