@@ -1,6 +1,7 @@
 //! Allocation test, in its own binary because the counting allocator is global to the process:
 //! once warmed up, playing a game through the interpreter allocates nothing — no allocation per
-//! expression evaluation, per legal-move generation or per applied move.
+//! expression evaluation, per legal-move generation or per applied move — and neither do MCTS
+//! iterations (selection, replay, expansion, playout, backpropagation) once the tree has room.
 //!
 //! Also pins the sizes of the hot types, so a change that bloats them is seen.
 
@@ -131,6 +132,41 @@ goal 1 me.made >= 20
     assert_eq!(allocs, 0, "{allocs} allocations in {moves} moves");
 }
 
+/// MCTS iterations on Connect Four (the speed table's search: one random playout per
+/// iteration, UCT), with the tree given room up front and every buffer warm: no allocation at
+/// all. On the hex arena (its filters, occupancy and walk orders) almost none: a playout that
+/// leaves more area effects on the ground than any before grows the state's vectors.
+#[test]
+fn mcts_iterations_allocate_nothing_once_warm() {
+    use playforge::search::formula::Formula;
+    use playforge::search::mcts::{Evaluator, MctsConfig, Scratch, Selected, SubGame, Tree, run_iterations};
+    struct Wins;
+    impl Evaluator<playforge::wgdl::State> for Wins {
+        fn value(&self, st: &playforge::wgdl::State, player: usize) -> f64 {
+            if st.outcome as usize == player + 2 { 1.0 } else { 0.0 }
+        }
+    }
+    for (name, warm, counted, allowed) in [("connect_four.wgdl", 3_000u64, 20_000u64, 0), ("hex_arena.wgdl", 1_000, 2_000, 5)] {
+        let g = game(name);
+        let root = g.initial().unwrap();
+        let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), max_playout_moves: 200, ..MctsConfig::default() };
+        let f = cfg.formula.compile();
+        let sub = SubGame { goal_target: usize::MAX };
+        let mut tree = Tree::new(&g, &root, sub, &cfg).unwrap();
+        // Room for every node and every node's untried moves.
+        tree.reserve(2 * (warm + counted) as usize, 64 * (warm + counted) as usize);
+        let mut scratch = Scratch::new(&root);
+        let mut sel = Selected::new();
+        let mut rng = playforge::rng::stream(1, 0, 0, 0);
+        run_iterations(&mut tree, &g, &root, &f, &cfg, &Wins, warm, &mut rng, &mut scratch, &mut sel).unwrap();
+        let before = allocations();
+        run_iterations(&mut tree, &g, &root, &f, &cfg, &Wins, warm + counted, &mut rng, &mut scratch, &mut sel).unwrap();
+        let allocs = allocations() - before;
+        assert_eq!(tree.iterations, warm + counted, "{name}");
+        assert!(allocs <= allowed, "{name}: {allocs} allocations in {counted} iterations");
+    }
+}
+
 #[test]
 fn hot_types_stay_small() {
     use playforge::wgdl::program::{Action, ObjRec, Op, Timer};
@@ -138,4 +174,7 @@ fn hot_types_stay_small() {
     assert_eq!(std::mem::size_of::<Action>(), 12);
     assert_eq!(std::mem::size_of::<ObjRec>(), 12);
     assert_eq!(std::mem::size_of::<Timer>(), 32);
+    // Results of evaluations are two words (the error is boxed).
+    assert_eq!(std::mem::size_of::<Result<i64, playforge::wgdl::RuntimeError>>(), 16);
+    assert!(std::mem::size_of::<playforge::search::mcts::Node<Action>>() <= 96);
 }

@@ -365,10 +365,12 @@ impl<G: Game> Tree<G> {
         &self.arena[node.untried_at as usize..(node.untried_at + node.n_untried) as usize]
     }
 
-    /// Room for `nodes` more nodes and `moves` more untried moves without reallocating.
+    /// Room for `nodes` more nodes and `moves` more untried moves without reallocating (and
+    /// for as many levels as nodes, up to 4096).
     pub fn reserve(&mut self, nodes: usize, moves: usize) {
         self.nodes.reserve(nodes);
         self.arena.reserve(moves);
+        self.per_depth.reserve(nodes.min(4096));
     }
 
     /// Removes untried move `k` of `n` (the last one takes its place, as `Vec::swap_remove`).
