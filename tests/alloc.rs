@@ -133,9 +133,11 @@ goal 1 me.made >= 20
 }
 
 /// MCTS iterations on Connect Four (the speed table's search: one random playout per
-/// iteration, UCT), with the tree given room up front and every buffer warm: no allocation at
-/// all. On the hex arena (its filters, occupancy and walk orders) almost none: a playout that
-/// leaves more area effects on the ground than any before grows the state's vectors.
+/// iteration, UCT), with the tree and its kept states given room up front and every buffer
+/// warm: no allocation at all. On the hex arena (its filters, occupancy and walk orders), whose
+/// states grow as area effects are created, without kept states (a state kept for the first
+/// time would grow its slot): almost none — a playout that leaves more area effects on the
+/// ground than any before grows the scratch state's vectors.
 #[test]
 fn mcts_iterations_allocate_nothing_once_warm() {
     use playforge::search::formula::Formula;
@@ -146,15 +148,16 @@ fn mcts_iterations_allocate_nothing_once_warm() {
             if st.outcome as usize == player + 2 { 1.0 } else { 0.0 }
         }
     }
-    for (name, warm, counted, allowed) in [("connect_four.wgdl", 3_000u64, 20_000u64, 0), ("hex_arena.wgdl", 1_000, 2_000, 5)] {
+    for (name, warm, counted, allowed, state_cache) in [("connect_four.wgdl", 3_000u64, 20_000u64, 0, 1024), ("hex_arena.wgdl", 1_000, 2_000, 5, 0)] {
         let g = game(name);
         let root = g.initial().unwrap();
-        let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), max_playout_moves: 200, ..MctsConfig::default() };
+        let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), max_playout_moves: 200, state_cache, ..MctsConfig::default() };
         let f = cfg.formula.compile();
         let sub = SubGame { goal_target: usize::MAX };
         let mut tree = Tree::new(&g, &root, sub, &cfg).unwrap();
         // Room for every node and every node's untried moves.
         tree.reserve(2 * (warm + counted) as usize, 64 * (warm + counted) as usize);
+        tree.reserve_states(&root);
         let mut scratch = Scratch::new(&root);
         let mut sel = Selected::new();
         let mut rng = playforge::rng::stream(1, 0, 0, 0);

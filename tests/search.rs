@@ -554,3 +554,39 @@ fn full_expansion_with_cut_off_solves_the_gold_game() {
     }
     assert_eq!(eval.value(&st, 0), 1.0);
 }
+
+/// Kept node states (`MctsConfig::state_cache`) only shorten replays: with none, a few or many,
+/// the same trees (every node's move, visits and sum) on Connect Four, the hex arena and the
+/// match-3 persona search (lazy full expansion), and the same search results.
+#[test]
+fn kept_states_change_no_tree() {
+    let shape = |t: &mcts::Tree<WgdlGame>| -> Vec<_> { t.nodes.iter().map(|n| (n.mv, n.visits, n.sum.to_bits(), n.moves)).collect() };
+    for (name, full_expansion, iterations) in [("connect_four.wgdl", false, 3000), ("hex_arena.wgdl", false, 400), ("match3.wgdl", true, 400)] {
+        let g = WgdlGame::new(util::game(name).program).with_seed(3);
+        let root = g.initial().unwrap();
+        struct Wins;
+        impl Evaluator<playforge::wgdl::State> for Wins {
+            fn value(&self, st: &playforge::wgdl::State, player: usize) -> f64 {
+                (st.outcome as usize == player + 2) as u8 as f64 + st.moves as f64 * 1e-3
+            }
+        }
+        let trees: Vec<_> = [0, 3, 1024]
+            .iter()
+            .map(|&state_cache| {
+                let cfg = MctsConfig { full_expansion, state_cache, max_playout_moves: 30, ..MctsConfig::default() };
+                shape(&decision_tree(&g, &root, &cfg, &Wins, iterations, &mut rng(9)).unwrap())
+            })
+            .collect();
+        assert_eq!(trees[0], trees[1], "{name}: a few kept states");
+        assert_eq!(trees[0], trees[2], "{name}: many kept states");
+        let searched: Vec<_> = [0, 1024]
+            .iter()
+            .map(|&state_cache| {
+                let cfg = MctsConfig { full_expansion, state_cache, max_playout_moves: 30, ..MctsConfig::default() };
+                let r = mcts::search(&g, &root, SubGame { goal_target: usize::MAX }, &cfg, &Wins, Budget::Iterations(iterations), &mut rng(4)).unwrap();
+                (r.value.to_bits(), r.path, r.nodes)
+            })
+            .collect();
+        assert_eq!(searched[0], searched[1], "{name}: search");
+    }
+}

@@ -104,7 +104,15 @@ pub struct MctsConfig {
     /// (the paper's code), instead of when the child is first visited. Same results, more work;
     /// it exists so that tests can hold the lazy version to it.
     pub eager_expansion: bool,
+    /// States kept at tree nodes so that an iteration replays its path from the deepest kept
+    /// one instead of from the root: up to this many (0: none). A node's state is kept once it
+    /// has been visited [`STATE_CACHE_VISITS`] times. Speed only: a replay from a kept state
+    /// reaches the same leaf state. Tree parallelism keeps none.
+    pub state_cache: usize,
 }
+
+/// Visits after which a node's state is kept ([`MctsConfig::state_cache`]).
+pub const STATE_CACHE_VISITS: u32 = 8;
 
 /// How [`decide_with`] picks the move to play among the root's children.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -136,6 +144,7 @@ impl Default for MctsConfig {
             retry_duplicates: true,
             full_expansion: false,
             eager_expansion: false,
+            state_cache: 1024,
         }
     }
 }
@@ -191,6 +200,8 @@ pub struct Node<M> {
     /// Its legal moves, `moves` and `terminal` are known. A child made by lazy full expansion
     /// learns them when it is first visited.
     pub known: bool,
+    /// The slot in the tree's state cache holding this node's state, or NIL.
+    state: u32,
 }
 
 /// The outcome of a search: the best terminal (sub-game) state seen and how to get there.
@@ -220,6 +231,10 @@ pub struct Tree<G: Game> {
     pub iterations: u64,
     pub aborted: u64,
     pub forfeited: u64,
+    /// Kept node states (see [`MctsConfig::state_cache`]); the slots in use, of at most `cap`.
+    states: Vec<G::State>,
+    states_used: usize,
+    states_cap: usize,
 }
 
 /// What phase 1 hands to phase 2: the path to replay and the node to grow from. Reused from one
@@ -237,6 +252,11 @@ pub struct Selected<M> {
     /// phase 2 lists them.
     pub leaf_known: bool,
     pub expand_all: Vec<M>,
+    /// Replay from the kept state of `path_nodes[start - 1]` (`start` moves already made), or
+    /// from the root (0).
+    pub start: usize,
+    /// Keep the state after `path_moves[..save]` (that of `path_nodes[save - 1]`), if > 0.
+    pub save: usize,
 }
 
 impl<M> Selected<M> {
@@ -249,6 +269,8 @@ impl<M> Selected<M> {
             leaf_terminal: false,
             leaf_known: true,
             expand_all: Vec::new(),
+            start: 0,
+            save: 0,
         }
     }
 }
@@ -311,6 +333,8 @@ pub struct Scratch<G: Game> {
     /// Eager expansion: every other child's (terminal, start, length) in `eager_moves`.
     eager: Vec<(bool, u32, u32)>,
     eager_moves: Vec<G::Move>,
+    /// The state to keep at `Selected::save`, for phase 3.
+    saved: G::State,
 }
 
 impl<G: Game> Scratch<G> {
@@ -324,6 +348,7 @@ impl<G: Game> Scratch<G> {
             leaf_moves: Vec::with_capacity(256),
             eager: Vec::new(),
             eager_moves: Vec::new(),
+            saved: root.clone(),
         }
     }
 }
@@ -373,6 +398,14 @@ impl<G: Game> Tree<G> {
         self.per_depth.reserve(nodes.min(4096));
     }
 
+    /// Makes every slot of the state cache now (clones of `st`), so that keeping states later
+    /// allocates nothing.
+    pub fn reserve_states(&mut self, st: &G::State) {
+        while self.states.len() < self.states_cap {
+            self.states.push(st.clone());
+        }
+    }
+
     /// Removes untried move `k` of `n` (the last one takes its place, as `Vec::swap_remove`).
     fn take_untried(&mut self, n: u32, k: usize) -> G::Move {
         let node = &mut self.nodes[n as usize];
@@ -410,6 +443,7 @@ impl<G: Game> Tree<G> {
             mover,
             exhausted: false,
             known,
+            state: NIL,
         });
         let p = &mut self.nodes[parent as usize];
         let last = p.last_child;
@@ -468,6 +502,7 @@ impl<G: Game + Goals> Tree<G> {
                 mover: 0,
                 exhausted: false,
                 known: true,
+                state: NIL,
             }],
             arena: legal,
             per_depth: vec![1],
@@ -479,6 +514,9 @@ impl<G: Game + Goals> Tree<G> {
             iterations: 0,
             aborted: 0,
             forfeited: 0,
+            states: Vec::new(),
+            states_used: 0,
+            states_cap: cfg.state_cache,
         })
     }
 
@@ -589,6 +627,40 @@ impl<G: Game + Goals> Tree<G> {
         }
         sel.path_nodes.reverse();
         sel.path_moves.extend(sel.path_nodes.iter().map(|&n| self.nodes[n as usize].mv.expect("non-root nodes have a move")));
+        // The deepest kept state on the path, and the deepest node after it worth keeping.
+        sel.start = 0;
+        sel.save = 0;
+        if self.states_cap > 0 {
+            for (k, &n) in sel.path_nodes.iter().enumerate().rev() {
+                let node = &self.nodes[n as usize];
+                if node.state != NIL {
+                    sel.start = k + 1;
+                    break;
+                }
+                if sel.save == 0 && node.visits >= STATE_CACHE_VISITS && self.states_used < self.states_cap {
+                    sel.save = k + 1;
+                }
+            }
+        }
+    }
+
+    /// The kept state replay starts from (`None`: the root).
+    pub fn start_state(&self, sel: &Selected<G::Move>) -> Option<&G::State> {
+        (sel.start > 0).then(|| &self.states[self.nodes[sel.path_nodes[sel.start - 1] as usize].state as usize])
+    }
+
+    /// Keeps `st` as node `n`'s state (no-op when the cache is full).
+    fn keep_state(&mut self, n: u32, st: &G::State) {
+        if self.nodes[n as usize].state != NIL || self.states_used >= self.states_cap {
+            return;
+        }
+        if self.states_used < self.states.len() {
+            self.states[self.states_used].clone_from(st);
+        } else {
+            self.states.push(st.clone());
+        }
+        self.nodes[n as usize].state = self.states_used as u32;
+        self.states_used += 1;
     }
 
     /// Full-expansion descent: at a node with children, its first unvisited child (in child
@@ -679,6 +751,9 @@ impl<G: Game + Goals> Tree<G> {
                 self.mark_exhausted(sel.leaf);
             }
             return Ok(());
+        }
+        if sel.save > 0 {
+            self.keep_state(sel.path_nodes[sel.save - 1], &scratch.saved);
         }
         let mut tail = sel.leaf;
         let mut expanded = None;
@@ -880,6 +955,10 @@ impl<G: Game + Goals> Tree<G> {
         for n in &nodes {
             fresh.per_depth[n.depth as usize] += 1;
         }
+        for n in nodes.iter_mut() {
+            // Kept states are not carried over.
+            n.state = NIL;
+        }
         fresh.nodes = nodes;
         fresh.arena = arena;
         fresh.iterations = self.iterations;
@@ -906,11 +985,50 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
     rng: &mut Rng,
     scratch: &mut Scratch<G>,
 ) -> Result<Simulated<G::State, G::Move>, G::Error> {
-    scratch.leaf.clone_from(root);
-    for &m in &sel.path_moves {
-        game.apply(&mut scratch.leaf, m)?;
-    }
+    replay(game, root, sel, None, scratch)?;
     simulate_at_leaf(game, sel, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
+}
+
+/// [`simulate`] replaying from a kept state (`start`: the tree's [`Tree::start_state`]).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_from<G: Game + Goals, E: Evaluator<G::State>>(
+    game: &G,
+    root: &G::State,
+    start: Option<&G::State>,
+    sel: &Selected<G::Move>,
+    cfg: &MctsConfig,
+    eval: &E,
+    sub: SubGame,
+    best_so_far: f64,
+    seen_at_depth: Option<&HashSet<u64>>,
+    rng: &mut Rng,
+    scratch: &mut Scratch<G>,
+) -> Result<Simulated<G::State, G::Move>, G::Error> {
+    replay(game, root, sel, start, scratch)?;
+    simulate_at_leaf(game, sel, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
+}
+
+/// The leaf's state into `scratch.leaf`: from the kept state of `path_nodes[start − 1]` when
+/// there is one (else from the root), the rest of the path replayed; the state at `save` kept
+/// in `scratch.saved`.
+fn replay<G: Game>(game: &G, root: &G::State, sel: &Selected<G::Move>, start: Option<&G::State>, scratch: &mut Scratch<G>) -> Result<(), G::Error> {
+    let from = match start {
+        Some(st) => {
+            scratch.leaf.clone_from(st);
+            sel.start
+        }
+        None => {
+            scratch.leaf.clone_from(root);
+            0
+        }
+    };
+    for (k, &m) in sel.path_moves.iter().enumerate().skip(from) {
+        game.apply(&mut scratch.leaf, m)?;
+        if k + 1 == sel.save {
+            scratch.saved.clone_from(&scratch.leaf);
+        }
+    }
+    Ok(())
 }
 
 /// Phase 2 from the leaf state already in `scratch.leaf` (after [`simulate`] replayed it).
@@ -938,7 +1056,7 @@ pub fn simulate_at_leaf<G: Game + Goals, E: Evaluator<G::State>>(
         final_value: 0.0,
     };
     let mut leaf_terminal = sel.leaf_terminal;
-    let Scratch { state: st, leaf, legal, playout, child_moves, leaf_moves, eager, eager_moves } = scratch;
+    let Scratch { state: st, leaf, legal, playout, child_moves, leaf_moves, eager, eager_moves, .. } = scratch;
     st.clone_from(leaf);
     if let Some(m) = sel.expand {
         let mover = game.to_move(st) as u8;
@@ -1066,7 +1184,7 @@ pub fn run_iterations<G: Game + Goals, E: Evaluator<G::State>>(
     let sub = SubGame { goal_target: usize::MAX };
     while tree.iterations < iterations && !tree.done() {
         tree.select(f, cfg, rng, iterations as f64, sel);
-        let sim = simulate(game, root, sel, cfg, eval, sub, f64::INFINITY, None, rng, scratch)?;
+        let sim = simulate_from(game, root, tree.start_state(sel), sel, cfg, eval, sub, f64::INFINITY, None, rng, scratch)?;
         tree.update(game, sel, sim, scratch, cfg, root, sub)?;
     }
     Ok(())
@@ -1134,7 +1252,7 @@ pub fn search_observed<G: Game + Goals, E: Evaluator<G::State>>(
         tree.select(&f, cfg, rng, est, &mut sel);
         let depth = tree.nodes[sel.leaf as usize].depth as usize + 1;
         let seen = if cfg.duplicate_detection { tree.seen.get(depth) } else { None };
-        let mut sim = simulate(game, root, &sel, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
+        let mut sim = simulate_from(game, root, tree.start_state(&sel), &sel, cfg, eval, sub, tree.best_value, seen, rng, &mut scratch)?;
         // Duplicate aborts: each counts as an iteration; the next one would select this same
         // leaf again, so retry here without descending and replaying.
         let mut go_on;

@@ -259,6 +259,8 @@ where
 {
     let t0 = Instant::now();
     let f = cfg.formula.compile();
+    // Workers replay from the root (kept states would be read outside the lock).
+    let cfg = &MctsConfig { state_cache: 0, ..cfg.clone() };
     let tree = Mutex::new(Tree::new(game, root, sub, cfg)?);
     let started = AtomicU64::new(0);
     let est = match budget {
@@ -354,7 +356,7 @@ where
                 _ => {}
             }
             tree.select(&f, cfg, &mut rng, 0.0, &mut sel);
-            let sim = mcts::simulate(game, &state, &sel, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
+            let sim = mcts::simulate_from(game, &state, tree.start_state(&sel), &sel, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
             tree.update(game, &sel, sim, &scratch, cfg, &state, sub)?;
         }
         let Some(best) = tree.children(0).max_by_key(|&c| tree.nodes[c as usize].visits) else { break };
