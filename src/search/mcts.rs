@@ -112,7 +112,7 @@ pub struct MctsConfig {
 }
 
 /// Visits after which a node's state is kept ([`MctsConfig::state_cache`]).
-pub const STATE_CACHE_VISITS: u32 = 8;
+pub const STATE_CACHE_VISITS: u32 = 4;
 
 /// How [`decide_with`] picks the move to play among the root's children.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -144,7 +144,7 @@ impl Default for MctsConfig {
             retry_duplicates: true,
             full_expansion: false,
             eager_expansion: false,
-            state_cache: 1024,
+            state_cache: 8192,
         }
     }
 }
