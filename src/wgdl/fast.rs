@@ -448,19 +448,50 @@ fn lower(t: T) -> Fx {
             Operand::Fx(f) => f,
             _ => unreachable!("a load is a cell read or a closure"),
         },
-        T::And(a, b) => {
-            let (a, b) = (operand(*a), operand(*b));
-            fx!(|e| {
-                let x = a.get(e)?;
-                if x == 0 { Ok(x) } else { b.get(e) }
-            })
-        }
-        T::Or(a, b) => {
-            let (a, b) = (operand(*a), operand(*b));
-            fx!(|e| {
-                let x = a.get(e)?;
-                if x != 0 { Ok(x) } else { b.get(e) }
-            })
+        // Chains of `&&` / `||` (associative) as one closure: the first false (true) operand's
+        // value, else the last one's.
+        T::And(..) | T::Or(..) => {
+            let and = matches!(t, T::And(..));
+            let mut ops = Vec::new();
+            chain(t, and, &mut ops);
+            if ops.len() == 2 {
+                let b = ops.pop().expect("two operands");
+                let a = ops.pop().expect("two operands");
+                return if and {
+                    fx!(|e| {
+                        let x = a.get(e)?;
+                        if x == 0 { Ok(x) } else { b.get(e) }
+                    })
+                } else {
+                    fx!(|e| {
+                        let x = a.get(e)?;
+                        if x != 0 { Ok(x) } else { b.get(e) }
+                    })
+                };
+            }
+            if and {
+                fx!(|e| {
+                    let mut x = 0;
+                    for o in &ops {
+                        x = o.get(e)?;
+                        if x == 0 {
+                            break;
+                        }
+                    }
+                    Ok(x)
+                })
+            } else {
+                fx!(|e| {
+                    let mut x = 0;
+                    for o in &ops {
+                        x = o.get(e)?;
+                        if x != 0 {
+                            break;
+                        }
+                    }
+                    Ok(x)
+                })
+            }
         }
         T::Un(op, a, at) => lower_un(op, *a, at),
         T::Bin(op, a, b, at) => lower_bin(op, *a, *b, at),
@@ -781,6 +812,21 @@ fn operand(t: T) -> Operand {
             a => Operand::Fx(lower_un(Op::Load, a, at)),
         },
         t => Operand::Fx(lower(t)),
+    }
+}
+
+/// The operands of a chain of `&&` (`and`) or `||`, flattened.
+fn chain(t: T, and: bool, out: &mut Vec<Operand>) {
+    match t {
+        T::And(a, b) if and => {
+            chain(*a, and, out);
+            chain(*b, and, out);
+        }
+        T::Or(a, b) if !and => {
+            chain(*a, and, out);
+            chain(*b, and, out);
+        }
+        t => out.push(operand(t)),
     }
 }
 
