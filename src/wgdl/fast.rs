@@ -50,6 +50,13 @@ impl<'a> Env<'a> {
         Env::with_occ(p, st, ctx, None)
     }
 
+    /// For a binding that is not an object (a number, a cell, a description): no bound base.
+    #[inline]
+    pub(super) fn unbound_object(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
+        let this_base = st.objects.get(ctx.this as usize).map_or(0, |o| o.base);
+        Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: 0, occ }
+    }
+
     #[inline]
     pub(super) fn with_occ(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
         let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);

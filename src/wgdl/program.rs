@@ -972,7 +972,10 @@ impl Program {
         if conds.is_empty() {
             return Ok(true);
         }
-        let env = super::fast::Env::with_occ(self, st, ctx, occ);
+        let env = match a.bind {
+            BindKind::Number(..) | BindKind::Hex | BindKind::God(_) => super::fast::Env::unbound_object(self, st, ctx, occ),
+            _ => super::fast::Env::with_occ(self, st, ctx, occ),
+        };
         for &c in conds {
             if self.eval_env(&env, c)? == 0 {
                 return Ok(false);

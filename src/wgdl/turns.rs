@@ -410,15 +410,21 @@ impl Program {
         let step = dy * w + dx;
         let at = y * w + x;
         let mut n = 1;
-        let mut k = 1;
-        while k <= ahead && cells[(at + k * step) as usize] == v {
+        let mut i = at;
+        for _ in 0..ahead {
+            i += step;
+            if cells[i as usize] != v {
+                break;
+            }
             n += 1;
-            k += 1;
         }
-        k = 1;
-        while k <= behind && cells[(at - k * step) as usize] == v {
+        i = at;
+        for _ in 0..behind {
+            i -= step;
+            if cells[i as usize] != v {
+                break;
+            }
             n += 1;
-            k += 1;
         }
         n
     }
