@@ -53,7 +53,9 @@ impl Opts {
                 "--quick" => o.quick = true,
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
-                    eprintln!("unknown option {s}; expected section names (c4, arena, match3, playouts), --quick, --profile SIDE or --install-openspiel");
+                    eprintln!(
+                        "unknown option {s}; expected section names (c4, arena, match3, playouts), --quick, --profile SIDE or --install-openspiel"
+                    );
                     std::process::exit(2);
                 }
                 s => o.filters.push(s.to_string()),
@@ -209,7 +211,11 @@ fn section_c4(o: &Opts) {
     let native = if o.side("native") { mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs) } else { f64::NAN };
     println!("| program | simulations/s | ÷ OpenSpiel |");
     println!("|---|---:|---:|");
-    let os = if o.side("openspiel") { openspiel_python(o).and_then(|py| openspiel_c4(&py, sims, secs)) } else { Err("not measured (--profile)".into()) };
+    let os = if o.side("openspiel") {
+        openspiel_python(o).and_then(|py| openspiel_c4(&py, sims, secs))
+    } else {
+        Err("not measured (--profile)".into())
+    };
     let ratio = |x: f64| match &os {
         Ok(v) => format!("{:.2}×", x / v),
         Err(_) => "–".into(),
@@ -237,13 +243,7 @@ fn section_arena(o: &Opts) {
     let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
     println!("| measure | interpreted | native twin | interpreted ÷ native |");
     println!("|---|---:|---:|---:|");
-    println!(
-        "| uniform random playouts/s ({len:.1} moves each) | {} ({} moves/s) | {} | {:.2}× |",
-        k(pi),
-        k(pi * len),
-        k(pn),
-        pn / pi
-    );
+    println!("| uniform random playouts/s ({len:.1} moves each) | {} ({} moves/s) | {} | {:.2}× |", k(pi), k(pi * len), k(pn), pn / pi);
     println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), mn / mi);
 }
 
@@ -299,7 +299,10 @@ fn main() {
         .ok()
         .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
         .unwrap_or_else(|| "unknown CPU".into());
-    println!("Machine: {cpu}, {} logical cores; release build, one thread per figure.", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "Machine: {cpu}, {} logical cores; release build, one thread per figure.",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     if o.wants("c4") {
         section_c4(&o);
     }
@@ -309,7 +312,9 @@ fn main() {
     if o.wants("match3") {
         section_match3(&o);
     }
-    if o.wants("playouts") || o.filters.iter().any(|f| ["simple_coins", "magic_land", "connect_four"].iter().any(|g| g.contains(f.as_str()))) {
+    if o.wants("playouts")
+        || o.filters.iter().any(|f| ["simple_coins", "magic_land", "connect_four"].iter().any(|g| g.contains(f.as_str())))
+    {
         section_playouts(&o);
     }
 }

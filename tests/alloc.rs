@@ -148,7 +148,9 @@ fn mcts_iterations_allocate_nothing_once_warm() {
             if st.outcome as usize == player + 2 { 1.0 } else { 0.0 }
         }
     }
-    for (name, warm, counted, allowed, state_cache) in [("connect_four.wgdl", 3_000u64, 20_000u64, 0, 1024), ("hex_arena.wgdl", 1_000, 2_000, 5, 0)] {
+    for (name, warm, counted, allowed, state_cache) in
+        [("connect_four.wgdl", 3_000u64, 20_000u64, 0, 1024), ("hex_arena.wgdl", 1_000, 2_000, 5, 0)]
+    {
         let g = game(name);
         let root = g.initial().unwrap();
         let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), max_playout_moves: 200, state_cache, ..MctsConfig::default() };

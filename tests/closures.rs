@@ -40,9 +40,13 @@ fn compare_on_random_play(p: &Arc<Program>, games: u64, moves: u32) -> usize {
 
 #[test]
 fn closures_agree_with_bytecode_on_every_shipped_game() {
-    for (name, games, moves) in
-        [("simple_coins.wgdl", 5, 80), ("magic_land.wgdl", 5, 150), ("connect_four.wgdl", 20, 42), ("hex_arena.wgdl", 10, 200), ("match3.wgdl", 5, 20)]
-    {
+    for (name, games, moves) in [
+        ("simple_coins.wgdl", 5, 80),
+        ("magic_land.wgdl", 5, 150),
+        ("connect_four.wgdl", 20, 42),
+        ("hex_arena.wgdl", 10, 200),
+        ("match3.wgdl", 5, 20),
+    ] {
         let p = util::game(name).program;
         let n = compare_on_random_play(&p, games, moves);
         assert!(n > 1000, "{name}: only {n} evaluations compared");

@@ -561,7 +561,9 @@ fn full_expansion_with_cut_off_solves_the_gold_game() {
 #[test]
 fn kept_states_change_no_tree() {
     let shape = |t: &mcts::Tree<WgdlGame>| -> Vec<_> { t.nodes.iter().map(|n| (n.mv, n.visits, n.sum.to_bits(), n.moves)).collect() };
-    for (name, full_expansion, iterations) in [("connect_four.wgdl", false, 3000), ("hex_arena.wgdl", false, 400), ("match3.wgdl", true, 400)] {
+    for (name, full_expansion, iterations) in
+        [("connect_four.wgdl", false, 3000), ("hex_arena.wgdl", false, 400), ("match3.wgdl", true, 400)]
+    {
         let g = WgdlGame::new(util::game(name).program).with_seed(3);
         let root = g.initial().unwrap();
         struct Wins;
@@ -583,7 +585,9 @@ fn kept_states_change_no_tree() {
             .iter()
             .map(|&state_cache| {
                 let cfg = MctsConfig { full_expansion, state_cache, max_playout_moves: 30, ..MctsConfig::default() };
-                let r = mcts::search(&g, &root, SubGame { goal_target: usize::MAX }, &cfg, &Wins, Budget::Iterations(iterations), &mut rng(4)).unwrap();
+                let r =
+                    mcts::search(&g, &root, SubGame { goal_target: usize::MAX }, &cfg, &Wins, Budget::Iterations(iterations), &mut rng(4))
+                        .unwrap();
                 (r.value.to_bits(), r.path, r.nodes)
             })
             .collect();

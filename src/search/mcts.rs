@@ -864,8 +864,7 @@ impl<G: Game + Goals> Tree<G> {
     fn mark_exhausted(&mut self, mut n: u32) {
         loop {
             let node = &self.nodes[n as usize];
-            let done = node.known
-                && (node.terminal || (node.n_untried == 0 && self.children(n).all(|c| self.nodes[c as usize].exhausted)));
+            let done = node.known && (node.terminal || (node.n_untried == 0 && self.children(n).all(|c| self.nodes[c as usize].exhausted)));
             if !done {
                 return;
             }
@@ -1011,7 +1010,13 @@ pub fn simulate_from<G: Game + Goals, E: Evaluator<G::State>>(
 /// The leaf's state into `scratch.leaf`: from the kept state of `path_nodes[start − 1]` when
 /// there is one (else from the root), the rest of the path replayed; the state at `save` kept
 /// in `scratch.saved`.
-fn replay<G: Game>(game: &G, root: &G::State, sel: &Selected<G::Move>, start: Option<&G::State>, scratch: &mut Scratch<G>) -> Result<(), G::Error> {
+fn replay<G: Game>(
+    game: &G,
+    root: &G::State,
+    sel: &Selected<G::Move>,
+    start: Option<&G::State>,
+    scratch: &mut Scratch<G>,
+) -> Result<(), G::Error> {
     let from = match start {
         Some(st) => {
             scratch.leaf.clone_from(st);

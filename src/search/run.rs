@@ -356,7 +356,19 @@ where
                 _ => {}
             }
             tree.select(&f, cfg, &mut rng, 0.0, &mut sel);
-            let sim = mcts::simulate_from(game, &state, tree.start_state(&sel), &sel, cfg, eval, sub, f64::INFINITY, None, &mut rng, &mut scratch)?;
+            let sim = mcts::simulate_from(
+                game,
+                &state,
+                tree.start_state(&sel),
+                &sel,
+                cfg,
+                eval,
+                sub,
+                f64::INFINITY,
+                None,
+                &mut rng,
+                &mut scratch,
+            )?;
             tree.update(game, &sel, sim, &scratch, cfg, &state, sub)?;
         }
         let Some(best) = tree.children(0).max_by_key(|&c| tree.nodes[c as usize].visits) else { break };

@@ -2219,7 +2219,8 @@ impl<'a> Compiler<'a> {
         let mut actions = self.actions;
         let mut spans = self.spans;
         for info in actions.iter_mut() {
-            info.owner_conds = info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
+            info.owner_conds =
+                info.conditions.iter().take_while(|e| !reads_binding(&code[e.start as usize..(e.start + e.len) as usize])).count();
             info.global_conds = info.conditions[..info.owner_conds]
                 .iter()
                 .take_while(|e| !reads_owner(&code[e.start as usize..(e.start + e.len) as usize]))
@@ -2322,8 +2323,9 @@ impl<'a> Compiler<'a> {
 
 /// Whether code reads the binding of its action (conservatively: any aggregate counts).
 fn reads_binding(code: &[Op]) -> bool {
-    code.iter()
-        .any(|op| matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_)))
+    code.iter().any(|op| {
+        matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_))
+    })
 }
 
 /// Whether code reads the owner (`this`) of its action (conservatively: any aggregate, which
@@ -2354,10 +2356,7 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
     }
     let bound = info.conditions.iter().position(|c| {
         let cc = &code[c.start as usize..(c.start + c.len) as usize];
-        cc.len() > n + 1
-            && cc[..n] == *kc
-            && matches!(cc[cc.len() - 1], Op::LeL | Op::LtL)
-            && !reads_binding(&cc[n..cc.len() - 1])
+        cc.len() > n + 1 && cc[..n] == *kc && matches!(cc[cc.len() - 1], Op::LeL | Op::LtL) && !reads_binding(&cc[n..cc.len() - 1])
     });
     let conds = info
         .conditions

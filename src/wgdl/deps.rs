@@ -113,7 +113,11 @@ impl Program {
                 Op::This(o) | Op::Bound(o) => attr(o),
                 // A named object's attribute (`global.coins` where objects can be deleted): its
                 // slot.
-                Op::Field(o) if i > 0 && let Op::Const(id) = code[i - 1] && let Some(base) = self.initial_base(id) => {
+                Op::Field(o)
+                    if i > 0
+                        && let Op::Const(id) = code[i - 1]
+                        && let Some(base) = self.initial_base(id) =>
+                {
                     slot(base + o as usize) | GONE
                 }
                 Op::Field(o) => attr(o) | GONE,

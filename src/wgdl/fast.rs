@@ -855,7 +855,11 @@ impl Program {
             let (fast, slow) = (self.eval(st, e, ctx), self.eval_bytecode(st, e, ctx));
             if fast != slow {
                 let text = self.source.slice(self.spans[e.start as usize]).to_string();
-                bad.borrow_mut().push(format!("expression at `{text}` (code {}..{}), this {this}, bound {bound}: closure {fast:?}, bytecode {slow:?}", e.start, e.start + e.len));
+                bad.borrow_mut().push(format!(
+                    "expression at `{text}` (code {}..{}), this {this}, bound {bound}: closure {fast:?}, bytecode {slow:?}",
+                    e.start,
+                    e.start + e.len
+                ));
             }
             matches!(slow, Ok(v) if v != 0)
         };
@@ -894,12 +898,16 @@ impl Program {
         for (ai, a) in self.actions.iter().enumerate() {
             let owners: Vec<u32> = match (a.kind, a.class) {
                 (ActionKind::Rule, _) | (_, None) => vec![none],
-                (_, Some(c)) => (0..st.objects.len() as u32).filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c)).collect(),
+                (_, Some(c)) => (0..st.objects.len() as u32)
+                    .filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c))
+                    .collect(),
             };
             let bindings: Vec<u32> = match a.bind {
                 BindKind::None => vec![none],
                 BindKind::God(c) => self.classes[c as usize].gods.iter().map(|&g| g as u32).collect(),
-                BindKind::Instance(c) => (0..st.objects.len() as u32).filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c)).collect(),
+                BindKind::Instance(c) => (0..st.objects.len() as u32)
+                    .filter(|&o| st.objects[o as usize].alive && self.is_sub(st.objects[o as usize].class, c))
+                    .collect(),
                 BindKind::Number(lo, hi) => (lo..=hi.min(lo.saturating_add(200))).collect(),
                 BindKind::Hex => self.hex.as_ref().map_or(Vec::new(), |h| (0..h.len() as u32).filter(|&c| !h.wall[c as usize]).collect()),
             };
@@ -920,7 +928,10 @@ impl Program {
                             let (rx, ry) = (self.exec(&mut x, c, ctx, 0), self.exec_generic(&mut y, c, ctx, 0));
                             n.set(n.get() + 1);
                             if rx != ry || x != y {
-                                bad.borrow_mut().push(format!("consequence `{}`, this {this}, bound {bound}: closure {rx:?}, by kind {ry:?}", self.conses[c as usize].name));
+                                bad.borrow_mut().push(format!(
+                                    "consequence `{}`, this {this}, bound {bound}: closure {rx:?}, by kind {ry:?}",
+                                    self.conses[c as usize].name
+                                ));
                             }
                         }
                         if let Some((e, _)) = a.duration {

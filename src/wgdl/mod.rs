@@ -8,8 +8,8 @@
 
 pub mod ast;
 pub mod compile;
-pub mod diag;
 mod deps;
+pub mod diag;
 mod fast;
 pub mod hex;
 pub mod lexer;

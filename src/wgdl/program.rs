@@ -379,7 +379,10 @@ pub enum CellCond {
     /// `hex.hidden(h, X)`; X (its own expression) does not read `h`.
     Hidden(ExprId),
     /// `hex.walk(<the walk order's X>, h) <= E` (`strict`: `<`); E does not read `h`.
-    WalkBound { limit: ExprId, strict: bool },
+    WalkBound {
+        limit: ExprId,
+        strict: bool,
+    },
     Eval(ExprId),
 }
 
@@ -967,7 +970,14 @@ impl Program {
 
     /// The conditions from the `from`-th on (one evaluation environment for all of them).
     #[inline]
-    fn conditions_hold_from(&self, st: &State, a: &ActionInfo, ctx: Ctx, from: usize, occ: Option<&OccCache>) -> Result<bool, RuntimeError> {
+    fn conditions_hold_from(
+        &self,
+        st: &State,
+        a: &ActionInfo,
+        ctx: Ctx,
+        from: usize,
+        occ: Option<&OccCache>,
+    ) -> Result<bool, RuntimeError> {
         let conds = &a.conditions[from.min(a.conditions.len())..];
         if conds.is_empty() {
             return Ok(true);
@@ -1600,7 +1610,13 @@ impl Program {
     /// Every action instance whose conditions hold, before move filters, with the occupants
     /// listed in `occ`. `for_policy` = false skips `policyOnly` actions when no filter looks at
     /// them.
-    pub(super) fn candidate_actions_inner(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>) -> Result<(), RuntimeError> {
+    pub(super) fn candidate_actions_inner(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+    ) -> Result<(), RuntimeError> {
         out.clear();
         if st.outcome != 0 {
             return Ok(());
@@ -1616,7 +1632,14 @@ impl Program {
         })
     }
 
-    fn candidates(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>, global: &mut [u8]) -> Result<(), RuntimeError> {
+    fn candidates(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+        global: &mut [u8],
+    ) -> Result<(), RuntimeError> {
         let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         for (oid, obj) in st.objects.iter().enumerate() {
             if !obj.alive {

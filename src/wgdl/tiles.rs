@@ -194,47 +194,6 @@ impl State {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The definition: make the swap on a copy, look for a run through either cell.
-    fn naive(geo: Geo, cells: &[i64], min: usize, s: usize) -> bool {
-        let Some((a, b)) = geo.swap_cells(s) else { return false };
-        let mut c = cells.to_vec();
-        c.swap(a, b);
-        Program::run_through(geo, a, min, |j| c[j]) || Program::run_through(geo, b, min, |j| c[j])
-    }
-
-    #[test]
-    fn swap_sets_match_the_definition_on_random_boards() {
-        let mut r = 12345u64;
-        for (w, h) in [(7, 7), (5, 3), (1, 6), (9, 2)] {
-            let geo = Geo { base: 0, w, h };
-            for _ in 0..300 {
-                let cells: Vec<i64> = (0..w * h)
-                    .map(|_| {
-                        r = crate::rng::mix(r.wrapping_add(1));
-                        (r % 4) as i64
-                    })
-                    .collect();
-                for min in 1..=4 {
-                    let n = 2 * w * h;
-                    let mut set = SwapSet { bits: vec![0; n.div_ceil(64)], done: 0, lens: Vec::new() };
-                    // First the prefix up to one swap, then the rest, as hasSwap and move
-                    // generation ask for them.
-                    Program::swap_set(geo, &cells, min, &mut set, 1);
-                    Program::swap_set(geo, &cells, min, &mut set, usize::MAX);
-                    assert_eq!(set.done, n);
-                    for s in 0..n {
-                        assert_eq!(set.bits[s / 64] >> (s % 64) & 1 == 1, naive(geo, &cells, min, s), "{w}x{h} min {min} swap {s}");
-                    }
-                }
-            }
-        }
-    }
-}
-
 impl Program {
     fn geo(&self, g: u16) -> Geo {
         let gi = &self.grids[g as usize];
@@ -463,7 +422,15 @@ impl Program {
         // the partner's (whose cell now holds the other tile), from the lengths of the unchanged
         // neighbours' own rows.
         #[inline(always)]
-        fn run_at(cells: &[i64], lens: &[[u16; 4]], (w, h, min): (usize, usize, usize), i: usize, (x, y): (usize, usize), v: i64, partner: usize) -> bool {
+        fn run_at(
+            cells: &[i64],
+            lens: &[[u16; 4]],
+            (w, h, min): (usize, usize, usize),
+            i: usize,
+            (x, y): (usize, usize),
+            v: i64,
+            partner: usize,
+        ) -> bool {
             if v == 0 {
                 return false;
             }
@@ -474,9 +441,8 @@ impl Program {
         let dims = (w, h, min);
         let run_at = |i: usize, x: usize, y: usize, v: i64, partner: usize| run_at(cells, lens, dims, i, (x, y), v, partner);
         // A run through cell i of the board as it is.
-        let run_here = |i: usize| {
-            cells[i] != 0 && ((lens[i][L] + lens[i][R] - 1) as usize >= min || (lens[i][D] + lens[i][U] - 1) as usize >= min)
-        };
+        let run_here =
+            |i: usize| cells[i] != 0 && ((lens[i][L] + lens[i][R] - 1) as usize >= min || (lens[i][D] + lens[i][U] - 1) as usize >= min);
         let mut found = 0;
         let first = set.done / 2;
         let (mut x, mut y) = (first % w, first / w);
@@ -760,5 +726,46 @@ impl Program {
             return Err(rt(RtKind::BadTileCount { n }, span));
         }
         Ok(n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: make the swap on a copy, look for a run through either cell.
+    fn naive(geo: Geo, cells: &[i64], min: usize, s: usize) -> bool {
+        let Some((a, b)) = geo.swap_cells(s) else { return false };
+        let mut c = cells.to_vec();
+        c.swap(a, b);
+        Program::run_through(geo, a, min, |j| c[j]) || Program::run_through(geo, b, min, |j| c[j])
+    }
+
+    #[test]
+    fn swap_sets_match_the_definition_on_random_boards() {
+        let mut r = 12345u64;
+        for (w, h) in [(7, 7), (5, 3), (1, 6), (9, 2)] {
+            let geo = Geo { base: 0, w, h };
+            for _ in 0..300 {
+                let cells: Vec<i64> = (0..w * h)
+                    .map(|_| {
+                        r = crate::rng::mix(r.wrapping_add(1));
+                        (r % 4) as i64
+                    })
+                    .collect();
+                for min in 1..=4 {
+                    let n = 2 * w * h;
+                    let mut set = SwapSet { bits: vec![0; n.div_ceil(64)], done: 0, lens: Vec::new() };
+                    // First the prefix up to one swap, then the rest, as hasSwap and move
+                    // generation ask for them.
+                    Program::swap_set(geo, &cells, min, &mut set, 1);
+                    Program::swap_set(geo, &cells, min, &mut set, usize::MAX);
+                    assert_eq!(set.done, n);
+                    for s in 0..n {
+                        assert_eq!(set.bits[s / 64] >> (s % 64) & 1 == 1, naive(geo, &cells, min, s), "{w}x{h} min {min} swap {s}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -127,11 +127,8 @@ impl Program {
             if !o.alive {
                 continue;
             }
-            let key = if (0..8).contains(&side) {
-                if t.alternating { (rank, side) } else { (side, rank) }
-            } else {
-                self.turn_key(st, i as u32)
-            };
+            let key =
+                if (0..8).contains(&side) { if t.alternating { (rank, side) } else { (side, rank) } } else { self.turn_key(st, i as u32) };
             if after_key.is_some_and(|a| key <= a) || best.is_some_and(|(b, _)| key >= b) {
                 continue;
             }
@@ -458,7 +455,13 @@ impl Program {
 
     /// Applies `choose` and `unless`; for searches (not `for_policy`) also drops `policyOnly`
     /// moves and applies `lastResort`. Scratch space is per thread: nothing is allocated.
-    pub(super) fn filter_moves(&self, st: &State, out: &mut Vec<Action>, for_policy: bool, occ: Option<&OccCache>) -> Result<(), RuntimeError> {
+    pub(super) fn filter_moves(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+    ) -> Result<(), RuntimeError> {
         FILTER.with(|f| self.filter_moves_with(st, out, for_policy, occ, &mut f.borrow_mut()))
     }
 

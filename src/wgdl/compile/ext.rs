@@ -122,7 +122,17 @@ impl Compiler<'_> {
                 );
                 continue;
             }
-            self.x.params.push(ParamInfo { name, god: g, is_const, idx: idx as u32, integer, min: *min, max: *max, value: default, default });
+            self.x.params.push(ParamInfo {
+                name,
+                god: g,
+                is_const,
+                idx: idx as u32,
+                integer,
+                min: *min,
+                max: *max,
+                value: default,
+                default,
+            });
             slots.push((g, is_const, idx));
         }
         for (name, v) in self.x.opts.overrides.clone() {
