@@ -50,6 +50,13 @@ impl<'a> Env<'a> {
         Env::with_occ(p, st, ctx, None)
     }
 
+    /// The same environment for another binding (`bound_base`: its object's first slot, or 0).
+    #[inline(always)]
+    pub(super) fn rebind(&mut self, bound: u32, bound_base: u32) {
+        self.bound = bound;
+        self.bound_base = bound_base;
+    }
+
     /// For a binding that is not an object (a number, a cell, a description): no bound base.
     #[inline]
     pub(super) fn unbound_object(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {

@@ -968,6 +968,17 @@ impl Program {
         Ok(true)
     }
 
+    /// Whether every condition of `conds` holds in `env`.
+    #[inline(always)]
+    fn all_hold(&self, env: &super::fast::Env, conds: &[ExprId]) -> Result<bool, RuntimeError> {
+        for &c in conds {
+            if self.eval_env(env, c)? == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The conditions from the `from`-th on (one evaluation environment for all of them).
     #[inline]
     fn conditions_hold_from(
@@ -1673,18 +1684,25 @@ impl Program {
                     }
                     BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
                         if !self.owner_ok(st, a, this, occ, global)? => {}
+                    // The bindings share one environment, rebound for each.
                     BindKind::God(c) => {
+                        let conds = &info.conditions[info.owner_conds..];
+                        let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                         for &g in &self.classes[c as usize].gods {
-                            if self.conditions_hold_from(st, info, Ctx { this, bound: g as u32 }, info.owner_conds, occ)? {
+                            env.rebind(g as u32, 0);
+                            if self.all_hold(&env, conds)? {
                                 out.push(Action { def: a, this, bound: g as u32 });
                             }
                         }
                     }
                     BindKind::Instance(c) => {
+                        let conds = &info.conditions[info.owner_conds..];
+                        let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                         for (bid, b) in st.objects.iter().enumerate() {
                             if b.alive && self.is_sub(b.class, c) {
                                 let bound = bid as u32;
-                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
+                                env.rebind(bound, b.base);
+                                if self.all_hold(&env, conds)? {
                                     out.push(Action { def: a, this, bound });
                                 }
                             }
@@ -1708,8 +1726,11 @@ impl Program {
                             Ok(())
                         })?,
                         None => {
+                            let conds = &info.conditions[info.owner_conds..];
+                            let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                             for bound in lo..=hi {
-                                if self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
+                                env.rebind(bound, 0);
+                                if self.all_hold(&env, conds)? {
                                     out.push(Action { def: a, this, bound });
                                 }
                             }
