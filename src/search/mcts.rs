@@ -1,11 +1,14 @@
 //! Monte Carlo Tree Search over any [`Game`], with the thesis's enhancements as switches.
 //!
-//! Nodes store no game state (the thesis's default: memory is the bottleneck); an iteration
-//! selects a path by the [`Formula`] without touching the game, replays the path's moves from
-//! the root state, expands one untried move, plays out with the action-group policy until the
-//! sub-game ends, and backpropagates. The three phases — select (tree only), simulate (state
-//! only), update (tree only) — are separate functions so that tree parallelism can hold its
-//! global lock only around the first and the last, as the thesis did.
+//! Nodes store no game state (the thesis's default: memory is the bottleneck) except a bounded
+//! number kept at much-visited nodes ([`MctsConfig::state_cache`]); an iteration selects a path
+//! by the [`Formula`] without touching the game, replays the path's moves from the root state
+//! (or from the deepest kept state on it), expands one untried move, plays out with the
+//! action-group policy until the sub-game ends, and backpropagates. The three phases — select
+//! (tree only), simulate (state only), update (tree only) — are separate functions so that tree
+//! parallelism can hold its global lock only around the first and the last, as the thesis did.
+//! Nodes live in one vector and their untried moves in one move arena, so an iteration
+//! allocates nothing once the tree has room.
 //!
 //! Enhancements, each off by default and free when off (see [`MctsConfig`]): duplicate-state
 //! detection per depth (an iteration that reaches a known state is aborted but counted);
@@ -19,8 +22,9 @@
 //! are computed when it is first visited (the one played out at once, the others when selection
 //! reaches them), which gives the statistics, the random draws and the moves of the eager
 //! version (each child applied and its moves listed at expansion, kept selectable as
-//! [`MctsConfig::eager_expansion`] to test that claim) at a fraction of the cost. Selection then takes a node's unvisited children first (in child order) and
-//! the formula only among visited ones. The paper leaves unvisited siblings unaddressed; "visit
+//! [`MctsConfig::eager_expansion`] to test that claim) at a fraction of the cost. Selection
+//! then takes a node's unvisited children first (in child order) and the formula only among
+//! visited ones. The paper leaves unvisited siblings unaddressed; "visit
 //! each once first" is the spec digest's assumption (match3-personas-and-player2.md, A.3). The
 //! move finally played by a move-by-move player is chosen by [`FinalChoice`]: best mean, most
 //! visits, or the selection formula itself (the paper: "the evolved formula picks the best
@@ -984,8 +988,7 @@ pub fn simulate<G: Game + Goals, E: Evaluator<G::State>>(
     rng: &mut Rng,
     scratch: &mut Scratch<G>,
 ) -> Result<Simulated<G::State, G::Move>, G::Error> {
-    replay(game, root, sel, None, scratch)?;
-    simulate_at_leaf(game, sel, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
+    simulate_from(game, root, None, sel, cfg, eval, sub, best_so_far, seen_at_depth, rng, scratch)
 }
 
 /// [`simulate`] replaying from a kept state (`start`: the tree's [`Tree::start_state`]).
