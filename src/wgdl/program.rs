@@ -1712,6 +1712,24 @@ impl Program {
                         // The swap set of the board, once (from the cache when the rules just
                         // made it), then a bit per number.
                         Some((g, min)) => self.with_swap_set(st, g, min, |bits| -> Result<(), RuntimeError> {
+                            // The filter is the last condition and every number is a swap: the
+                            // moves are the set bits.
+                            if info.conditions.len() == info.owner_conds + 1
+                                && self.swap_in_range(g, lo as i64)
+                                && self.swap_in_range(g, hi as i64)
+                            {
+                                for (w, &word) in bits.iter().enumerate() {
+                                    let mut b = word;
+                                    while b != 0 {
+                                        let bound = (w * 64) as u32 + b.trailing_zeros();
+                                        b &= b - 1;
+                                        if (lo..=hi).contains(&bound) {
+                                            out.push(Action { def: a, this, bound });
+                                        }
+                                    }
+                                }
+                                return Ok(());
+                            }
                             for bound in lo..=hi {
                                 let from = match self.swap_in_range(g, bound as i64) {
                                     true if bits[bound as usize / 64] >> (bound % 64) & 1 == 0 => continue,
