@@ -101,6 +101,11 @@ fn every_enhancement_returns_a_path_that_replays_to_its_value() {
         ("sp-mcts", PlanConfig { mcts: MctsConfig { formula: Formula::sp_mcts(0.3, 0.01), ..base.mcts.clone() }, ..base.clone() }),
         ("nmcs 1", PlanConfig { algorithm: Algorithm::Nmcs(1), ..base.clone() }),
         ("full expansion", PlanConfig { mcts: MctsConfig { full_expansion: true, ..base.mcts.clone() }, ..base.clone() }),
+        // Two workers may reach one unvisited (lazily made) leaf at once: it is expanded once.
+        (
+            "full expansion, tree parallel",
+            PlanConfig { mcts: MctsConfig { full_expansion: true, ..base.mcts.clone() }, tree_parallel: 2, ..base.clone() },
+        ),
     ];
     for (name, cfg) in variants {
         let p = plan(&g, &eval, &cfg).unwrap();

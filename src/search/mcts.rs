@@ -761,17 +761,24 @@ impl<G: Game + Goals> Tree<G> {
         }
         let mut tail = sel.leaf;
         let mut expanded = None;
+        let mut full = sim.full;
         if let Some(terminal) = sim.leaf_learned {
-            // The leaf was made by a lazy expansion: now it is known (and its moves, if any,
-            // become its children just below, so none is left untried).
             let node = &mut self.nodes[sel.leaf as usize];
-            node.known = true;
-            node.terminal = terminal;
-            node.moves = if terminal { 0 } else { scratch.leaf_moves.len() as u32 };
-            node.untried_at = self.arena.len() as u32;
-            node.n_untried = 0;
+            if node.known {
+                // Tree parallelism: another worker learned and expanded this leaf meanwhile;
+                // this iteration counts through the leaf without adding children twice.
+                full = None;
+            } else {
+                // The leaf was made by a lazy expansion: now it is known (and its moves, if
+                // any, become its children just below, so none is left untried).
+                node.known = true;
+                node.terminal = terminal;
+                node.moves = if terminal { 0 } else { scratch.leaf_moves.len() as u32 };
+                node.untried_at = self.arena.len() as u32;
+                node.n_untried = 0;
+            }
         }
-        if let Some(full) = sim.full {
+        if let Some(full) = full {
             // Every move of the leaf becomes a child, in order; the played-out one is known.
             let moves: &[G::Move] = if sel.leaf_known { &sel.expand_all } else { &scratch.leaf_moves };
             for (i, &m) in moves.iter().enumerate() {
