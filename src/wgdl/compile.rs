@@ -2267,6 +2267,7 @@ impl<'a> Compiler<'a> {
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         let n_code = code.len();
         let n_conses = conses.len();
+        let n_actions = actions.len();
         Program {
             source: self.source,
             syms,
@@ -2315,6 +2316,7 @@ impl<'a> Compiler<'a> {
                 let mut f = super::fast::FastCode::default();
                 f.resize(n_code);
                 f.resize_conses(n_conses);
+                f.resize_actions(n_actions);
                 f
             },
         }

@@ -81,6 +81,9 @@ pub struct FastCode {
     slots: Vec<OnceLock<Fx>>,
     /// One per consequence ([`Program::conses`]).
     conses: Vec<OnceLock<Cx>>,
+    /// One per action: its conditions' closures, in order (fetched once per move generation
+    /// and owner instead of once per evaluation).
+    conds: Vec<OnceLock<Box<[Fx]>>>,
 }
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
@@ -88,7 +91,7 @@ pub(super) type Cx = Arc<dyn Fn(&Program, &mut State, Ctx, u32) -> Result<(), Ru
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
-        FastCode { slots: self.slots.clone(), conses: self.conses.clone() }
+        FastCode { slots: self.slots.clone(), conses: self.conses.clone(), conds: self.conds.clone() }
     }
 }
 
@@ -107,6 +110,10 @@ impl FastCode {
     /// Room for consequences `0..n`.
     pub fn resize_conses(&mut self, n: usize) {
         self.conses.resize_with(n, OnceLock::new);
+    }
+    /// Room for actions `0..n`.
+    pub fn resize_actions(&mut self, n: usize) {
+        self.conds.resize_with(n, OnceLock::new);
     }
 }
 
@@ -137,6 +144,23 @@ impl Program {
         decompile(code, e.start as usize, &mut stack);
         debug_assert_eq!(stack.len(), 1, "an expression leaves one value");
         stack.pop().expect("an expression leaves one value")
+    }
+
+    /// The closures of action `a`'s conditions, in order (built on first use).
+    #[inline]
+    pub(super) fn cond_fxs(&self, a: ActionId) -> &[Fx] {
+        match self.fast.conds.get(a as usize) {
+            Some(slot) => slot.get_or_init(|| self.actions[a as usize].conditions.iter().map(|&c| self.fx(c)).collect()),
+            None => &[],
+        }
+    }
+
+    /// The closure of expression `e` (built on first use).
+    fn fx(&self, e: ExprId) -> Fx {
+        match self.fast.slots.get(e.start as usize) {
+            Some(slot) => slot.get_or_init(|| self.lower_expr(e)).clone(),
+            None => self.lower_expr(e),
+        }
     }
 
     /// Runs consequence `c` (through its closure, built on first use).

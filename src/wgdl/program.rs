@@ -960,19 +960,14 @@ impl Program {
             return Ok(true);
         }
         let env = super::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
-        for &c in &info.conditions[first..info.owner_conds] {
-            if self.eval_env(&env, c)? == 0 {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        self.all_hold(&env, &self.cond_fxs(a)[first..info.owner_conds])
     }
 
-    /// Whether every condition of `conds` holds in `env`.
+    /// Whether every condition closure of `conds` holds in `env`.
     #[inline(always)]
-    fn all_hold(&self, env: &super::fast::Env, conds: &[ExprId]) -> Result<bool, RuntimeError> {
-        for &c in conds {
-            if self.eval_env(env, c)? == 0 {
+    fn all_hold(&self, env: &super::fast::Env, conds: &[super::fast::Fx]) -> Result<bool, RuntimeError> {
+        for f in conds {
+            if f(env)? == 0 {
                 return Ok(false);
             }
         }
@@ -1686,7 +1681,7 @@ impl Program {
                         if !self.owner_ok(st, a, this, occ, global)? => {}
                     // The bindings share one environment, rebound for each.
                     BindKind::God(c) => {
-                        let conds = &info.conditions[info.owner_conds..];
+                        let conds = &self.cond_fxs(a)[info.owner_conds..];
                         let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                         for &g in &self.classes[c as usize].gods {
                             env.rebind(g as u32, 0);
@@ -1696,7 +1691,7 @@ impl Program {
                         }
                     }
                     BindKind::Instance(c) => {
-                        let conds = &info.conditions[info.owner_conds..];
+                        let conds = &self.cond_fxs(a)[info.owner_conds..];
                         let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                         for (bid, b) in st.objects.iter().enumerate() {
                             if b.alive && self.is_sub(b.class, c) {
@@ -1744,7 +1739,7 @@ impl Program {
                             Ok(())
                         })?,
                         None => {
-                            let conds = &info.conditions[info.owner_conds..];
+                            let conds = &self.cond_fxs(a)[info.owner_conds..];
                             let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                             for bound in lo..=hi {
                                 env.rebind(bound, 0);
