@@ -84,6 +84,8 @@ pub struct FastCode {
     /// One per action: its conditions' closures, in order (fetched once per move generation
     /// and owner instead of once per evaluation).
     conds: Vec<OnceLock<Box<[Fx]>>>,
+    /// One per action: its consequences' closures, in attachment order.
+    effects: Vec<OnceLock<Box<[Cx]>>>,
 }
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
@@ -91,7 +93,7 @@ pub(super) type Cx = Arc<dyn Fn(&Program, &mut State, Ctx, u32) -> Result<(), Ru
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
-        FastCode { slots: self.slots.clone(), conses: self.conses.clone(), conds: self.conds.clone() }
+        FastCode { slots: self.slots.clone(), conses: self.conses.clone(), conds: self.conds.clone(), effects: self.effects.clone() }
     }
 }
 
@@ -114,6 +116,7 @@ impl FastCode {
     /// Room for actions `0..n`.
     pub fn resize_actions(&mut self, n: usize) {
         self.conds.resize_with(n, OnceLock::new);
+        self.effects.resize_with(n, OnceLock::new);
     }
 }
 
@@ -152,6 +155,30 @@ impl Program {
         match self.fast.conds.get(a as usize) {
             Some(slot) => slot.get_or_init(|| self.actions[a as usize].conditions.iter().map(|&c| self.fx(c)).collect()),
             None => &[],
+        }
+    }
+
+    /// Runs action `a`'s consequences in attachment order (their closures fetched once).
+    #[inline]
+    pub(super) fn run_consequences(&self, st: &mut State, a: ActionId, ctx: Ctx) -> Result<(), RuntimeError> {
+        let Some(slot) = self.fast.effects.get(a as usize) else {
+            for &c in &self.actions[a as usize].consequences {
+                self.exec(st, c, ctx, 0)?;
+            }
+            return Ok(());
+        };
+        let effects = slot.get_or_init(|| self.actions[a as usize].consequences.iter().map(|&c| self.cx(c)).collect());
+        for f in effects.iter() {
+            f(self, st, ctx, 0)?;
+        }
+        Ok(())
+    }
+
+    /// The closure of consequence `c` (built on first use).
+    fn cx(&self, c: ConsId) -> Cx {
+        match self.fast.conses.get(c as usize) {
+            Some(slot) => slot.get_or_init(|| self.lower_cons(c)).clone(),
+            None => self.lower_cons(c),
         }
     }
 

@@ -1845,9 +1845,7 @@ impl Program {
     pub fn apply(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
         let info = &self.actions[a.def as usize];
         let ctx = Ctx { this: a.this, bound: a.bound };
-        for &c in &info.consequences {
-            self.exec(st, c, ctx, 0)?;
-        }
+        self.run_consequences(st, a.def, ctx)?;
         self.fire_rules(st)?;
         if st.end_turn {
             self.end_turn(st)?;
