@@ -944,6 +944,7 @@ impl<'a> Compiler<'a> {
                     }
                     self.action_ix.insert(name.name.clone(), self.actions.len() as ActionId);
                     self.actions.push(ActionInfo {
+                        id: self.actions.len() as ActionId,
                         name: name.name.clone(),
                         span: name.span,
                         kind: k,

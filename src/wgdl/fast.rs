@@ -160,16 +160,16 @@ impl Program {
 
     /// Runs action `a`'s consequences in attachment order (their closures fetched once).
     #[inline]
-    pub(super) fn run_consequences(&self, st: &mut State, a: ActionId, ctx: Ctx) -> Result<(), RuntimeError> {
+    pub(super) fn run_consequences(&self, st: &mut State, a: ActionId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
         let Some(slot) = self.fast.effects.get(a as usize) else {
             for &c in &self.actions[a as usize].consequences {
-                self.exec(st, c, ctx, 0)?;
+                self.exec(st, c, ctx, depth)?;
             }
             return Ok(());
         };
         let effects = slot.get_or_init(|| self.actions[a as usize].consequences.iter().map(|&c| self.cx(c)).collect());
         for f in effects.iter() {
-            f(self, st, ctx, 0)?;
+            f(self, st, ctx, depth)?;
         }
         Ok(())
     }

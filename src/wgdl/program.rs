@@ -309,6 +309,8 @@ pub enum ActionKind {
 
 #[derive(Clone, Debug)]
 pub struct ActionInfo {
+    /// Its index in [`Program::actions`].
+    pub id: ActionId,
     pub name: String,
     pub span: Span,
     pub kind: ActionKind,
@@ -903,9 +905,7 @@ impl Program {
         for &h in &self.classes[class as usize].create_hooks {
             let a = &self.actions[h as usize];
             if self.conditions_hold(st, a, ctx)? {
-                for &c in &a.consequences {
-                    self.exec(st, c, ctx, depth + 1)?;
-                }
+                self.run_consequences(st, h, ctx, depth + 1)?;
             }
         }
         Ok(())
@@ -992,12 +992,8 @@ impl Program {
             BindKind::Number(..) | BindKind::Hex | BindKind::God(_) => super::fast::Env::unbound_object(self, st, ctx, occ),
             _ => super::fast::Env::with_occ(self, st, ctx, occ),
         };
-        for &c in conds {
-            if self.eval_env(&env, c)? == 0 {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        let fxs = self.cond_fxs(a.id);
+        self.all_hold(&env, &fxs[fxs.len() - conds.len()..])
     }
 
     /// Interprets one compiled expression's bytecode: the reference semantics that the closures
@@ -1401,9 +1397,7 @@ impl Program {
                         return Err(rt(RtKind::RunawayRule { rule: a.name.clone(), limit: self.limits.rule_firings }, a.span));
                     }
                     let pending = std::mem::take(&mut st.end_session);
-                    for &c in &a.consequences {
-                        self.exec(st, c, ctx, 0)?;
-                    }
+                    self.run_consequences(st, r, ctx, 0)?;
                     let requested = st.end_session;
                     st.end_session |= pending;
                     if requested {
@@ -1845,7 +1839,7 @@ impl Program {
     pub fn apply(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
         let info = &self.actions[a.def as usize];
         let ctx = Ctx { this: a.this, bound: a.bound };
-        self.run_consequences(st, a.def, ctx)?;
+        self.run_consequences(st, a.def, ctx, 0)?;
         self.fire_rules(st)?;
         if st.end_turn {
             self.end_turn(st)?;

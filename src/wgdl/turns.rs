@@ -188,18 +188,14 @@ impl Program {
                             }
                             let ctx = Ctx { this, bound: b as u32 };
                             if self.conditions_hold(st, a, ctx)? {
-                                for &c in &a.consequences {
-                                    self.exec(st, c, ctx, 0)?;
-                                }
+                                self.run_consequences(st, h, ctx, 0)?;
                             }
                         }
                     }
                     _ => {
                         let ctx = Ctx { this, bound: NONE };
                         if self.conditions_hold(st, a, ctx)? {
-                            for &c in &a.consequences {
-                                self.exec(st, c, ctx, 0)?;
-                            }
+                            self.run_consequences(st, h, ctx, 0)?;
                         }
                     }
                 }
