@@ -31,6 +31,12 @@ use super::diag::Span;
 use super::program::*;
 use std::cell::RefCell;
 
+/// Most distinct tiles a board may hold for the bitboard swap set (more: swap by swap).
+const BITBOARD_TILES: usize = 16;
+
+/// Longest run (`min`) the bitboard swap set handles (longer: swap by swap).
+const BITBOARD_REACH: usize = 8;
+
 /// Redraws allowed for one cell of a deal before it counts as impossible.
 const DEAL_TRIES: u32 = 10_000;
 
@@ -348,6 +354,10 @@ impl Program {
                 sw.value.done = 0;
                 sw.store(g, min, cells);
             }
+            // Boards of up to 64 cells with few distinct tiles: every swap at once, by bitboards.
+            if sw.value.done == 0 && Self::swap_set_bitboard(geo, cells, min, &mut sw.value.bits) {
+                sw.value.done = 2 * geo.cells();
+            }
             // One found already is enough to stop at the first.
             if !(stop_after == 1 && sw.value.bits.iter().any(|&b| b != 0)) {
                 Self::swap_set(geo, cells, min, &mut sw.value, stop_after);
@@ -481,6 +491,112 @@ impl Program {
                 y += 1;
             }
         }
+    }
+
+    /// The whole swap set of a board of at most 64 cells holding at most [`BITBOARD_TILES`]
+    /// distinct tiles, for `min` up to [`BITBOARD_REACH`], computed with one bitboard per tile
+    /// (bit `y * w + x`); `false` (and `bits` untouched) for other boards, which
+    /// [`Program::swap_set`] tests swap by swap. The
+    /// same set as `swap_set` by construction and by test: a tile `v` put at a cell makes a run
+    /// when the `min − 1` cells on one side, or `j` on one side and `min − 1 − j` on the other,
+    /// hold `v` — except on the partner's side, whose cell then holds the other tile; a swap of
+    /// two equal tiles changes nothing and counts when a run already passes through one of them.
+    fn swap_set_bitboard(geo: Geo, cells: &[i64], min: usize, bits: &mut [u64]) -> bool {
+        let (w, h, n) = (geo.w, geo.h, geo.cells());
+        if n > 64 || n == 0 {
+            return false;
+        }
+        // The distinct tiles and their bitboards; `zero` holds the empty cells.
+        let mut tiles = [0i64; BITBOARD_TILES];
+        let mut boards = [0u64; BITBOARD_TILES];
+        let mut k = 0;
+        let mut zero = 0u64;
+        for (i, &v) in cells.iter().enumerate() {
+            if v == 0 {
+                zero |= 1 << i;
+                continue;
+            }
+            match tiles[..k].iter().position(|&t| t == v) {
+                Some(t) => boards[t] |= 1 << i,
+                None if k < BITBOARD_TILES => {
+                    tiles[k] = v;
+                    boards[k] = 1 << i;
+                    k += 1;
+                }
+                None => return false,
+            }
+        }
+        let m = min.max(1) - 1;
+        if m >= w.max(h) {
+            // No line is long enough for a run.
+            bits.fill(0);
+            return true;
+        }
+        if m >= BITBOARD_REACH {
+            return false;
+        }
+        let shl = |x: u64, s: usize| x.checked_shl(s as u32).unwrap_or(0);
+        let shr = |x: u64, s: usize| x.checked_shr(s as u32).unwrap_or(0);
+        let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let (mut first_col, mut last_col) = (0u64, 0u64);
+        for y in 0..h {
+            first_col |= 1 << (y * w);
+            last_col |= 1 << (y * w + w - 1);
+        }
+        let (not_first, not_last) = (all & !first_col, all & !last_col);
+        // Per tile: `lines[d][j]` = cells whose j nearest cells in direction d (left, right,
+        // below, above) all hold the tile (j = 0: every cell).
+        let mut in_run = 0u64;
+        // Swap to the right / above: the tile of the partner put here, or this tile put there.
+        let (mut right, mut up) = (0u64, 0u64);
+        for &b in &boards[..k] {
+            let near = [shl(b, 1) & not_first, shr(b, 1) & not_last, shl(b, w) & all, shr(b, w)];
+            let mut lines = [[0u64; BITBOARD_REACH]; 4];
+            for d in 0..4 {
+                lines[d][0] = all;
+                for j in 1..=m {
+                    let prev = lines[d][j - 1];
+                    let moved = match d {
+                        0 => shl(prev, 1),
+                        1 => shr(prev, 1),
+                        2 => shl(prev, w),
+                        _ => shr(prev, w),
+                    };
+                    lines[d][j] = near[d] & moved & all;
+                }
+            }
+            let (mut across, mut along) = (0u64, 0u64);
+            for j in 0..=m {
+                across |= lines[0][j] & lines[1][m - j];
+                along |= lines[2][j] & lines[3][m - j];
+            }
+            in_run |= b & (across | along);
+            right |= ((lines[0][m] | along) & shr(b, 1)) | (b & shr(lines[1][m] | along, 1));
+            up |= ((lines[2][m] | across) & shr(b, w)) | (b & shr(lines[3][m] | across, w));
+        }
+        // Equal neighbours (empty ones too): the swap changes nothing.
+        let (mut eq_right, mut eq_up) = (zero & shr(zero, 1), zero & shr(zero, w));
+        for &b in &boards[..k] {
+            eq_right |= b & shr(b, 1);
+            eq_up |= b & shr(b, w);
+        }
+        let right = not_last & ((!eq_right & right) | (eq_right & (in_run | shr(in_run, 1))));
+        let up = shr(all, w) & ((!eq_up & up) | (eq_up & (in_run | shr(in_run, w))));
+        // Swap number 2a is cell a's swap to the right, 2a + 1 its swap upwards.
+        fn spread(x: u32) -> u64 {
+            let mut x = x as u64;
+            x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+            x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+            x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+            x = (x | x << 2) & 0x3333_3333_3333_3333;
+            (x | x << 1) & 0x5555_5555_5555_5555
+        }
+        bits.fill(0);
+        for (half, word) in bits.iter_mut().enumerate().take(2) {
+            let (r, u) = ((right >> (32 * half)) as u32, (up >> (32 * half)) as u32);
+            *word = spread(r) | spread(u) << 1;
+        }
+        true
     }
 
     /// For every cell, the equal cells in a row ending at it (itself counted) from the left,
@@ -739,6 +855,39 @@ mod tests {
         let mut c = cells.to_vec();
         c.swap(a, b);
         Program::run_through(geo, a, min, |j| c[j]) || Program::run_through(geo, b, min, |j| c[j])
+    }
+
+    #[test]
+    fn bitboard_swap_sets_match_the_definition_on_random_boards() {
+        let mut r = 987u64;
+        let mut used = 0;
+        for (w, h) in [(7, 7), (8, 8), (5, 3), (1, 6), (6, 1), (9, 2), (64, 1), (1, 64), (4, 16), (9, 7)] {
+            let geo = Geo { base: 0, w, h };
+            for tiles in [1i64, 2, 3, 6, 9, 20] {
+                for _ in 0..60 {
+                    // Empty cells and negative tiles too.
+                    let cells: Vec<i64> = (0..w * h)
+                        .map(|_| {
+                            r = crate::rng::mix(r.wrapping_add(1));
+                            (r % (tiles as u64 + 1)) as i64 - (tiles / 3)
+                        })
+                        .collect();
+                    for min in 0..=10 {
+                        let n = 2 * w * h;
+                        let mut bits = vec![u64::MAX; n.div_ceil(64)];
+                        if !Program::swap_set_bitboard(geo, &cells, min, &mut bits) {
+                            assert!(w * h > 64 || min > BITBOARD_REACH || tiles >= BITBOARD_TILES as i64, "{w}x{h} min {min}");
+                            continue;
+                        }
+                        used += 1;
+                        for s in 0..n {
+                            assert_eq!(bits[s / 64] >> (s % 64) & 1 == 1, naive(geo, &cells, min.max(1), s), "{w}x{h} min {min} swap {s}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(used > 10_000, "the bitboard path ran {used} times");
     }
 
     #[test]
