@@ -26,6 +26,11 @@
 //! (`runs` decides, `sumRuns` scores, `clearRuns` clears the same runs) and the move generation
 //! after it (the deadlock test has listed every swap). A lookup compares the cells (a few dozen
 //! words) instead of rescanning every line and every swap.
+//!
+//! **Swap sets by bitboards**: on a board of at most 64 cells holding at most 16 distinct tiles
+//! (and `min` ≤ 8), the swap set is made at once from one 64-bit board per tile (shifted masks:
+//! the cells whose j nearest cells on a side hold the tile); other boards test swap by swap in
+//! O(1) each from per-cell run lengths. Both are held to the definition by tests.
 
 use super::diag::Span;
 use super::program::*;
