@@ -1,6 +1,6 @@
 //! playforge: machine playtesting and balancing of games written in WGDL.
 //!
-//! Games are text ([`wgdl`]); they compile to a [`wgdl::Program`] whose states every searcher
+//! Games are text ([`wgdl`], or GDL through [`gdl`]); they compile to a [`wgdl::Program`] whose states every searcher
 //! plays through the [`game::Game`] contract. See ARCHITECTURE.md for the map.
 
 pub mod balance;
@@ -8,6 +8,7 @@ pub mod cli;
 pub mod evolve;
 pub mod experiment;
 pub mod game;
+pub mod gdl;
 pub mod persona;
 pub mod playtest;
 pub mod report;

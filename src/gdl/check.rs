@@ -1,0 +1,443 @@
+//! Pass 2: the rules made plain and held to GDL's restrictions. `(or …)` is expanded into one
+//! rule per alternative; the keywords must have their arities and places (`true` and `does` are
+//! never defined, `role` only by ground facts, `init` independent of the state, `legal`, `goal`
+//! and `terminal` independent of `does`); every relation has one arity; and the three
+//! restrictions of GDL hold — safety (every variable of the head, of a `not` or of a `distinct`
+//! also occurs in a positive body literal), stratified negation (no relation depends on itself
+//! through `not`) and the recursion restriction. Every error names the literal at fault.
+//!
+//! The result gives each relation its stratum: the strongly connected components of the
+//! dependency graph, dependencies first, each marked recursive or not.
+
+use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
+use super::{GdlError, GdlErrorKind};
+use crate::wgdl::diag::{SourceFile, Span};
+use std::collections::HashMap;
+
+/// Most rules `or` expansion may make of one rule.
+const MAX_EXPANSION: usize = 4096;
+
+/// Checked rules and the relations' strata.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// `or`-free rules.
+    pub rules: Vec<Rule>,
+    /// Each relation's arity.
+    pub arity: HashMap<Sym, usize>,
+    /// Strongly connected components of the dependency graph, dependencies first.
+    pub sccs: Vec<Vec<Sym>>,
+    /// Per component: it depends on itself (a recursive relation).
+    pub recursive: Vec<bool>,
+    /// The component of each relation.
+    pub scc_of: HashMap<Sym, usize>,
+    /// Relations that depend on `true` or `does` (the rest are static).
+    pub dynamic: std::collections::HashSet<Sym>,
+    /// Relations that depend on `does`.
+    pub on_does: std::collections::HashSet<Sym>,
+    pub roles: Vec<Sym>,
+}
+
+/// The keyword relations and their arities.
+pub struct Keywords {
+    pub role: Sym,
+    pub init: Sym,
+    pub true_: Sym,
+    pub next: Sym,
+    pub legal: Sym,
+    pub does: Sym,
+    pub goal: Sym,
+    pub terminal: Sym,
+}
+
+impl Keywords {
+    pub fn new(syms: &mut Symbols) -> Keywords {
+        Keywords {
+            role: syms.intern("role"),
+            init: syms.intern("init"),
+            true_: syms.intern("true"),
+            next: syms.intern("next"),
+            legal: syms.intern("legal"),
+            does: syms.intern("does"),
+            goal: syms.intern("goal"),
+            terminal: syms.intern("terminal"),
+        }
+    }
+
+    fn arity(&self, p: Sym) -> Option<(usize, &'static str)> {
+        let k = [
+            (self.role, 1, "role"),
+            (self.init, 1, "init"),
+            (self.true_, 1, "true"),
+            (self.next, 1, "next"),
+            (self.legal, 2, "legal"),
+            (self.does, 2, "does"),
+            (self.goal, 2, "goal"),
+            (self.terminal, 0, "terminal"),
+        ];
+        k.iter().find(|(s, _, _)| *s == p).map(|&(_, a, n)| (a, n))
+    }
+}
+
+/// The variables of a term, into `out`.
+pub fn term_vars(t: &Term, out: &mut Vec<u32>) {
+    match t {
+        Term::Var(v) => out.push(*v),
+        Term::Const(_) => {}
+        Term::Fn(_, args) => args.iter().for_each(|a| term_vars(a, out)),
+    }
+}
+
+fn atom_vars(a: &Atom) -> Vec<u32> {
+    let mut v = Vec::new();
+    a.args.iter().for_each(|t| term_vars(t, &mut v));
+    v
+}
+
+/// The alternatives of a body with `or`s: the product of each literal's alternatives.
+fn expand(body: &[Literal], span: Span) -> Result<Vec<Vec<Literal>>, GdlError> {
+    let mut out: Vec<Vec<Literal>> = vec![Vec::new()];
+    for lit in body {
+        let alts = alternatives(lit);
+        if out.len() * alts.len() > MAX_EXPANSION {
+            return Err(GdlError::new(
+                span,
+                GdlErrorKind::Limit {
+                    what: "`or` expands this rule into too many rules".into(),
+                    expected: format!("at most {MAX_EXPANSION}"),
+                },
+            ));
+        }
+        out = out.iter().flat_map(|pre| alts.iter().map(move |alt| pre.iter().cloned().chain(alt.iter().cloned()).collect())).collect();
+    }
+    Ok(out)
+}
+
+/// The ways a literal can hold: one for a plain literal; one per alternative for `or` (whose
+/// alternatives may be `or`s themselves).
+fn alternatives(lit: &Literal) -> Vec<Vec<Literal>> {
+    match lit {
+        Literal::Or(alts, _) => alts.iter().flat_map(alternatives).collect(),
+        l => vec![vec![l.clone()]],
+    }
+}
+
+pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<Checked, Vec<GdlError>> {
+    let kw = Keywords::new(syms);
+    let mut errors = Vec::new();
+    // `or` expanded.
+    let mut plain = Vec::new();
+    for r in rules {
+        match expand(&r.body, r.span) {
+            Ok(bodies) => plain.extend(bodies.into_iter().map(|body| Rule { body, ..r.clone() })),
+            Err(e) => errors.push(e),
+        }
+    }
+    // Arities: the keywords' own, every other relation's first use.
+    let mut arity: HashMap<Sym, (usize, Span)> = HashMap::new();
+    let mut use_atom = |a: &Atom, errors: &mut Vec<GdlError>| {
+        if let Some((k, name)) = kw.arity(a.pred)
+            && a.args.len() != k
+        {
+            errors.push(GdlError::new(a.span, GdlErrorKind::Arity { what: name, expected: k, found: a.args.len() }));
+            return;
+        }
+        match arity.get(&a.pred) {
+            Some(&(n, first)) if n != a.args.len() => errors.push(GdlError::new(
+                a.span,
+                GdlErrorKind::MixedArity {
+                    name: syms.name(a.pred).to_string(),
+                    found: a.args.len(),
+                    first: n,
+                    first_line: file.line_col(first.lo).0,
+                },
+            )),
+            Some(_) => {}
+            None => {
+                arity.insert(a.pred, (a.args.len(), a.span));
+            }
+        }
+    };
+    for r in &plain {
+        use_atom(&r.head, &mut errors);
+        for l in &r.body {
+            if let Literal::Pos(a) | Literal::Not(a) = l {
+                use_atom(a, &mut errors);
+            }
+        }
+    }
+    let mut roles = Vec::new();
+    for r in &plain {
+        let h = &r.head;
+        if h.pred == kw.true_ || h.pred == kw.does {
+            errors.push(GdlError::new(h.span, GdlErrorKind::DefinedKeyword { name: syms.name(h.pred).to_string() }));
+        }
+        if h.pred == kw.role {
+            match (&h.args[..], r.body.is_empty()) {
+                ([Term::Const(c)], true) => {
+                    if !roles.contains(c) {
+                        roles.push(*c);
+                    }
+                }
+                _ => errors.push(GdlError::new(
+                    h.span,
+                    GdlErrorKind::Expected {
+                        found: "a `role` rule".into(),
+                        expected: "`role` only in facts `(role name)` with a constant name",
+                    },
+                )),
+            }
+        }
+        // Safety.
+        let mut bound = Vec::new();
+        for l in &r.body {
+            if let Literal::Pos(a) = l {
+                bound.extend(atom_vars(a));
+            }
+        }
+        let mut need: Vec<(u32, Span)> = atom_vars(&r.head).into_iter().map(|v| (v, h.span)).collect();
+        for l in &r.body {
+            match l {
+                Literal::Not(a) => need.extend(atom_vars(a).into_iter().map(|v| (v, a.span))),
+                Literal::Distinct(x, y, s) => {
+                    let mut v = Vec::new();
+                    term_vars(x, &mut v);
+                    term_vars(y, &mut v);
+                    need.extend(v.into_iter().map(|v| (v, *s)));
+                }
+                _ => {}
+            }
+        }
+        let mut reported = Vec::new();
+        for (v, s) in need {
+            if !bound.contains(&v) && !reported.contains(&v) {
+                reported.push(v);
+                errors.push(GdlError::new(s, GdlErrorKind::Unsafe { var: r.vars[v as usize].clone() }));
+            }
+        }
+    }
+    if roles.is_empty() && errors.is_empty() {
+        errors.push(GdlError::new(Span::new(0, 0), GdlErrorKind::NoRoles));
+    }
+    // The dependency graph: relation → relations of its bodies (negated or not).
+    let mut preds: Vec<Sym> = arity.keys().copied().collect();
+    preds.sort_unstable();
+    let index: HashMap<Sym, usize> = preds.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let mut edges: Vec<Vec<(usize, bool, Span)>> = vec![Vec::new(); preds.len()];
+    for r in &plain {
+        let Some(&h) = index.get(&r.head.pred) else { continue };
+        for l in &r.body {
+            match l {
+                Literal::Pos(a) => edges[h].push((index[&a.pred], false, a.span)),
+                Literal::Not(a) => edges[h].push((index[&a.pred], true, a.span)),
+                _ => {}
+            }
+        }
+    }
+    let sccs = tarjan(&edges);
+    let mut scc_index = vec![0; preds.len()];
+    for (k, c) in sccs.iter().enumerate() {
+        for &p in c {
+            scc_index[p] = k;
+        }
+    }
+    let recursive: Vec<bool> = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
+    // Stratified negation.
+    for (p, es) in edges.iter().enumerate() {
+        for &(q, neg, span) in es {
+            if neg && scc_index[p] == scc_index[q] {
+                let cycle = sccs[scc_index[p]].iter().map(|&x| syms.name(preds[x]).to_string()).collect::<Vec<_>>().join(", ");
+                errors.push(GdlError::new(span, GdlErrorKind::Unstratified { name: syms.name(preds[p]).to_string(), cycle }));
+            }
+        }
+    }
+    // Recursion restriction.
+    for r in &plain {
+        let Some(&h) = index.get(&r.head.pred) else { continue };
+        let head_vars = atom_vars(&r.head);
+        let mut outside = Vec::new();
+        for l in &r.body {
+            if let Literal::Pos(a) = l
+                && scc_index[index[&a.pred]] != scc_index[h]
+            {
+                outside.extend(atom_vars(a));
+            }
+        }
+        for l in &r.body {
+            if let Literal::Pos(a) = l
+                && scc_index[index[&a.pred]] == scc_index[h]
+                && recursive[scc_index[h]]
+            {
+                let ok = a.args.iter().all(|t| {
+                    let mut v = Vec::new();
+                    term_vars(t, &mut v);
+                    v.iter().all(|x| head_vars.contains(x) || outside.contains(x))
+                });
+                if !ok {
+                    errors.push(GdlError::new(a.span, GdlErrorKind::RecursionRestriction { name: syms.name(a.pred).to_string() }));
+                }
+            }
+        }
+    }
+    // What each relation depends on, transitively.
+    let reach = |from: usize| -> Vec<bool> {
+        let mut seen = vec![false; preds.len()];
+        let mut stack = vec![from];
+        while let Some(p) = stack.pop() {
+            for &(q, _, _) in &edges[p] {
+                if !seen[q] {
+                    seen[q] = true;
+                    stack.push(q);
+                }
+            }
+        }
+        seen
+    };
+    let mut dynamic = std::collections::HashSet::new();
+    let mut on_does = std::collections::HashSet::new();
+    for (i, &p) in preds.iter().enumerate() {
+        let r = reach(i);
+        let dep = |k: Sym| index.get(&k).is_some_and(|&j| r[j]);
+        if dep(kw.true_) || dep(kw.does) || p == kw.true_ || p == kw.does {
+            dynamic.insert(p);
+        }
+        if dep(kw.does) || p == kw.does {
+            on_does.insert(p);
+        }
+        let first_use = arity[&p].1;
+        if p == kw.init {
+            for bad in [kw.true_, kw.does, kw.legal, kw.next, kw.goal, kw.terminal] {
+                if dep(bad) {
+                    errors.push(GdlError::new(
+                        first_use,
+                        GdlErrorKind::BadDependency {
+                            name: "init".into(),
+                            on: syms.name(bad).into(),
+                            rule: "`init` independent of the state and the moves",
+                        },
+                    ));
+                }
+            }
+        }
+        if (p == kw.legal || p == kw.goal || p == kw.terminal) && dep(kw.does) {
+            errors.push(GdlError::new(
+                first_use,
+                GdlErrorKind::BadDependency {
+                    name: syms.name(p).into(),
+                    on: "does".into(),
+                    rule: "`legal`, `goal` and `terminal` independent of the moves being made",
+                },
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort_by_key(|e| e.span.lo);
+        errors.dedup();
+        return Err(errors);
+    }
+    let sccs_syms: Vec<Vec<Sym>> = sccs.iter().map(|c| c.iter().map(|&i| preds[i]).collect()).collect();
+    let scc_of = preds.iter().enumerate().map(|(i, &p)| (p, scc_index[i])).collect();
+    Ok(Checked {
+        rules: plain,
+        arity: arity.into_iter().map(|(k, (n, _))| (k, n)).collect(),
+        sccs: sccs_syms,
+        recursive,
+        scc_of,
+        dynamic,
+        on_does,
+        roles,
+    })
+}
+
+/// Strongly connected components, each after every component it has an edge to
+/// (dependencies first). Iterative, so a long chain of relations cannot overflow the stack.
+fn tarjan(edges: &[Vec<(usize, bool, Span)>]) -> Vec<Vec<usize>> {
+    let n = edges.len();
+    const UNSEEN: usize = usize::MAX;
+    let (mut index, mut low, mut on) = (vec![UNSEEN; n], vec![0; n], vec![false; n]);
+    let (mut stack, mut out, mut next) = (Vec::new(), Vec::new(), 0);
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // (node, next edge to look at)
+        let mut call = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on[root] = true;
+        while let Some(&mut (v, ref mut e)) = call.last_mut() {
+            if *e < edges[v].len() {
+                let w = edges[v][*e].0;
+                *e += 1;
+                if index[w] == UNSEEN {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on[w] = true;
+                    call.push((w, 0));
+                } else if on[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("tarjan stack");
+                        on[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errs(text: &str) -> Vec<GdlErrorKind> {
+        let mut syms = Symbols::default();
+        let rules = super::super::parse::parse(text, &mut syms).unwrap();
+        match check(rules, &mut syms, &SourceFile::new("t.kif", text)) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.kind).collect(),
+        }
+    }
+
+    #[test]
+    fn each_restriction_is_an_error() {
+        assert!(errs("(role a) (<= (p ?x) (q ?y))").iter().any(|k| matches!(k, GdlErrorKind::Unsafe { var } if var == "x")));
+        assert!(
+            errs("(role a) (q 1) (<= (p ?x) (q ?x) (not (r ?y)))").iter().any(|k| matches!(k, GdlErrorKind::Unsafe { var } if var == "y"))
+        );
+        assert!(errs("(role a) (q 1) (<= (p ?x) (q ?x) (not (p ?x)))").iter().any(|k| matches!(k, GdlErrorKind::Unstratified { .. })));
+        assert!(
+            errs("(role a) (q 1) (<= (p ?x) (q ?x) (p ?y) (distinct ?x ?y))")
+                .iter()
+                .any(|k| matches!(k, GdlErrorKind::RecursionRestriction { .. }))
+        );
+        assert!(errs("(role a) (<= (true x) (role a))").iter().any(|k| matches!(k, GdlErrorKind::DefinedKeyword { .. })));
+        assert!(errs("(role a) (<= (legal a x) (does a x))").iter().any(|k| matches!(k, GdlErrorKind::BadDependency { .. })));
+        assert!(errs("(role a) (<= (init x) (true y))").iter().any(|k| matches!(k, GdlErrorKind::BadDependency { .. })));
+        assert!(errs("(role a) (p 1) (p 1 2)").iter().any(|k| matches!(k, GdlErrorKind::MixedArity { .. })));
+        assert!(errs("(role a) (legal a)").iter().any(|k| matches!(k, GdlErrorKind::Arity { what: "legal", .. })));
+        assert!(errs("(p 1)").iter().any(|k| matches!(k, GdlErrorKind::NoRoles)));
+        // Recursion through a non-recursive binder is fine, and so is `or`.
+        assert_eq!(
+            errs("(role a) (e 1 2) (e 2 3) (<= (r ?x ?y) (e ?x ?y)) (<= (r ?x ?z) (e ?x ?y) (r ?y ?z)) (<= (s ?x) (or (e ?x 2) (e 2 ?x)))"),
+            vec![]
+        );
+    }
+}

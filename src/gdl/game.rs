@@ -1,0 +1,352 @@
+//! Pass 4: a grounded description as a [`Game`]. A state is the set of base propositions that
+//! hold (a bit per possible `true` atom). A move is a **joint move**: one action per role,
+//! packed 16 bits per role ([`JointMove`]); the legal moves are the product of every role's
+//! legal actions, role order first. In a turn-taking game every role but one has a single
+//! action (its `noop`), so the joint moves are the mover's choices.
+//!
+//! Decisions (the GDL papers leave them to the player; see `games/gdl/README.md`):
+//! * **Who moves** ([`Game::to_move`]): the first role, in `role` order, with more than one
+//!   legal action; 0 when none has a choice.
+//! * **Status**: terminal when `terminal` holds or some role has no legal action. At the end,
+//!   a role whose goal is strictly above every other's has won ([`Status::Won`]); otherwise it
+//!   is a draw; a single-role game ends [`Status::Finished`].
+//! * **Goals**: a role's goal is the largest value `v` (a number 0–100) with `(goal role v)`
+//!   true; 0 when none holds. [`GoalEval`] scores a state by it, divided by 100.
+//!
+//! Evaluating a state's rules is the costly part: the last state evaluated (its model) is kept
+//! per thread, so `legal`, `status` and `to_move` on the same state evaluate once.
+
+use super::ground::{AtomId, GId, GTerm, Grounded};
+use super::parse::Symbols;
+use super::{GdlError, GdlErrorKind};
+use crate::game::Game;
+use crate::search::mcts::{Evaluator, Goals};
+use crate::wgdl::Status;
+use crate::wgdl::diag::Span;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One action per role, 16 bits each (role 0 in the low bits): each role's index into its
+/// action list ([`GdlGame::action_name`]).
+pub type JointMove = u64;
+
+/// Most roles a joint move can hold.
+pub const MAX_ROLES: usize = 4;
+/// Most actions one role may have.
+pub const MAX_ACTIONS: usize = u16::MAX as usize;
+
+/// A state: the base propositions that hold, a bit each.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GdlState {
+    pub bits: Vec<u64>,
+}
+
+/// One possible action of a role.
+#[derive(Clone, Debug)]
+struct ActionInfo {
+    term: GId,
+    /// `(legal role a)`, if it can ever hold.
+    legal: Option<AtomId>,
+    /// `(does role a)`.
+    does: AtomId,
+}
+
+/// A GDL game: roles, base propositions, actions, goals, all over one grounded description.
+#[derive(Clone, Debug)]
+pub struct GdlGame {
+    g: Arc<Grounded>,
+    syms: Arc<Symbols>,
+    /// Tells games apart in the per-thread model cache.
+    id: u64,
+    /// The base propositions: `(true x)` atoms.
+    base: Vec<AtomId>,
+    /// `(next x)` atom and the base proposition it sets.
+    next_to_base: Vec<(AtomId, u32)>,
+    actions: Vec<Vec<ActionInfo>>,
+    /// Per role: (goal atom, value).
+    goals: Vec<Vec<(AtomId, u8)>>,
+    terminal: Option<AtomId>,
+    initial: GdlState,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The last model evaluated on this thread: (game id, state bits, model without `does`).
+    static LAST: RefCell<(u64, Vec<u64>, Vec<u64>)> = const { RefCell::new((0, Vec::new(), Vec::new())) };
+    /// Scratch for `apply`'s model.
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+#[inline]
+fn bit(m: &[u64], a: AtomId) -> bool {
+    m[a as usize / 64] >> (a % 64) & 1 == 1
+}
+
+#[inline]
+fn set(m: &mut [u64], a: AtomId) {
+    m[a as usize / 64] |= 1 << (a % 64);
+}
+
+impl GdlGame {
+    pub(super) fn new(g: Grounded, syms: Symbols) -> Result<GdlGame, Vec<GdlError>> {
+        let err = |what: String, expected: String| vec![GdlError::new(Span::new(0, 0), GdlErrorKind::Limit { what, expected })];
+        let kw = g.kw;
+        if g.roles.len() > MAX_ROLES {
+            return Err(err(format!("{} roles", g.roles.len()), format!("at most {MAX_ROLES} roles")));
+        }
+        let base: Vec<AtomId> = g.atoms.of(kw.true_).to_vec();
+        let base_index = |x: GId| base.iter().position(|&b| g.atoms.list[b as usize].1[0] == x);
+        let next_to_base = g
+            .atoms
+            .of(kw.next)
+            .iter()
+            .map(|&n| (n, base_index(g.atoms.list[n as usize].1[0]).expect("true ⊇ next in the relaxed model") as u32))
+            .collect();
+        let mut actions = vec![Vec::new(); g.roles.len()];
+        for &d in g.atoms.of(kw.does) {
+            let args = &g.atoms.list[d as usize].1;
+            let Some(r) = g.roles.iter().position(|&r| r == args[0]) else { continue };
+            actions[r].push(ActionInfo { term: args[1], legal: g.atoms.get(kw.legal, &args[..]), does: d });
+        }
+        for (r, a) in actions.iter().enumerate() {
+            if a.len() > MAX_ACTIONS {
+                return Err(err(
+                    format!("role {} has {} possible actions", g.terms.show(g.roles[r], &syms), a.len()),
+                    format!("at most {MAX_ACTIONS}"),
+                ));
+            }
+        }
+        let mut goals = vec![Vec::new(); g.roles.len()];
+        for &a in g.atoms.of(kw.goal) {
+            let args = &g.atoms.list[a as usize].1;
+            let Some(r) = g.roles.iter().position(|&r| r == args[0]) else { continue };
+            let value = match &g.terms.nodes[args[1] as usize] {
+                GTerm::Const(s) => syms.name(*s).parse::<u8>().ok().filter(|&v| v <= 100),
+                _ => None,
+            };
+            match value {
+                Some(v) => goals[r].push((a, v)),
+                None => return Err(err(format!("goal value {}", g.terms.show(args[1], &syms)), "a number from 0 to 100".into())),
+            }
+        }
+        let terminal = g.atoms.get(kw.terminal, &[]);
+        let mut initial = GdlState { bits: vec![0; base.len().div_ceil(64).max(1)] };
+        for (i, &b) in base.iter().enumerate() {
+            let x = g.atoms.list[b as usize].1[0];
+            if g.atoms.get(kw.init, &[x]).is_some_and(|a| bit(&g.statics, a)) {
+                initial.bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Ok(GdlGame {
+            g: Arc::new(g),
+            syms: Arc::new(syms),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            base,
+            next_to_base,
+            actions,
+            goals,
+            terminal,
+            initial,
+        })
+    }
+
+    pub fn roles(&self) -> usize {
+        self.g.roles.len()
+    }
+
+    pub fn role_name(&self, r: usize) -> String {
+        self.g.terms.show(self.g.roles[r], &self.syms)
+    }
+
+    /// Role `r`'s action number `i` as KIF text.
+    pub fn action_name(&self, r: usize, i: usize) -> String {
+        self.g.terms.show(self.actions[r][i].term, &self.syms)
+    }
+
+    /// Role `r`'s action in a joint move.
+    pub fn action_of(mv: JointMove, r: usize) -> usize {
+        (mv >> (16 * r)) as usize & 0xFFFF
+    }
+
+    /// A joint move as text: `(mark 1 1) noop`.
+    pub fn show_move(&self, mv: JointMove) -> String {
+        (0..self.roles()).map(|r| self.action_name(r, Self::action_of(mv, r))).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The base propositions that hold, as KIF text (sorted).
+    pub fn show_state(&self, st: &GdlState) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.base.len())
+            .filter(|&i| st.bits[i / 64] >> (i % 64) & 1 == 1)
+            .map(|i| self.g.terms.show(self.g.atoms.list[self.base[i] as usize].1[0], &self.syms))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Numbers of ground atoms and dynamic ground rules (for `check`-style summaries).
+    pub fn size(&self) -> (usize, usize) {
+        (self.g.atoms.list.len(), self.g.groups.iter().map(|g| g.heads.len()).sum())
+    }
+
+    /// Puts the state's base propositions into a model holding the static atoms.
+    fn load(&self, st: &GdlState, m: &mut Vec<u64>) {
+        m.clear();
+        m.extend_from_slice(&self.g.statics);
+        for (i, &b) in self.base.iter().enumerate() {
+            if st.bits[i / 64] >> (i % 64) & 1 == 1 {
+                set(m, b);
+            }
+        }
+    }
+
+    /// Runs `f` on the state's model without `does` (from the per-thread cache when it was the
+    /// last one evaluated).
+    fn with_model<R>(&self, st: &GdlState, f: impl FnOnce(&[u64]) -> R) -> R {
+        LAST.with(|c| {
+            let mut c = c.borrow_mut();
+            let (id, bits, model) = &mut *c;
+            if *id != self.id || *bits != st.bits {
+                self.load(st, model);
+                self.g.eval(model, false);
+                *id = self.id;
+                bits.clone_from(&st.bits);
+            }
+            f(model)
+        })
+    }
+
+    /// Each role's goal in `st` (0–100).
+    pub fn goal_values(&self, st: &GdlState) -> Vec<u8> {
+        self.with_model(st, |m| {
+            self.goals.iter().map(|gs| gs.iter().filter(|&&(a, _)| bit(m, a)).map(|&(_, v)| v).max().unwrap_or(0)).collect()
+        })
+    }
+
+    /// Whether `terminal` holds in `st`.
+    pub fn is_terminal(&self, st: &GdlState) -> bool {
+        self.terminal.is_some_and(|t| self.with_model(st, |m| bit(m, t)))
+    }
+
+    /// Each role's legal action numbers in `st`.
+    pub fn legal_actions(&self, st: &GdlState) -> Vec<Vec<usize>> {
+        self.with_model(st, |m| {
+            self.actions.iter().map(|acts| (0..acts.len()).filter(|&i| acts[i].legal.is_some_and(|l| bit(m, l))).collect()).collect()
+        })
+    }
+}
+
+impl Game for GdlGame {
+    type State = GdlState;
+    type Move = JointMove;
+    type Error = std::convert::Infallible;
+
+    fn initial(&self) -> Result<GdlState, Self::Error> {
+        Ok(self.initial.clone())
+    }
+
+    fn legal(&self, st: &GdlState, out: &mut Vec<JointMove>) -> Result<(), Self::Error> {
+        out.clear();
+        self.with_model(st, |m| {
+            if self.terminal.is_some_and(|t| bit(m, t)) {
+                return;
+            }
+            out.push(0);
+            for (r, acts) in self.actions.iter().enumerate() {
+                let before = out.len();
+                for i in 0..before {
+                    let partial = out[i];
+                    for (k, a) in acts.iter().enumerate() {
+                        if a.legal.is_some_and(|l| bit(m, l)) {
+                            out.push(partial | (k as u64) << (16 * r));
+                        }
+                    }
+                }
+                out.drain(..before);
+                if out.is_empty() {
+                    return;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn apply(&self, st: &mut GdlState, mv: JointMove) -> Result<(), Self::Error> {
+        let next = SCRATCH.with(|s| {
+            let mut m = s.borrow_mut();
+            self.with_model(st, |model| {
+                m.clear();
+                m.extend_from_slice(model);
+            });
+            for (r, acts) in self.actions.iter().enumerate() {
+                set(&mut m, acts[Self::action_of(mv, r)].does);
+            }
+            self.g.eval_does(&mut m);
+            let mut bits = vec![0u64; st.bits.len()];
+            for &(n, b) in &self.next_to_base {
+                if bit(&m, n) {
+                    bits[b as usize / 64] |= 1 << (b % 64);
+                }
+            }
+            bits
+        });
+        st.bits = next;
+        Ok(())
+    }
+
+    fn status(&self, st: &GdlState, legal: &[JointMove]) -> Status {
+        if !legal.is_empty() && !self.is_terminal(st) {
+            return Status::Running;
+        }
+        if self.roles() == 1 {
+            return Status::Finished;
+        }
+        let goals = self.goal_values(st);
+        let best = *goals.iter().max().unwrap_or(&0);
+        let mut top = goals.iter().enumerate().filter(|&(_, &v)| v == best);
+        match (top.next(), top.next()) {
+            (Some((r, _)), None) => Status::Won(r as u8),
+            _ => Status::Draw,
+        }
+    }
+
+    fn to_move(&self, st: &GdlState) -> usize {
+        self.with_model(st, |m| {
+            self.actions.iter().position(|acts| acts.iter().filter(|a| a.legal.is_some_and(|l| bit(m, l))).nth(1).is_some()).unwrap_or(0)
+        })
+    }
+
+    fn hash(&self, st: &GdlState) -> u64 {
+        st.bits.iter().fold(0x9E37_79B9_7F4A_7C15u64, |h, &w| crate::rng::mix(h ^ w))
+    }
+
+    fn group(&self, _mv: JointMove) -> usize {
+        0
+    }
+
+    fn group_weights(&self) -> Vec<f64> {
+        vec![1.0]
+    }
+}
+
+impl Goals for GdlGame {
+    /// GDL has no ordered sub-goals: the search runs to the game's end.
+    fn goals_reached(&self, _st: &GdlState) -> usize {
+        0
+    }
+    fn n_goals(&self) -> usize {
+        1
+    }
+}
+
+/// Scores a state by a role's GDL goal, divided by 100 (in [0, 1]).
+pub struct GoalEval<'a> {
+    pub game: &'a GdlGame,
+}
+
+impl Evaluator<GdlState> for GoalEval<'_> {
+    fn value(&self, st: &GdlState, player: usize) -> f64 {
+        self.game.goal_values(st).get(player).map_or(0.0, |&v| v as f64 / 100.0)
+    }
+}

@@ -1,0 +1,107 @@
+//! General game playing: games written in GDL (the Game Description Language of the general
+//! game playing community, KIF syntax) read, checked, grounded and played through the same
+//! [`crate::game::Game`] contract as WGDL games, so every searcher of playforge plays them.
+//!
+//! One pass per file, as in [`crate::wgdl`]:
+//! * [`parse`] — KIF text to rules, every term with its span;
+//! * [`check`] — `or` expanded, the keywords' arities and places, and the GDL restrictions
+//!   (safety, stratified negation, the recursion restriction), each error at file:line:column;
+//! * [`ground`] — the rules instantiated over the relaxed model (negation ignored, `true` ⊇
+//!   `init` ∪ `next`, `does` ⊇ `legal`), the static relations evaluated once, and the rest kept
+//!   as ground rules in stratum order;
+//! * [`game`] — [`GdlGame`]: states as bit sets of base propositions, moves as joint moves (one
+//!   action per role, turn-taking games through their `noop`s), goals 0–100 per role.
+//!
+//! The decisions the GDL papers leave open are written down in `games/gdl/README.md`.
+
+pub mod check;
+pub mod game;
+pub mod ground;
+pub mod parse;
+
+pub use game::{GdlGame, GdlState, GoalEval, JointMove};
+
+use crate::wgdl::diag::{SourceFile, Span, render};
+
+/// What went wrong reading or checking a GDL description.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GdlErrorKind {
+    #[error("control character {found:?} in a symbol; expected printable text")]
+    BadCharacter { found: char },
+    #[error("symbol of {len} bytes; expected at most {max}")]
+    TokenTooLong { len: usize, max: usize },
+    #[error("parentheses nested deeper than {max}; expected at most {max} levels")]
+    TooDeep { max: usize },
+    #[error("this `(` is never closed; expected a matching `)` before the end of the file")]
+    Unclosed,
+    #[error("unexpected {found}; expected {expected}")]
+    Expected { found: String, expected: &'static str },
+    #[error("`{what}` takes {expected} argument(s), found {found}")]
+    Arity { what: &'static str, expected: usize, found: usize },
+    #[error("relation `{name}` is used with {found} argument(s) here and {first} at line {first_line}; expected one arity per relation")]
+    MixedArity { name: String, found: usize, first: usize, first_line: usize },
+    #[error("`{name}` cannot be defined by a rule; expected it only in rule bodies (the game manager supplies it)")]
+    DefinedKeyword { name: String },
+    #[error("`{name}` depends on `{on}`; expected {rule}")]
+    BadDependency { name: String, on: String, rule: &'static str },
+    #[error("variable `?{var}` is unsafe; expected it in a positive literal of the body (it appears in the head, a `not` or a `distinct`)")]
+    Unsafe { var: String },
+    #[error("`{name}` depends on itself through negation ({cycle}); expected stratified negation")]
+    Unstratified { name: String, cycle: String },
+    #[error(
+        "recursive literal `{name}` has an argument that is neither ground, a head variable, nor bound by a non-recursive positive literal; expected GDL's recursion restriction"
+    )]
+    RecursionRestriction { name: String },
+    #[error("no `role` facts; expected at least one `(role r)`")]
+    NoRoles,
+    #[error("{what}; expected {expected}")]
+    Limit { what: String, expected: String },
+}
+
+/// One error with its place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GdlError {
+    pub span: Span,
+    pub kind: GdlErrorKind,
+}
+
+impl GdlError {
+    pub fn new(span: Span, kind: GdlErrorKind) -> GdlError {
+        GdlError { span, kind }
+    }
+}
+
+/// Every error of a description, rendered with file:line:column and the line.
+#[derive(Debug)]
+pub struct GdlErrors {
+    pub file: SourceFile,
+    pub errors: Vec<GdlError>,
+}
+
+impl std::fmt::Display for GdlErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for e in &self.errors {
+            write!(f, "{}", render(&self.file, e.span, "error", &e.kind.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for GdlErrors {}
+
+/// Reads, checks and grounds a description given as text (`name` is used in messages).
+pub fn compile(name: &str, text: &str) -> Result<GdlGame, GdlErrors> {
+    let file = SourceFile::new(name, text);
+    let fail = |errors: Vec<GdlError>| GdlErrors { file: file.clone(), errors };
+    let mut syms = parse::Symbols::default();
+    let rules = parse::parse(text, &mut syms).map_err(fail)?;
+    let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
+    let grounded = ground::ground(&checked, &syms).map_err(fail)?;
+    GdlGame::new(grounded, syms).map_err(fail)
+}
+
+/// Reads a description from a file.
+pub fn load(path: &std::path::Path) -> anyhow::Result<GdlGame> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(compile(&path.display().to_string(), &text)?)
+}
