@@ -15,6 +15,8 @@ mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;
+/// GDL: the reader's errors, perft of the GDL games, random games through the `Game` contract.
+mod gdl;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
 /// The hex arena against its hand-written native twin, move for move on random encounters.

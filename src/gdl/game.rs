@@ -6,7 +6,8 @@
 //!
 //! Decisions (the GDL papers leave them to the player; see `games/gdl/README.md`):
 //! * **Who moves** ([`Game::to_move`]): the first role, in `role` order, with more than one
-//!   legal action; 0 when none has a choice.
+//!   legal action; when none has a choice (a forced move), the first role whose one action is
+//!   not `noop` (the community's name for passing in turn-taking games); else role 0.
 //! * **Status**: terminal when `terminal` holds or some role has no legal action. At the end,
 //!   a role whose goal is strictly above every other's has won ([`Status::Won`]); otherwise it
 //!   is a draw; a single-role game ends [`Status::Finished`].
@@ -68,6 +69,8 @@ pub struct GdlGame {
     goals: Vec<Vec<(AtomId, u8)>>,
     terminal: Option<AtomId>,
     initial: GdlState,
+    /// Per role: the number of its `noop` action, if it has one.
+    noop: Vec<Option<usize>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -139,7 +142,13 @@ impl GdlGame {
                 initial.bits[i / 64] |= 1 << (i % 64);
             }
         }
+        let noop_sym = syms.get("noop");
+        let noop = actions
+            .iter()
+            .map(|acts| acts.iter().position(|a| noop_sym.is_some_and(|n| g.terms.nodes[a.term as usize] == GTerm::Const(n))))
+            .collect();
         Ok(GdlGame {
+            noop,
             g: Arc::new(g),
             syms: Arc::new(syms),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -313,7 +322,13 @@ impl Game for GdlGame {
 
     fn to_move(&self, st: &GdlState) -> usize {
         self.with_model(st, |m| {
-            self.actions.iter().position(|acts| acts.iter().filter(|a| a.legal.is_some_and(|l| bit(m, l))).nth(1).is_some()).unwrap_or(0)
+            let legal = |r: usize| (0..self.actions[r].len()).filter(move |&i| self.actions[r][i].legal.is_some_and(|l| bit(m, l)));
+            let roles = 0..self.actions.len();
+            roles
+                .clone()
+                .find(|&r| legal(r).nth(1).is_some())
+                .or_else(|| roles.clone().find(|&r| legal(r).next().is_some_and(|i| Some(i) != self.noop[r])))
+                .unwrap_or(0)
         })
     }
 

@@ -1,0 +1,218 @@
+//! GDL games (`games/gdl/`) through the one `Game` contract: perft counts against the published
+//! values and against the WGDL and native Connect Four, random games replayed through the
+//! native twin state by state, every game well formed along random games (a legal action for
+//! every role until the end, goals at the end), MCTS playing them, and the reader's errors at
+//! file:line:column.
+
+#[path = "native/connect_four.rs"]
+mod native_connect_four;
+
+use native_connect_four::NativeConnectFour;
+use playforge::game::Game;
+use playforge::gdl::{self, GdlGame, GdlState, GoalEval};
+use playforge::search::formula::Formula;
+use playforge::search::mcts::{MctsConfig, decision_tree};
+use playforge::wgdl::Status;
+use rand::RngExt;
+
+fn game(name: &str) -> GdlGame {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name);
+    gdl::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+const GAMES: [&str; 5] = ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "matching_pennies.kif", "reachability.kif"];
+
+fn perft(g: &GdlGame, st: &GdlState, depth: usize) -> u64 {
+    let mut moves = Vec::new();
+    g.legal(st, &mut moves).unwrap();
+    if depth == 1 {
+        return moves.len() as u64;
+    }
+    moves
+        .iter()
+        .map(|&m| {
+            let mut s = st.clone();
+            g.apply(&mut s, m).unwrap();
+            perft(g, &s, depth - 1)
+        })
+        .sum()
+}
+
+#[test]
+fn tictactoe_perft_matches_the_published_counts() {
+    let g = game("tictactoe.kif");
+    let s = g.initial().unwrap();
+    let counts: Vec<u64> = (1..=9).map(|d| perft(&g, &s, d)).collect();
+    assert_eq!(counts, [9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872]);
+}
+
+/// Perft of Connect Four from the start, depths 1..=8.
+const C4_PERFT: [u64; 8] = [7, 49, 343, 2401, 16807, 117649, 823536, 5673234];
+
+#[test]
+fn connect_four_perft_matches_wgdl_native_and_the_published_counts() {
+    let g = game("connect_four.kif");
+    let s = g.initial().unwrap();
+    let w = playforge::game::WgdlGame::new(crate::util::game("connect_four.wgdl").program);
+    let ws = w.initial().unwrap();
+    let n = NativeConnectFour.initial().unwrap();
+    for d in 1..=5 {
+        let got = perft(&g, &s, d);
+        assert_eq!(got, C4_PERFT[d - 1], "GDL perft {d}");
+        assert_eq!(got, native_connect_four::perft(&w, &ws, d as u32), "GDL vs WGDL perft {d}");
+        assert_eq!(got, native_connect_four::perft(&NativeConnectFour, &n, d as u32), "GDL vs native perft {d}");
+    }
+}
+
+/// Depth 8 (5 673 234 leaves) takes about a minute: `cargo test --release -- --ignored`.
+#[test]
+#[ignore = "about a minute; run with --ignored"]
+fn connect_four_perft_to_depth_8() {
+    let g = game("connect_four.kif");
+    let s = g.initial().unwrap();
+    for d in 6..=8 {
+        assert_eq!(perft(&g, &s, d), C4_PERFT[d - 1], "GDL perft {d}");
+    }
+}
+
+/// The column of a GDL Connect Four joint move (`(drop 3) noop` → 2, zero-based).
+fn gdl_column(g: &GdlGame, m: u64) -> u8 {
+    let names = g.show_move(m);
+    let c = names.split_whitespace().find_map(|w| w.strip_suffix(')')).and_then(|w| w.parse::<u8>().ok());
+    c.expect("a drop in every joint move") - 1
+}
+
+#[test]
+fn connect_four_follows_the_native_twin_over_300_random_games() {
+    let g = game("connect_four.kif");
+    let mut wins = [0; 3];
+    for seed in 0..300u64 {
+        let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+        let (mut gs, mut ns) = (g.initial().unwrap(), NativeConnectFour.initial().unwrap());
+        let (mut gl, mut nl) = (Vec::new(), Vec::new());
+        loop {
+            g.legal(&gs, &mut gl).unwrap();
+            NativeConnectFour.legal(&ns, &mut nl).unwrap();
+            let (a, b) = (g.status(&gs, &gl), NativeConnectFour.status(&ns, &nl));
+            assert_eq!(a, b, "seed {seed}: status");
+            let mut cols: Vec<u8> = gl.iter().map(|&m| gdl_column(&g, m)).collect();
+            cols.sort_unstable();
+            let mut native: Vec<u8> = nl.clone();
+            native.sort_unstable();
+            assert_eq!(cols, native, "seed {seed}: legal columns");
+            if a != Status::Running {
+                wins[match a {
+                    Status::Won(k) => k as usize,
+                    _ => 2,
+                }] += 1;
+                break;
+            }
+            assert_eq!(g.to_move(&gs), NativeConnectFour.to_move(&ns), "seed {seed}: side to move");
+            let col = native[rng.random_range(0..native.len())];
+            let m = *gl.iter().find(|&&m| gdl_column(&g, m) == col).unwrap();
+            g.apply(&mut gs, m).unwrap();
+            NativeConnectFour.apply(&mut ns, col).unwrap();
+        }
+    }
+    assert!(wins[0] > 0 && wins[1] > 0, "both sides win some random games: {wins:?}");
+}
+
+#[test]
+fn every_game_is_well_formed_along_random_games() {
+    for name in GAMES {
+        let g = game(name);
+        let mut lengths = Vec::new();
+        for seed in 0..200u64 {
+            let mut rng = playforge::rng::stream(seed, 1, 0, 0);
+            let mut st = g.initial().unwrap();
+            let mut legal = Vec::new();
+            for step in 0.. {
+                assert!(step < 1000, "{name} seed {seed}: no end after 1000 moves");
+                g.legal(&st, &mut legal).unwrap();
+                if g.is_terminal(&st) {
+                    assert!(legal.is_empty(), "{name}: moves listed in a terminal state");
+                    assert_ne!(g.status(&st, &legal), Status::Running);
+                    // Every role has a goal at the end (a `(goal r v)` that holds).
+                    let goals = g.goal_values(&st);
+                    assert_eq!(goals.len(), g.roles());
+                    lengths.push(step);
+                    break;
+                }
+                let per_role = g.legal_actions(&st);
+                assert!(per_role.iter().all(|a| !a.is_empty()), "{name} seed {seed}: a role without a legal action before the end");
+                assert_eq!(legal.len(), per_role.iter().map(Vec::len).product::<usize>(), "{name}: joint moves are the product");
+                let m = legal[rng.random_range(0..legal.len())];
+                g.apply(&mut st, m).unwrap();
+            }
+        }
+        assert!(!lengths.is_empty());
+    }
+}
+
+#[test]
+fn joint_moves_of_a_simultaneous_game_give_each_role_a_choice() {
+    let g = game("matching_pennies.kif");
+    let st = g.initial().unwrap();
+    let per_role = g.legal_actions(&st);
+    assert_eq!(per_role.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
+    let mut legal = Vec::new();
+    g.legal(&st, &mut legal).unwrap();
+    let mut shown: Vec<String> = legal.iter().map(|&m| g.show_move(m)).collect();
+    shown.sort();
+    assert_eq!(shown, ["(play heads) (play heads)", "(play heads) (play tails)", "(play tails) (play heads)", "(play tails) (play tails)"]);
+}
+
+#[test]
+fn mcts_on_gdl_tictactoe_never_loses_to_random() {
+    let g = game("tictactoe.kif");
+    let eval = GoalEval { game: &g };
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0), ..MctsConfig::default() };
+    let f = cfg.formula.compile();
+    let mut results = [0; 3];
+    for seed in 0..20u64 {
+        let mut rng = playforge::rng::stream(seed, 2, 0, 0);
+        let mut st = g.initial().unwrap();
+        let mut legal = Vec::new();
+        // MCTS plays xplayer (role 0) on even seeds, oplayer on odd ones.
+        let me = (seed % 2) as usize;
+        loop {
+            g.legal(&st, &mut legal).unwrap();
+            match g.status(&st, &legal) {
+                Status::Running => {}
+                Status::Won(k) => {
+                    results[if k as usize == me { 0 } else { 2 }] += 1;
+                    break;
+                }
+                _ => {
+                    results[1] += 1;
+                    break;
+                }
+            }
+            let m = if g.to_move(&st) == me {
+                let t = decision_tree(&g, &st, &cfg, &eval, 2000, &mut rng).unwrap();
+                t.final_choice(&f, playforge::search::mcts::FinalChoice::MostVisited).unwrap().0
+            } else {
+                legal[rng.random_range(0..legal.len())]
+            };
+            g.apply(&mut st, m).unwrap();
+        }
+    }
+    assert_eq!(results[2], 0, "MCTS lost to random: {results:?} (won, drawn, lost)");
+    assert!(results[0] >= 12, "MCTS should win most games against random: {results:?}");
+}
+
+#[test]
+fn errors_name_file_line_column_and_what_was_expected() {
+    let cases: [(&str, &str, &str); 6] = [
+        ("(role a)\n(<= (legal a ?x) (true (p ?y)))\n", "t.kif:2:", "unsafe"),
+        ("(role a)\n(q 1)\n(<= (p ?x) (q ?x) (not (p ?x)))\n", "t.kif:3:", "stratified"),
+        ("(role a)\n(init (p 1)\n", "t.kif:2:1", "never closed"),
+        ("(role a)\n(<= (legal a x) (does a x))\n", "t.kif:2:", "independent of the moves"),
+        ("(role a)\n(p 1)\n(p 1 2)\n", "t.kif:3:1", "one arity per relation"),
+        ("(role a)\n(<= (goal a 100) (not))\n", "t.kif:2:18", "takes 1 argument"),
+    ];
+    for (text, place, what) in cases {
+        let e = gdl::compile("t.kif", text).expect_err(text).to_string();
+        assert!(e.contains(place) && e.contains(what), "{text:?} gave:\n{e}");
+    }
+}
