@@ -173,3 +173,31 @@ pub fn pick_grouped<G: Game>(game: &G, legal: &[G::Move], weights: &[f64], rng: 
     let k = rng.random_range(0..present[group]);
     *legal.iter().filter(|&&m| game.group(m) == group).nth(k).expect("k < count of the group")
 }
+
+/// Player2's view of a WGDL game: mobility is the moves of the side to move (1 for a side
+/// waiting its turn), novelty the share of state slots that differ from the initial state, the
+/// goal 100 / 50 / 0 for a win / a draw or limit / a loss.
+impl crate::search::player2::Features for WgdlGame {
+    fn mobility(&self, st: &Self::State, role: usize) -> usize {
+        if self.to_move(st) != role {
+            return 1;
+        }
+        let mut legal = Vec::new();
+        self.legal(st, &mut legal).map_or(0, |_| legal.len())
+    }
+    fn novelty(&self, st: &Self::State, initial: &Self::State) -> f64 {
+        let n = st.slots.len().max(initial.slots.len());
+        if n == 0 {
+            return 0.0;
+        }
+        let same = st.slots.iter().zip(&initial.slots).filter(|(a, b)| a == b).count();
+        (n - same) as f64 / n as f64
+    }
+    fn goal(&self, st: &Self::State, role: usize) -> f64 {
+        match self.status(st, &[]) {
+            crate::wgdl::Status::Won(k) if k as usize == role => 100.0,
+            crate::wgdl::Status::Won(_) => 0.0,
+            _ => 50.0,
+        }
+    }
+}

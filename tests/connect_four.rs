@@ -4,7 +4,7 @@
 //! hand-checked lines win across, down and along both diagonals.
 
 #[path = "native/connect_four.rs"]
-mod native_connect_four;
+pub(crate) mod native_connect_four;
 
 use crate::util;
 use native_connect_four::{C4Move, NativeConnectFour, move_name, perft};

@@ -365,3 +365,22 @@ impl Evaluator<GdlState> for GoalEval<'_> {
         self.game.goal_values(st).get(player).map_or(0.0, |&v| v as f64 / 100.0)
     }
 }
+
+/// Player2's view: mobility is the role's legal actions, novelty the share of base
+/// propositions that differ from the initial state, the goal the GDL goal.
+impl crate::search::player2::Features for GdlGame {
+    fn mobility(&self, st: &Self::State, role: usize) -> usize {
+        self.legal_actions(st).get(role).map_or(0, Vec::len)
+    }
+    fn novelty(&self, st: &Self::State, initial: &Self::State) -> f64 {
+        let (mut diff, mut union) = (0u32, 0u32);
+        for (a, b) in st.bits.iter().zip(&initial.bits) {
+            diff += (a ^ b).count_ones();
+            union += (a | b).count_ones();
+        }
+        if union == 0 { 0.0 } else { diff as f64 / union as f64 }
+    }
+    fn goal(&self, st: &Self::State, role: usize) -> f64 {
+        self.goal_values(st).get(role).map_or(0.0, |&v| v as f64)
+    }
+}

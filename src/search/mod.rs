@@ -1,5 +1,6 @@
 //! Searchers over the [`crate::game::Game`] contract: MCTS with a pluggable selection
-//! [`formula::Formula`] and the thesis's enhancements, nested Monte Carlo search, and the
+//! [`formula::Formula`] and the thesis's enhancements, nested Monte Carlo search, Player2's
+//! non-uniform iterative deepening under clocks ([`player2`]), and the
 //! orchestration that chains sub-goals and runs searches in parallel ([`run`]).
 //!
 //! Invariant: nothing here names WGDL; games are seen only through `Game` (+ [`mcts::Goals`]).
@@ -19,6 +20,7 @@
 pub mod formula;
 pub mod mcts;
 pub mod nmcs;
+pub mod player2;
 pub mod run;
 
 /// An [`mcts::Evaluator`] from a closure (single-player, no bound).

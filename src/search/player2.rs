@@ -1,0 +1,407 @@
+//! Player2 (seed 004): iterative-deepening depth-first search that maximises its own role's
+//! goal, made **non-uniform** by a heuristic, with a transposition cache that degrades
+//! gracefully and a clock it always answers within.
+//!
+//! * **Heuristic** h = mean(mobility, novelty) on the goal scale 0–100: mobility is the role's
+//!   own legal moves, as a share of the most it has been seen to have; novelty is how much the
+//!   state differs from the initial one ([`Features::novelty`]).
+//! * **Non-uniform deepening**: at every node the children are searched in order of h, highest
+//!   first; with nominal limit L and extension E, the child ranked i gets the limit
+//!   max(L, min(parent's limit, L + E − i)) — the best child searches E plies deeper than L,
+//!   each later sibling one less, down to L. The extension does not compound down a path (a
+//!   path's limit never passes L + E).
+//! * **Values**: a terminal state is worth its goal for Player2's role (exact); a state at the
+//!   limit is worth h (an estimate). Where Player2 chooses (`to_move` is its role) a node takes
+//!   its best child; where another role chooses it takes the worst (**paranoid**: the others are
+//!   assumed to play against Player2 — the paper leaves multi-player play open; joint moves of
+//!   simultaneous games count as the choice of [`Game::to_move`]'s role). A node is exact when
+//!   every child is, or when an exact child already reaches the bound (100 for Player2, 0 for
+//!   the others).
+//! * **Risk** (the 30-point rule): at the root, a child whose value is only an estimate is taken
+//!   over the best exactly-known child when it is at least `risk_margin` points higher.
+//! * **Cache**: a transposition table by state hash holding value, exactness and the depth
+//!   searched below; at `cache_entries` the oldest quarter is evicted (graceful degradation).
+//! * **Clocks**: [`Session`] runs the search on a worker thread; the stop flag is checked at
+//!   every node and every new level (cooperative), and the caller answers at the deadline with
+//!   the best move found so far — or the first legal move — whatever the worker is doing (the
+//!   watchdog). The start clock pre-searches the initial state into the cache.
+
+use crate::game::Game;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What Player2's heuristic and values read besides the [`Game`] contract.
+pub trait Features: Game {
+    /// How many legal moves `role` has in `state` (1 when it can only wait).
+    fn mobility(&self, state: &Self::State, role: usize) -> usize;
+    /// How much `state` differs from `initial`, in [0, 1].
+    fn novelty(&self, state: &Self::State, initial: &Self::State) -> f64;
+    /// `role`'s goal in a terminal state, 0–100.
+    fn goal(&self, state: &Self::State, role: usize) -> f64;
+}
+
+/// Player2's settings.
+#[derive(Clone, Debug)]
+pub struct Player2Config {
+    /// Plies the best-ranked child searches beyond the nominal limit (E).
+    pub extension: u32,
+    /// The risk rule's margin, in goal points.
+    pub risk_margin: f64,
+    /// Entries the cache holds before the oldest quarter is evicted.
+    pub cache_entries: usize,
+    /// The deepest nominal limit tried.
+    pub max_depth: u32,
+}
+
+impl Default for Player2Config {
+    fn default() -> Self {
+        Player2Config { extension: 2, risk_margin: 30.0, cache_entries: 1 << 20, max_depth: 200 }
+    }
+}
+
+/// One cached state: its value, whether exact, and the plies searched below it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry {
+    pub value: f64,
+    pub exact: bool,
+    pub depth: u32,
+}
+
+/// The transposition cache: entries by state hash, in insertion order for eviction.
+#[derive(Debug, Default)]
+pub struct Cache {
+    map: HashMap<u64, Entry>,
+    order: VecDeque<u64>,
+    pub capacity: usize,
+    pub evictions: u64,
+}
+
+impl Cache {
+    pub fn new(capacity: usize) -> Cache {
+        Cache { capacity: capacity.max(4), ..Cache::default() }
+    }
+
+    pub fn get(&self, h: u64) -> Option<Entry> {
+        self.map.get(&h).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Stores an entry; a new key at capacity first evicts the oldest quarter.
+    pub fn put(&mut self, h: u64, e: Entry) {
+        if let Some(old) = self.map.get_mut(&h) {
+            *old = e;
+            return;
+        }
+        if self.map.len() >= self.capacity {
+            for _ in 0..self.capacity / 4 {
+                if let Some(k) = self.order.pop_front() {
+                    self.map.remove(&k);
+                }
+            }
+            self.evictions += 1;
+        }
+        self.map.insert(h, e);
+        self.order.push_back(h);
+    }
+}
+
+/// A root child after the latest search of it.
+#[derive(Clone, Debug)]
+pub struct RootChild<M> {
+    pub mv: M,
+    pub value: f64,
+    pub exact: bool,
+}
+
+/// The result of one decision.
+#[derive(Clone, Debug)]
+pub struct Decision<M> {
+    pub mv: M,
+    /// The deepest nominal limit completed.
+    pub depth: u32,
+    pub nodes: u64,
+    pub root: Vec<RootChild<M>>,
+}
+
+/// Player2's search over one game for one role.
+pub struct Player2<'a, G: Features> {
+    game: &'a G,
+    cfg: Player2Config,
+    me: usize,
+    initial: G::State,
+    max_mobility: usize,
+    nodes: u64,
+    stop: &'a AtomicBool,
+    aborted: bool,
+}
+
+impl<'a, G: Features> Player2<'a, G> {
+    pub fn new(game: &'a G, me: usize, cfg: Player2Config, stop: &'a AtomicBool) -> Result<Self, G::Error> {
+        Ok(Player2 { initial: game.initial()?, game, cfg, me, max_mobility: 1, nodes: 0, stop, aborted: false })
+    }
+
+    /// h = mean(mobility, novelty), 0–100.
+    fn heuristic(&mut self, st: &G::State) -> f64 {
+        let m = self.game.mobility(st, self.me);
+        self.max_mobility = self.max_mobility.max(m);
+        let mobility = 100.0 * m as f64 / self.max_mobility as f64;
+        let novelty = 100.0 * self.game.novelty(st, &self.initial);
+        (mobility + novelty) / 2.0
+    }
+
+    /// Value and exactness of `st` searched to `limit` (ply `ply`, nominal limit `nominal`).
+    fn search(&mut self, st: &G::State, ply: u32, limit: u32, nominal: u32, cache: &mut Cache) -> Result<(f64, bool), G::Error> {
+        self.nodes += 1;
+        if self.stop.load(Ordering::Relaxed) {
+            self.aborted = true;
+            return Ok((self.heuristic(st), false));
+        }
+        let mut legal = Vec::new();
+        self.game.legal(st, &mut legal)?;
+        if self.game.status(st, &legal) != crate::wgdl::Status::Running {
+            return Ok((self.game.goal(st, self.me), true));
+        }
+        let left = limit.saturating_sub(ply);
+        let h = self.game.hash(st);
+        if let Some(e) = cache.get(h)
+            && (e.exact || e.depth >= left)
+        {
+            return Ok((e.value, e.exact));
+        }
+        if left == 0 {
+            return Ok((self.heuristic(st), false));
+        }
+        let mine = self.game.to_move(st) == self.me;
+        let mut kids: Vec<(f64, G::State)> = Vec::with_capacity(legal.len());
+        for &m in &legal {
+            let mut c = st.clone();
+            self.game.apply(&mut c, m)?;
+            let hc = self.heuristic(&c);
+            kids.push((hc, c));
+        }
+        // Highest h first (stable: equal h keep the move order).
+        let mut order: Vec<usize> = (0..kids.len()).collect();
+        order.sort_by(|&a, &b| kids[b].0.total_cmp(&kids[a].0));
+        let (bound, mut best) = if mine { (100.0, f64::NEG_INFINITY) } else { (0.0, f64::INFINITY) };
+        let mut all_exact = true;
+        let mut cut = false;
+        for (rank, &k) in order.iter().enumerate() {
+            let child_limit = nominal.max(limit.min(nominal + self.cfg.extension.saturating_sub(rank as u32)));
+            let (v, exact) = self.search(&kids[k].1, ply + 1, child_limit, nominal, cache)?;
+            if self.aborted {
+                return Ok((v, false));
+            }
+            all_exact &= exact;
+            best = if mine { best.max(v) } else { best.min(v) };
+            if exact && v == bound {
+                cut = true;
+                break;
+            }
+        }
+        let exact = all_exact || cut;
+        cache.put(h, Entry { value: best, exact, depth: left });
+        Ok((best, exact))
+    }
+
+    /// Searches the root one nominal limit at a time until the stop flag, `max_depth` or an
+    /// exact root, reporting each completed level's choice through `report`.
+    pub fn decide(
+        &mut self,
+        root: &G::State,
+        cache: &mut Cache,
+        mut report: impl FnMut(&Decision<G::Move>),
+    ) -> Result<Option<Decision<G::Move>>, G::Error> {
+        let mut legal = Vec::new();
+        self.game.legal(root, &mut legal)?;
+        if legal.is_empty() {
+            return Ok(None);
+        }
+        let mut kids: Vec<(f64, G::Move, G::State)> = Vec::new();
+        for &m in &legal {
+            let mut c = root.clone();
+            self.game.apply(&mut c, m)?;
+            kids.push((self.heuristic(&c), m, c));
+        }
+        let mut order: Vec<usize> = (0..kids.len()).collect();
+        order.sort_by(|&a, &b| kids[b].0.total_cmp(&kids[a].0));
+        let mut children: Vec<RootChild<G::Move>> =
+            order.iter().map(|&k| RootChild { mv: kids[k].1, value: kids[k].0, exact: false }).collect();
+        let mut decision = Decision { mv: children[0].mv, depth: 0, nodes: 0, root: children.clone() };
+        for nominal in 1..=self.cfg.max_depth {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let limit = nominal + self.cfg.extension;
+            for (rank, &k) in order.iter().enumerate() {
+                if children[rank].exact {
+                    continue;
+                }
+                let child_limit = nominal.max(limit.min(nominal + self.cfg.extension.saturating_sub(rank as u32)));
+                let (v, exact) = self.search(&kids[k].2, 1, child_limit, nominal, cache)?;
+                if self.aborted {
+                    break;
+                }
+                children[rank] = RootChild { mv: kids[k].1, value: v, exact };
+            }
+            if self.aborted {
+                break;
+            }
+            decision = Decision { mv: self.choose(&children), depth: nominal, nodes: self.nodes, root: children.clone() };
+            report(&decision);
+            if children.iter().all(|c| c.exact) || children.iter().any(|c| c.exact && c.value >= 100.0) {
+                break;
+            }
+        }
+        decision.nodes = self.nodes;
+        Ok(Some(decision))
+    }
+
+    /// The root choice with the risk rule: the best exact child, unless an estimated child is
+    /// at least `risk_margin` points better; the best estimate when nothing is exact.
+    pub fn choose(&self, children: &[RootChild<G::Move>]) -> G::Move {
+        choose(children, self.cfg.risk_margin)
+    }
+}
+
+/// The risk rule over root children (see [`Player2::choose`]); ties keep the earlier child.
+pub fn choose<M: Copy>(children: &[RootChild<M>], margin: f64) -> M {
+    let best = |exact: bool| {
+        children
+            .iter()
+            .filter(|c| c.exact == exact)
+            .fold(None::<&RootChild<M>>, |b, c| if b.is_none_or(|b| c.value > b.value) { Some(c) } else { b })
+    };
+    match (best(true), best(false)) {
+        (Some(k), Some(u)) if u.value >= k.value + margin => u.mv,
+        (Some(k), _) => k.mv,
+        (None, Some(u)) => u.mv,
+        (None, None) => children[0].mv,
+    }
+}
+
+/// Player2 under clocks: a cache kept from the start clock on, and every answer given by the
+/// deadline (less `margin`) whatever the search is doing.
+pub struct Session<G: Features> {
+    game: Arc<G>,
+    me: usize,
+    cfg: Player2Config,
+    cache: Arc<Mutex<Cache>>,
+    /// Stop flag of the search still running, if any.
+    running: Option<Arc<AtomicBool>>,
+    pub margin: Duration,
+}
+
+impl<G> Session<G>
+where
+    G: Features + Send + Sync + 'static,
+    G::State: Send + 'static,
+    G::Move: Send + 'static,
+{
+    pub fn new(game: Arc<G>, me: usize, cfg: Player2Config) -> Session<G> {
+        let cache = Arc::new(Mutex::new(Cache::new(cfg.cache_entries)));
+        Session { game, me, cfg, cache, running: None, margin: Duration::from_millis(20) }
+    }
+
+    /// The start clock: pre-searches the initial state for `clock` (less the margin).
+    pub fn start(&mut self, clock: Duration) -> Result<(), G::Error> {
+        let root = self.game.initial()?;
+        self.think(root, clock).map(|_| ())
+    }
+
+    /// The play clock: the move for `state`, given by `clock` (less the margin). `None` when
+    /// the state has no legal move.
+    pub fn play(&mut self, state: &G::State, clock: Duration) -> Result<Option<G::Move>, G::Error> {
+        self.think(state.clone(), clock)
+    }
+
+    fn think(&mut self, root: G::State, clock: Duration) -> Result<Option<G::Move>, G::Error> {
+        let deadline = Instant::now() + clock.saturating_sub(self.margin);
+        if let Some(old) = self.running.take() {
+            old.store(true, Ordering::Relaxed);
+        }
+        let mut legal = Vec::new();
+        self.game.legal(&root, &mut legal)?;
+        let Some(&first) = legal.first() else { return Ok(None) };
+        let best = Arc::new(Mutex::new((first, false)));
+        let stop = Arc::new(AtomicBool::new(false));
+        self.running = Some(stop.clone());
+        let (game, cache, cfg, me) = (self.game.clone(), self.cache.clone(), self.cfg.clone(), self.me);
+        let (best_w, stop_w) = (best.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // A worker that finds the cache busy (an old search not yet stopped) waits for it.
+            let Ok(mut cache) = cache.lock() else { return };
+            let Ok(mut p2) = Player2::new(&*game, me, cfg, &stop_w) else { return };
+            let _ = p2.decide(&root, &mut cache, |d| {
+                if let Ok(mut b) = best_w.lock() {
+                    *b = (d.mv, false);
+                }
+            });
+            if let Ok(mut b) = best_w.lock() {
+                b.1 = true;
+            }
+        });
+        // The watchdog: wait for the worker or the deadline, then answer.
+        while Instant::now() < deadline {
+            if best.lock().map(|b| b.1).unwrap_or(true) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1).min(deadline.saturating_duration_since(Instant::now())));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mv = best.lock().map(|b| b.0).unwrap_or(first);
+        Ok(Some(mv))
+    }
+
+    /// Entries in the cache now (waits for a running search to stop).
+    pub fn cache_len(&self) -> usize {
+        if let Some(s) = &self.running {
+            s.store(true, Ordering::Relaxed);
+        }
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+}
+
+impl<G: Features> Drop for Session<G> {
+    fn drop(&mut self) {
+        if let Some(s) = &self.running {
+            s.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_quarter_is_evicted_at_capacity() {
+        let mut c = Cache::new(8);
+        let e = Entry { value: 1.0, exact: false, depth: 1 };
+        for k in 0..8 {
+            c.put(k, e);
+        }
+        assert_eq!(c.len(), 8);
+        c.put(100, e);
+        assert_eq!(c.len(), 7);
+        assert!(c.get(0).is_none() && c.get(1).is_none() && c.get(2).is_some() && c.get(100).is_some());
+        assert_eq!(c.evictions, 1);
+    }
+
+    #[test]
+    fn the_risk_rule_takes_an_estimate_only_30_points_above_the_best_exact() {
+        let kid = |mv: u8, value: f64, exact: bool| RootChild { mv, value, exact };
+        assert_eq!(choose(&[kid(0, 50.0, true), kid(1, 79.0, false)], 30.0), 0);
+        assert_eq!(choose(&[kid(0, 50.0, true), kid(1, 80.0, false)], 30.0), 1);
+        assert_eq!(choose(&[kid(0, 20.0, false), kid(1, 60.0, false)], 30.0), 1);
+        assert_eq!(choose(&[kid(0, 0.0, true), kid(1, 100.0, true)], 30.0), 1);
+    }
+}
