@@ -4,6 +4,7 @@
 
 mod balance;
 mod experiment;
+mod gdl;
 mod persona;
 mod playtest;
 mod run;
@@ -24,7 +25,7 @@ enum Command {
     /// Parse and check a game; print its warnings and a summary (classes, objects, actions,
     /// rules, goals, groups).
     Check {
-        /// The game description (.wgdl).
+        /// The game description (.wgdl, or .kif for GDL).
         game: PathBuf,
     },
     /// Play random or scripted moves and print each move with the values it changed.
@@ -74,6 +75,10 @@ enum Command {
         /// The replay file.
         file: std::path::PathBuf,
     },
+    /// Play matches of a GDL game (.kif) between in-process players — Player2 under start and
+    /// play clocks, MCTS, random — seats rotating; write the move records, matches.csv and a
+    /// table of mean goals and win rates with 95% Wilson intervals to outputs/gdl_match/.
+    GdlMatch(gdl::GdlMatchArgs),
 }
 
 /// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
@@ -91,6 +96,7 @@ fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check { game } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game),
         Command::Check { game } => run::check(&game),
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => run::bench(&args),
@@ -103,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Personas(args) => persona::personas(&args),
         Command::PersonaPlay(args) => persona::persona_play(&args),
         Command::Playtest(args) => playtest::playtest(&args),
+        Command::GdlMatch(args) => gdl::gdl_match(&args),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

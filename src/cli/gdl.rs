@@ -1,0 +1,208 @@
+//! `playforge gdl-match`: matches of a GDL game between in-process players (Player2 under its
+//! start and play clocks, MCTS with a fixed number of iterations per move, a random player),
+//! seats rotating from match to match; the move records, the goals, and a table of each
+//! player's mean goal and win rate with 95% Wilson intervals. (Matches over the GGP HTTP
+//! protocol are the next step of issue 15; the players here are the ones it will serve.)
+//!
+//! Reproducibility: MCTS and random draw from streams derived from (seed, match, role); Player2
+//! is clock-bound, so its depth — and with it its moves — depends on the machine's speed.
+
+use crate::game::Game;
+use crate::gdl::{GdlGame, GoalEval, JointMove};
+use crate::search::formula::Formula;
+use crate::search::mcts::{FinalChoice, MctsConfig, decision_tree};
+use crate::search::player2::{Player2Config, Session};
+use anyhow::{Result, bail};
+use rand::RngExt;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct GdlMatchArgs {
+    /// The game description (.kif, GDL).
+    pub game: PathBuf,
+    /// One player per role, comma-separated: player2, mcts or random (rotated over the roles
+    /// from match to match).
+    #[arg(long, default_value = "player2,mcts")]
+    pub players: String,
+    /// Seconds of the start clock (Player2 pre-searches the initial state).
+    #[arg(long, default_value_t = 1.0)]
+    pub startclock: f64,
+    /// Seconds of the play clock (Player2's time per move).
+    #[arg(long, default_value_t = 0.5)]
+    pub playclock: f64,
+    /// MCTS iterations per move.
+    #[arg(long, default_value_t = 2000)]
+    pub mcts_iterations: u64,
+    /// Matches to play.
+    #[arg(long, default_value_t = 2)]
+    pub matches: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output folder (default outputs/gdl_match/<game>-seed-<seed>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Player2,
+    Mcts,
+    Random,
+}
+
+fn parse_players(s: &str) -> Result<Vec<Kind>> {
+    s.split(',')
+        .map(|p| match p.trim() {
+            "player2" => Ok(Kind::Player2),
+            "mcts" => Ok(Kind::Mcts),
+            "random" => Ok(Kind::Random),
+            other => bail!("--players: unknown player `{other}`; expected player2, mcts or random"),
+        })
+        .collect()
+}
+
+fn clock(secs: f64, what: &str) -> Result<Duration> {
+    if !(secs > 0.0 && secs <= 3600.0) {
+        bail!("--{what} {secs}: expected seconds in (0, 3600]");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// One match: the joint moves as text, one line per step, and each role's goal.
+fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<(Vec<String>, Vec<u8>)> {
+    let (start, play) = (clock(a.startclock, "startclock")?, clock(a.playclock, "playclock")?);
+    let mut sessions: Vec<Option<Session<GdlGame>>> = seats
+        .iter()
+        .enumerate()
+        .map(|(r, k)| (*k == Kind::Player2).then(|| Session::new(g.clone(), r, Player2Config::default())))
+        .collect();
+    for s in sessions.iter_mut().flatten() {
+        s.start(start).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let mut rngs: Vec<_> = (0..seats.len()).map(|r| crate::rng::stream(a.seed, m, r as u64, 0)).collect();
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 1.0), ..MctsConfig::default() };
+    let f = cfg.formula.compile();
+    let mut st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut legal = Vec::new();
+    let mut record = Vec::new();
+    for step in 0.. {
+        if step >= 100_000 {
+            bail!("{}: no end after 100 000 steps; expected a game that terminates", a.game.display());
+        }
+        g.legal(&st, &mut legal).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if g.status(&st, &legal) != crate::wgdl::Status::Running {
+            break;
+        }
+        // Each role picks its own action; the joint move is made of them.
+        let mut joint: JointMove = 0;
+        for (r, kind) in seats.iter().enumerate() {
+            let pick: JointMove = match kind {
+                Kind::Random => legal[rngs[r].random_range(0..legal.len())],
+                Kind::Mcts => {
+                    let eval = GoalEval { game: g };
+                    let t = decision_tree(&**g, &st, &cfg, &eval, a.mcts_iterations, &mut rngs[r]).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    t.final_choice(&f, FinalChoice::MostVisited).map(|c| c.0).unwrap_or(legal[0])
+                }
+                Kind::Player2 => sessions[r]
+                    .as_mut()
+                    .expect("a session per Player2 seat")
+                    .play(&st, play)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?
+                    .unwrap_or(legal[0]),
+            };
+            joint |= (GdlGame::action_of(pick, r) as u64) << (16 * r);
+        }
+        record.push(g.show_move(joint));
+        g.apply(&mut st, joint).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok((record, g.goal_values(&st)))
+}
+
+pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
+    let g = Arc::new(crate::gdl::load(&a.game)?);
+    let players = parse_players(&a.players)?;
+    if players.len() != g.roles() {
+        bail!(
+            "--players: {} players for {} roles ({}); expected one per role",
+            players.len(),
+            g.roles(),
+            (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    if a.matches == 0 || a.matches > 100_000 {
+        bail!("--matches {}: expected 1 to 100 000", a.matches);
+    }
+    let stem = a.game.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
+    let out = a.out.clone().unwrap_or_else(|| Path::new("outputs/gdl_match").join(format!("{stem}-seed-{}", a.seed)));
+    std::fs::create_dir_all(&out)?;
+    let n = players.len();
+    let mut csv = String::from("match,");
+    csv += &(0..n).map(|r| format!("{}_player,{}_goal", g.role_name(r), g.role_name(r))).collect::<Vec<_>>().join(",");
+    csv.push('\n');
+    // Per player kind: goals summed, wins (a goal strictly above every other role's), games.
+    let mut stats: Vec<(Kind, f64, u64, u64)> = Vec::new();
+    for m in 0..a.matches {
+        let seats: Vec<Kind> = (0..n).map(|r| players[(r + m as usize) % n]).collect();
+        let (record, goals) = play_match(&g, &seats, a, m)?;
+        let mut moves = String::new();
+        for (k, line) in record.iter().enumerate() {
+            writeln!(moves, "{k:>4}  {line}")?;
+        }
+        writeln!(moves, "goals: {}", (0..n).map(|r| format!("{} {}", g.role_name(r), goals[r])).collect::<Vec<_>>().join(", "))?;
+        crate::report::write_atomic(&out.join(format!("match-{m}.moves")), moves.as_bytes())?;
+        write!(csv, "{m}")?;
+        for r in 0..n {
+            write!(csv, ",{:?},{}", seats[r], goals[r])?;
+            let won = (0..n).all(|o| o == r || goals[r] > goals[o]);
+            match stats.iter_mut().find(|s| s.0 == seats[r]) {
+                Some(s) => {
+                    s.1 += goals[r] as f64;
+                    s.2 += won as u64;
+                    s.3 += 1;
+                }
+                None => stats.push((seats[r], goals[r] as f64, won as u64, 1)),
+            }
+        }
+        csv.push('\n');
+        println!(
+            "match {m}: {} — goals {:?} in {} steps",
+            seats.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" vs "),
+            goals,
+            record.len()
+        );
+    }
+    crate::report::write_atomic(&out.join("matches.csv"), csv.as_bytes())?;
+    let mut table = String::from("| player | seats | mean goal | wins | win rate (95% Wilson) |\n|---|---:|---:|---:|---|\n");
+    for (k, sum, wins, games) in &stats {
+        let (lo, hi) = crate::experiment::tournament::wilson(*wins, *games);
+        writeln!(
+            table,
+            "| {k:?} | {games} | {:.1} | {wins} | {:.2} [{lo:.2}, {hi:.2}] |",
+            sum / *games as f64,
+            *wins as f64 / *games as f64
+        )?;
+    }
+    crate::report::write_atomic(&out.join("table.md"), table.as_bytes())?;
+    print!("{table}");
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// `playforge check` on a .kif file: roles, sizes, the initial state's legal moves.
+pub fn check(path: &Path) -> Result<()> {
+    let g = crate::gdl::load(path)?;
+    let st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (atoms, rules) = g.size();
+    println!("{}: ok", path.display());
+    println!("  roles        {}", (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", "));
+    println!("  ground       {atoms} atoms, {rules} dynamic rules");
+    println!("  initial      {}", g.show_state(&st).join(" "));
+    let per_role = g.legal_actions(&st);
+    for (r, acts) in per_role.iter().enumerate() {
+        println!("  legal        {}: {}", g.role_name(r), acts.iter().map(|&i| g.action_name(r, i)).collect::<Vec<_>>().join(" "));
+    }
+    Ok(())
+}
