@@ -351,3 +351,63 @@ mod player2 {
         assert!(legal.contains(&m));
     }
 }
+
+mod ggp {
+    use super::*;
+    use playforge::gdl::ggp::{Player, PlayerKind, run_match, serve};
+    use std::time::Duration;
+
+    fn rules(name: &str) -> String {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name)).unwrap()
+    }
+
+    #[test]
+    fn a_player_answers_every_message_as_managers_expect() {
+        let mut p = Player::new(PlayerKind::Random, 1);
+        assert_eq!(p.answer("(info)").unwrap(), "available");
+        let start = format!("(START m1 OPLAYER ({}) 1 1)", rules("tictactoe.kif"));
+        assert_eq!(p.answer(&start).unwrap(), "ready");
+        assert_eq!(p.answer("(info)").unwrap(), "busy");
+        // xplayer moves first: oplayer can only wait.
+        assert_eq!(p.answer("(play m1 nil)").unwrap(), "noop");
+        let a = p.answer("(play m1 ((MARK 2 2) noop))").unwrap();
+        assert!(a.starts_with("(mark ") && a != "(mark 2 2)", "{a}");
+        assert!(p.answer("(play m1 ((mark 9 9) noop))").is_err(), "an action outside the game is an error");
+        assert_eq!(p.answer("(stop m1 ((mark 1 1) noop))").unwrap(), "done");
+        assert_eq!(p.answer("(info)").unwrap(), "available");
+        assert_eq!(p.answer("(abort m2)").unwrap(), "aborted");
+        assert!(p.answer("(dance)").is_err());
+    }
+
+    fn server(kind: PlayerKind) -> String {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || serve(0, kind, 7, None, move |port| tx.send(port).unwrap()));
+        format!("127.0.0.1:{}", rx.recv().unwrap())
+    }
+
+    #[test]
+    fn a_match_over_http_between_player2_and_random_ends_with_goals() {
+        let urls = vec![server(PlayerKind::Player2), server(PlayerKind::Random)];
+        let played = run_match(&rules("tictactoe.kif"), &urls, Duration::from_millis(500), Duration::from_millis(500), 3).unwrap();
+        assert!(played.notes.is_empty(), "{:?}", played.notes);
+        assert!((5..=9).contains(&played.moves.len()), "{:?}", played.moves);
+        assert!(played.goals[0] >= 50, "Player2 lost to random: {played:?}");
+    }
+
+    #[test]
+    fn a_silent_player_gets_random_legal_moves() {
+        // Accepts connections and never answers.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("127.0.0.1:{}", silent.local_addr().unwrap().port());
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in silent.incoming() {
+                held.push(s);
+            }
+        });
+        let urls = vec![server(PlayerKind::Random), url];
+        let played = run_match(&rules("matching_pennies.kif"), &urls, Duration::from_millis(100), Duration::from_millis(100), 5).unwrap();
+        assert_eq!(played.moves.len(), 4, "{played:?}");
+        assert!(played.notes.iter().filter(|n| n.contains("random legal action")).count() == 4, "{:?}", played.notes);
+    }
+}

@@ -12,7 +12,7 @@ use crate::gdl::{GdlGame, GoalEval, JointMove};
 use crate::search::formula::Formula;
 use crate::search::mcts::{FinalChoice, MctsConfig, decision_tree};
 use crate::search::player2::{Player2Config, Session};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use rand::RngExt;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -205,4 +205,114 @@ pub fn check(path: &Path) -> Result<()> {
         println!("  legal        {}: {}", g.role_name(r), acts.iter().map(|&i| g.action_name(r, i)).collect::<Vec<_>>().join(" "));
     }
     Ok(())
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum GgpCommand {
+    /// Serve a player on 127.0.0.1:PORT for GGP game managers (INFO, START, PLAY, STOP, ABORT).
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        /// player2, mcts or random.
+        #[arg(long, default_value = "player2")]
+        player: String,
+        /// MCTS iterations per move (for --player mcts).
+        #[arg(long, default_value_t = 2000)]
+        mcts_iterations: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Run a match over HTTP between players: URLs (host:port) or player2 / mcts / random, for
+    /// which a server process is started on a free port. Writes the move record and the goals.
+    Match {
+        /// The game description (.kif).
+        game: PathBuf,
+        /// One player per role, comma-separated.
+        #[arg(long)]
+        players: String,
+        /// Seconds of the start clock.
+        #[arg(long, default_value_t = 5.0)]
+        startclock: f64,
+        /// Seconds of the play clock.
+        #[arg(long, default_value_t = 2.0)]
+        playclock: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output folder (default outputs/ggp/<game>-seed-<seed>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn kind_of(player: &str, iterations: u64) -> Result<crate::gdl::ggp::PlayerKind> {
+    use crate::gdl::ggp::PlayerKind;
+    Ok(match player {
+        "player2" => PlayerKind::Player2,
+        "mcts" => PlayerKind::Mcts { iterations },
+        "random" => PlayerKind::Random,
+        p => bail!("--player {p}: expected player2, mcts or random"),
+    })
+}
+
+pub fn ggp(cmd: &GgpCommand) -> Result<()> {
+    match cmd {
+        GgpCommand::Serve { port, player, mcts_iterations, seed } => {
+            let kind = kind_of(player, *mcts_iterations)?;
+            crate::gdl::ggp::serve(*port, kind, *seed, None, |p| eprintln!("ggp: {player} listening on http://127.0.0.1:{p}/"))
+        }
+        GgpCommand::Match { game, players, startclock, playclock, seed, out } => {
+            let rules = std::fs::read_to_string(game).with_context(|| format!("cannot read {}", game.display()))?;
+            // Fails early, with file:line:column, on a bad description.
+            crate::gdl::load(game)?;
+            let (start, play) = (clock(*startclock, "startclock")?, clock(*playclock, "playclock")?);
+            let mut children = Vec::new();
+            let mut urls = Vec::new();
+            for p in players.split(',').map(str::trim) {
+                if matches!(p, "player2" | "mcts" | "random") {
+                    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+                    let child = std::process::Command::new(std::env::current_exe()?)
+                        .args(["ggp", "serve", "--port", &port.to_string(), "--player", p, "--seed", &seed.to_string()])
+                        .stderr(std::process::Stdio::null())
+                        .spawn()
+                        .context("cannot start a player server")?;
+                    children.push(child);
+                    urls.push(format!("127.0.0.1:{port}"));
+                } else {
+                    urls.push(p.to_string());
+                }
+            }
+            // Our servers listen within moments; wait until each answers INFO.
+            for u in &urls {
+                let t = std::time::Instant::now();
+                while crate::gdl::ggp::send(u, "(info)", Duration::from_millis(200)).is_err() {
+                    if t.elapsed() > Duration::from_secs(10) {
+                        bail!("player {u} does not answer (info)");
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            let played = crate::gdl::ggp::run_match(&rules, &urls, start, play, *seed);
+            for mut c in children {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            let played = played?;
+            let stem = game.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
+            let out = out.clone().unwrap_or_else(|| Path::new("outputs/ggp").join(format!("{stem}-seed-{seed}")));
+            std::fs::create_dir_all(&out)?;
+            let mut rec = String::new();
+            writeln!(rec, "players: {}", urls.join(", "))?;
+            for (k, m) in played.moves.iter().enumerate() {
+                writeln!(rec, "{k:>4}  {m}")?;
+            }
+            for n in &played.notes {
+                writeln!(rec, "note: {n}")?;
+            }
+            writeln!(rec, "goals: {:?}", played.goals)?;
+            crate::report::write_atomic(&out.join("match.moves"), rec.as_bytes())?;
+            print!("{rec}");
+            println!("wrote {}", out.join("match.moves").display());
+            Ok(())
+        }
+    }
 }

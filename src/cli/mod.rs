@@ -79,6 +79,10 @@ enum Command {
     /// play clocks, MCTS, random — seats rotating; write the move records, matches.csv and a
     /// table of mean goals and win rates with 95% Wilson intervals to outputs/gdl_match/.
     GdlMatch(gdl::GdlMatchArgs),
+    /// The general game playing protocol over HTTP: `ggp serve` runs a player for game
+    /// managers, `ggp match` runs a match between player servers (ours or any URL).
+    #[command(subcommand)]
+    Ggp(gdl::GgpCommand),
 }
 
 /// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
@@ -110,6 +114,7 @@ pub fn main() -> ExitCode {
         Command::PersonaPlay(args) => persona::persona_play(&args),
         Command::Playtest(args) => playtest::playtest(&args),
         Command::GdlMatch(args) => gdl::gdl_match(&args),
+        Command::Ggp(cmd) => gdl::ggp(&cmd),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

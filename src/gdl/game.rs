@@ -174,6 +174,13 @@ impl GdlGame {
         self.g.terms.show(self.actions[r][i].term, &self.syms)
     }
 
+    /// The number of role `r`'s action written `text` (KIF, any case and spacing).
+    pub fn action_index(&self, r: usize, text: &str) -> Option<usize> {
+        let norm = |t: &str| t.to_lowercase().replace('(', " ( ").replace(')', " ) ").split_whitespace().collect::<Vec<_>>().join(" ");
+        let want = norm(text);
+        (0..self.actions.get(r)?.len()).find(|&i| norm(&self.action_name(r, i)) == want)
+    }
+
     /// Role `r`'s action in a joint move.
     pub fn action_of(mv: JointMove, r: usize) -> usize {
         (mv >> (16 * r)) as usize & 0xFFFF

@@ -10,12 +10,14 @@
 //!   `init` ∪ `next`, `does` ⊇ `legal`), the static relations evaluated once, and the rest kept
 //!   as ground rules in stratum order;
 //! * [`game`] — [`GdlGame`]: states as bit sets of base propositions, moves as joint moves (one
-//!   action per role, turn-taking games through their `noop`s), goals 0–100 per role.
+//!   action per role, turn-taking games through their `noop`s), goals 0–100 per role;
+//! * [`ggp`] — the GGP protocol over HTTP: a player server and a game manager.
 //!
 //! The decisions the GDL papers leave open are written down in `games/gdl/README.md`.
 
 pub mod check;
 pub mod game;
+pub mod ggp;
 pub mod ground;
 pub mod parse;
 

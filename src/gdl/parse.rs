@@ -155,14 +155,14 @@ fn lex(text: &str, errors: &mut Vec<GdlError>) -> Vec<(Tok, Span)> {
 
 /// An S-expression as read, before it is given a meaning.
 #[derive(Clone, Debug)]
-enum Sexp {
+pub enum Sexp {
     Sym(String, Span),
     Var(String, Span),
     List(Vec<Sexp>, Span),
 }
 
 impl Sexp {
-    fn span(&self) -> Span {
+    pub fn span(&self) -> Span {
         match self {
             Sexp::Sym(_, s) | Sexp::Var(_, s) | Sexp::List(_, s) => *s,
         }
@@ -346,6 +346,14 @@ impl Builder<'_> {
 
 fn is_keyword(s: &str) -> bool {
     matches!(s, "<=" | "not" | "or" | "distinct")
+}
+
+/// Reads S-expressions (GGP messages): every top-level form, or the errors.
+pub fn sexps(text: &str) -> Result<Vec<Sexp>, Vec<GdlError>> {
+    let mut errors = Vec::new();
+    let toks = lex(text, &mut errors);
+    let forms = read_sexps(&toks, &mut errors);
+    if errors.is_empty() { Ok(forms) } else { Err(errors) }
 }
 
 /// Reads a whole description: its rules (facts included), in order, or every error found.
