@@ -353,7 +353,6 @@ mod player2 {
 }
 
 mod ggp {
-    use super::*;
     use playforge::gdl::ggp::{Player, PlayerKind, run_match, serve};
     use std::time::Duration;
 

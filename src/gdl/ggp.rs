@@ -214,8 +214,7 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
     let listener = TcpListener::bind(("127.0.0.1", port)).with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
     ready(listener.local_addr()?.port());
     let mut player = Player::new(kind, seed);
-    let mut served = 0;
-    for stream in listener.incoming() {
+    for (served, stream) in (1u64..).zip(listener.incoming()) {
         let mut stream = stream?;
         let reply = match read_request(&mut stream).and_then(|body| player.answer(&body)) {
             Ok(r) => r,
@@ -225,7 +224,6 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
             }
         };
         let _ = respond(&mut stream, &reply);
-        served += 1;
         if max_requests.is_some_and(|m| served >= m) {
             break;
         }
