@@ -282,6 +282,12 @@ fn plan(rule: &Rule) -> Plan<'_> {
     Plan { rule, pos, neg, distinct }
 }
 
+/// A rule's positive literals in the order bodies are joined: the literal with most bound
+/// variables next (then fewest unbound; then as written).
+pub fn join_order(rule: &Rule) -> Vec<Atom> {
+    plan(rule).pos.into_iter().cloned().collect()
+}
+
 /// Calls `f` with every binding of the plan's positive literals to atoms of `atoms` (and the
 /// atoms matched), whose distincts hold.
 fn join(p: &Plan, atoms: &Atoms, terms: &Terms, binds: &mut Binds, matched: &mut Vec<AtomId>, f: &mut dyn FnMut(&Binds, &[AtomId])) {

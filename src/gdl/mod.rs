@@ -11,7 +11,9 @@
 //!   as ground rules in stratum order;
 //! * [`game`] — [`GdlGame`]: states as bit sets of base propositions, moves as joint moves (one
 //!   action per role, turn-taking games through their `noop`s), goals 0–100 per role;
-//! * [`ggp`] — the GGP protocol over HTTP: a player server and a game manager.
+//! * [`ggp`] — the GGP protocol over HTTP: a player server and a game manager;
+//! * [`nonground`] — the reference evaluator: the checked rules run directly over a state's
+//!   facts, no grounding (the grounded one is held to it along random games).
 //!
 //! The decisions the GDL papers leave open are written down in `games/gdl/README.md`.
 
@@ -19,6 +21,7 @@ pub mod check;
 pub mod game;
 pub mod ggp;
 pub mod ground;
+pub mod nonground;
 pub mod parse;
 
 pub use game::{GdlGame, GdlState, GoalEval, JointMove};
@@ -100,6 +103,16 @@ pub fn compile(name: &str, text: &str) -> Result<GdlGame, GdlErrors> {
     let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
     let grounded = ground::ground(&checked, &syms).map_err(fail)?;
     GdlGame::new(grounded, syms).map_err(fail)
+}
+
+/// Reads and checks a description for the non-ground evaluator.
+pub fn compile_nonground(name: &str, text: &str) -> Result<nonground::NonGround, GdlErrors> {
+    let file = SourceFile::new(name, text);
+    let fail = |errors: Vec<GdlError>| GdlErrors { file: file.clone(), errors };
+    let mut syms = parse::Symbols::default();
+    let rules = parse::parse(text, &mut syms).map_err(fail)?;
+    let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
+    Ok(nonground::NonGround::new(&checked, &syms))
 }
 
 /// Reads a description from a file.

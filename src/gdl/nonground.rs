@@ -1,0 +1,255 @@
+//! A non-ground evaluator: the checked rules run bottom-up, stratum by stratum, directly over a
+//! state's facts, with no grounding. Terms are flat sequences of (symbol, arity) pairs, so no
+//! term table grows while playing and a query needs nothing but the rules and the facts. Each
+//! rule body is joined in the order the grounder uses (most bound variables first), facts
+//! indexed by relation; negation is failure against the strata already finished.
+//!
+//! It is the reference the grounded evaluator is held to (`tests/gdl.rs` replays random games
+//! through both, state by state), and the way to play a description too large to ground.
+
+use super::check::{Checked, Keywords};
+use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
+use std::collections::{HashMap, HashSet};
+
+/// A ground term, flattened: `(symbol, arity)` pairs in prefix order.
+pub type Flat = Box<[u32]>;
+
+/// Facts by relation: each the flattened arguments, one after another.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    by_pred: HashMap<Sym, (HashSet<Flat>, Vec<Flat>)>,
+}
+
+impl Facts {
+    pub fn insert(&mut self, pred: Sym, args: Flat) -> bool {
+        let e = self.by_pred.entry(pred).or_default();
+        if e.0.insert(args.clone()) {
+            e.1.push(args);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn contains(&self, pred: Sym, args: &[u32]) -> bool {
+        self.by_pred.get(&pred).is_some_and(|e| e.0.contains(args))
+    }
+
+    pub fn of(&self, pred: Sym) -> &[Flat] {
+        self.by_pred.get(&pred).map_or(&[], |e| &e.1)
+    }
+}
+
+/// The length of the flat term starting at `i`.
+fn skip(f: &[u32], i: usize) -> usize {
+    let mut end = i + 2;
+    for _ in 0..f[i + 1] {
+        end = skip(f, end);
+    }
+    end
+}
+
+/// Matches `pat` against the flat term at `f[i..]`, binding variables to slices (as ranges
+/// copied into `binds`); the end of the term, or `None`.
+fn unify(pat: &Term, f: &[u32], i: usize, binds: &mut [Option<Flat>], trail: &mut Vec<u32>) -> Option<usize> {
+    match pat {
+        Term::Const(s) => (f[i] == *s && f[i + 1] == 0).then_some(i + 2),
+        Term::Var(v) => {
+            let end = skip(f, i);
+            match &binds[*v as usize] {
+                Some(b) => (**b == f[i..end]).then_some(end),
+                None => {
+                    binds[*v as usize] = Some(f[i..end].into());
+                    trail.push(*v);
+                    Some(end)
+                }
+            }
+        }
+        Term::Fn(g, args) => {
+            if f[i] != *g || f[i + 1] as usize != args.len() {
+                return None;
+            }
+            let mut at = i + 2;
+            for a in args {
+                at = unify(a, f, at, binds, trail)?;
+            }
+            Some(at)
+        }
+    }
+}
+
+fn flatten(t: &Term, binds: &[Option<Flat>], out: &mut Vec<u32>) {
+    match t {
+        Term::Const(s) => out.extend([*s, 0]),
+        Term::Var(v) => out.extend_from_slice(binds[*v as usize].as_ref().expect("safe rules bind every variable")),
+        Term::Fn(g, args) => {
+            out.extend([*g, args.len() as u32]);
+            args.iter().for_each(|a| flatten(a, binds, out));
+        }
+    }
+}
+
+fn flatten_args(args: &[Term], binds: &[Option<Flat>]) -> Flat {
+    let mut out = Vec::new();
+    args.iter().for_each(|a| flatten(a, binds, &mut out));
+    out.into()
+}
+
+/// A flat term as KIF text (from `f[i..]`); the end.
+pub fn show(f: &[u32], i: usize, syms: &Symbols, out: &mut String) -> usize {
+    let (s, n) = (f[i], f[i + 1]);
+    if n == 0 {
+        out.push_str(syms.name(s));
+        return i + 2;
+    }
+    out.push('(');
+    out.push_str(syms.name(s));
+    let mut at = i + 2;
+    for _ in 0..n {
+        out.push(' ');
+        at = show(f, at, syms, out);
+    }
+    out.push(')');
+    at
+}
+
+/// A rule with its positive literals in join order.
+struct Planned {
+    rule: Rule,
+    pos: Vec<Atom>,
+}
+
+/// The rules by stratum, and the static facts.
+pub struct NonGround {
+    strata: Vec<(Vec<Planned>, bool)>,
+    statics: Facts,
+    pub kw: Keywords,
+    pub syms: Symbols,
+    pub roles: Vec<Sym>,
+}
+
+fn join(p: &Planned, k: usize, facts: &Facts, binds: &mut Vec<Option<Flat>>, out: &mut Vec<Flat>) {
+    if k == p.pos.len() {
+        for l in &p.rule.body {
+            match l {
+                Literal::Not(a) if facts.contains(a.pred, &flatten_args(&a.args, binds)) => return,
+                Literal::Distinct(x, y, _)
+                    if flatten_args(std::slice::from_ref(x), binds) == flatten_args(std::slice::from_ref(y), binds) =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+        }
+        out.push(flatten_args(&p.rule.head.args, binds));
+        return;
+    }
+    let lit = &p.pos[k];
+    let mut trail = Vec::new();
+    for f in facts.of(lit.pred) {
+        trail.clear();
+        let mut at = 0;
+        let ok = lit.args.iter().all(|t| match unify(t, f, at, binds, &mut trail) {
+            Some(e) => {
+                at = e;
+                true
+            }
+            None => false,
+        });
+        if ok {
+            join(p, k + 1, facts, binds, out);
+        }
+        for &v in &trail {
+            binds[v as usize] = None;
+        }
+    }
+}
+
+impl NonGround {
+    pub fn new(c: &Checked, syms: &Symbols) -> NonGround {
+        let mut syms = syms.clone();
+        let kw = Keywords::new(&mut syms);
+        let mut strata: Vec<(Vec<Planned>, bool)> = c.recursive.iter().map(|&r| (Vec::new(), r)).collect();
+        for r in &c.rules {
+            let order = super::ground::join_order(r);
+            strata[c.scc_of[&r.head.pred]].0.push(Planned { rule: r.clone(), pos: order });
+        }
+        let mut ng = NonGround { strata, statics: Facts::default(), kw, syms, roles: c.roles.clone() };
+        // The static relations: every stratum evaluated once with no inputs; the dynamic ones
+        // are dropped again below (they are recomputed per state).
+        let mut facts = Facts::default();
+        ng.run(&mut facts, |_| true);
+        let dynamic: HashSet<Sym> = c.dynamic.clone();
+        facts.by_pred.retain(|p, _| !dynamic.contains(p));
+        ng.statics = facts;
+        // Only the dynamic strata run per state.
+        for (s, stratum) in ng.strata.iter_mut().enumerate() {
+            if !c.sccs[s].iter().any(|p| dynamic.contains(p)) {
+                stratum.0.clear();
+            }
+        }
+        ng
+    }
+
+    /// Runs every stratum (whose rules pass `keep`) to its fixpoint over `facts`.
+    fn run(&self, facts: &mut Facts, keep: impl Fn(&Rule) -> bool) {
+        for (rules, recursive) in &self.strata {
+            loop {
+                let mut changed = false;
+                for p in rules.iter().filter(|p| keep(&p.rule)) {
+                    let mut binds = vec![None; p.rule.vars.len()];
+                    let mut out = Vec::new();
+                    join(p, 0, facts, &mut binds, &mut out);
+                    for args in out {
+                        changed |= facts.insert(p.rule.head.pred, args);
+                    }
+                }
+                if !*recursive || !changed {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The model of a state (its `true` terms) and a joint move (`does` role/action terms).
+    pub fn model(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Facts {
+        let mut facts = self.statics.clone();
+        for t in truths {
+            facts.insert(self.kw.true_, t.clone());
+        }
+        for (r, a) in does {
+            let mut args = r.to_vec();
+            args.extend_from_slice(a);
+            facts.insert(self.kw.does, args.into());
+        }
+        self.run(&mut facts, |_| true);
+        facts
+    }
+
+    /// The initial state's `true` terms.
+    pub fn initial(&self) -> Vec<Flat> {
+        self.statics.of(self.kw.init).to_vec()
+    }
+
+    /// The `true` terms after `does` in the state `truths`.
+    pub fn next(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Vec<Flat> {
+        self.model(truths, does).of(self.kw.next).to_vec()
+    }
+
+    /// Role `r`'s name as a flat term.
+    pub fn role(&self, r: usize) -> Flat {
+        vec![self.roles[r], 0].into()
+    }
+
+    /// The facts of relation `pred` whose first argument is `first`: their remaining argument.
+    pub fn second_args(&self, facts: &Facts, pred: Sym, first: &[u32]) -> Vec<Flat> {
+        facts.of(pred).iter().filter(|f| f.starts_with(first)).map(|f| f[first.len()..].into()).collect()
+    }
+
+    /// A flat term as text.
+    pub fn text(&self, f: &[u32]) -> String {
+        let mut s = String::new();
+        show(f, 0, &self.syms, &mut s);
+        s
+    }
+}
