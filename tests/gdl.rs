@@ -433,8 +433,8 @@ fn grounded_agrees_with_nonground(name: &str, games: u64) {
             assert_eq!(g.show_state(&st), sorted(truths.iter().map(|t| ng.text(t)).collect()), "{at}: state");
             let facts = ng.model(&truths, &[]);
             let per_role = g.legal_actions(&st);
-            for r in 0..g.roles() {
-                let ours = sorted(per_role[r].iter().map(|&i| g.action_name(r, i)).collect());
+            for (r, acts) in per_role.iter().enumerate() {
+                let ours = sorted(acts.iter().map(|&i| g.action_name(r, i)).collect());
                 let theirs = sorted(ng.second_args(&facts, ng.kw.legal, &ng.role(r)).iter().map(|a| ng.text(a)).collect());
                 assert_eq!(ours, theirs, "{at}: legal actions of role {r}");
                 let goal =
