@@ -36,9 +36,13 @@ pub struct GdlMatchArgs {
     /// MCTS iterations per move.
     #[arg(long, default_value_t = 2000)]
     pub mcts_iterations: u64,
-    /// Matches to play.
+    /// Matches to play (with --tournament: per seating).
     #[arg(long, default_value_t = 2)]
     pub matches: u64,
+    /// Every ordered choice of distinct players from --players for the roles (all pairings,
+    /// both seatings), --matches times each.
+    #[arg(long)]
+    pub tournament: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Output folder (default outputs/gdl_match/<game>-seed-<seed>/).
@@ -124,9 +128,9 @@ fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Res
 pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     let g = Arc::new(crate::gdl::load(&a.game)?);
     let players = parse_players(&a.players)?;
-    if players.len() != g.roles() {
+    if players.len() != g.roles() && !a.tournament {
         bail!(
-            "--players: {} players for {} roles ({}); expected one per role",
+            "--players: {} players for {} roles ({}); expected one per role (or --tournament)",
             players.len(),
             g.roles(),
             (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", ")
@@ -138,14 +142,35 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     let stem = a.game.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
     let out = a.out.clone().unwrap_or_else(|| Path::new("outputs/gdl_match").join(format!("{stem}-seed-{}", a.seed)));
     std::fs::create_dir_all(&out)?;
-    let n = players.len();
+    let n = g.roles();
     let mut csv = String::from("match,");
     csv += &(0..n).map(|r| format!("{}_player,{}_goal", g.role_name(r), g.role_name(r))).collect::<Vec<_>>().join(",");
     csv.push('\n');
     // Per player kind: goals summed, wins (a goal strictly above every other role's), games.
     let mut stats: Vec<(Kind, f64, u64, u64)> = Vec::new();
-    for m in 0..a.matches {
-        let seats: Vec<Kind> = (0..n).map(|r| players[(r + m as usize) % n]).collect();
+    // The seatings: the players rotated over the roles, or under --tournament every ordered
+    // choice of distinct players for the roles (each player alone in a one-role game).
+    let seatings: Vec<Vec<Kind>> = if a.tournament {
+        let mut all: Vec<Vec<usize>> = vec![Vec::new()];
+        for _ in 0..n {
+            let mut longer = Vec::new();
+            for s in &all {
+                for i in (0..players.len()).filter(|i| !s.contains(i)) {
+                    longer.push([s.clone(), vec![i]].concat());
+                }
+            }
+            all = longer;
+        }
+        if all.is_empty() {
+            bail!("--tournament: {} players for {n} roles; expected at least {n} distinct players", players.len());
+        }
+        all.into_iter().map(|s| s.into_iter().map(|i| players[i]).collect()).collect()
+    } else {
+        (0..players.len()).map(|k| (0..n).map(|r| players[(r + k) % players.len()]).collect()).collect()
+    };
+    let total = if a.tournament { a.matches * seatings.len() as u64 } else { a.matches };
+    for m in 0..total {
+        let seats: Vec<Kind> = seatings[(m % seatings.len() as u64) as usize].clone();
         let (record, goals) = play_match(&g, &seats, a, m)?;
         let mut moves = String::new();
         for (k, line) in record.iter().enumerate() {
