@@ -181,7 +181,8 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
         write!(csv, "{m}")?;
         for r in 0..n {
             write!(csv, ",{:?},{}", seats[r], goals[r])?;
-            let won = (0..n).all(|o| o == r || goals[r] > goals[o]);
+            // A win: strictly above every other role; alone, the full 100.
+            let won = if n == 1 { goals[r] == 100 } else { (0..n).all(|o| o == r || goals[r] > goals[o]) };
             match stats.iter_mut().find(|s| s.0 == seats[r]) {
                 Some(s) => {
                     s.1 += goals[r] as f64;

@@ -253,3 +253,170 @@ impl NonGround {
         s
     }
 }
+
+/// A description played through the non-ground evaluator (no grounding): the way to play a
+/// game too large to ground. States are their `true` terms, sorted; a move is a joint move of
+/// action numbers ([`super::JointMove`], 16 bits per role) into per-role action tables that
+/// grow as actions are first seen legal (shared by every thread).
+pub struct NonGroundGame {
+    ng: std::sync::Arc<NonGround>,
+    actions: Vec<std::sync::RwLock<Vec<Flat>>>,
+    noop: Flat,
+}
+
+/// A state of a [`NonGroundGame`]: its `true` terms, sorted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NgState {
+    pub truths: Vec<Flat>,
+}
+
+impl NonGroundGame {
+    pub fn new(ng: NonGround) -> NonGroundGame {
+        let actions = (0..ng.roles.len()).map(|_| std::sync::RwLock::new(Vec::new())).collect();
+        let noop = ng.syms.get("noop").map_or_else(|| Flat::from([]), |s| vec![s, 0].into());
+        NonGroundGame { ng: std::sync::Arc::new(ng), actions, noop }
+    }
+
+    pub fn roles(&self) -> usize {
+        self.ng.roles.len()
+    }
+
+    /// The number of role `r`'s action `a`, added to its table when new.
+    fn action_number(&self, r: usize, a: &Flat) -> u64 {
+        if let Some(i) = self.actions[r].read().expect("action table").iter().position(|x| x == a) {
+            return i as u64;
+        }
+        let mut t = self.actions[r].write().expect("action table");
+        match t.iter().position(|x| x == a) {
+            Some(i) => i as u64,
+            None => {
+                assert!(t.len() < super::game::MAX_ACTIONS, "more than {} actions for one role", super::game::MAX_ACTIONS);
+                t.push(a.clone());
+                (t.len() - 1) as u64
+            }
+        }
+    }
+
+    fn action(&self, r: usize, i: u64) -> Flat {
+        self.actions[r].read().expect("action table")[i as usize].clone()
+    }
+
+    /// Role `r`'s action in a joint move, as text.
+    pub fn action_text(&self, mv: super::JointMove, r: usize) -> String {
+        self.ng.text(&self.action(r, mv >> (16 * r) & 0xFFFF))
+    }
+
+    /// Each role's legal actions in `st` (as flat terms).
+    fn legal_per_role(&self, facts: &Facts) -> Vec<Vec<Flat>> {
+        (0..self.roles()).map(|r| self.ng.second_args(facts, self.ng.kw.legal, &self.ng.role(r))).collect()
+    }
+
+    /// Each role's goal in `st` (the largest that holds; 0 when none).
+    pub fn goal_values(&self, st: &NgState) -> Vec<u8> {
+        let facts = self.ng.model(&st.truths, &[]);
+        (0..self.roles())
+            .map(|r| {
+                self.ng
+                    .second_args(&facts, self.ng.kw.goal, &self.ng.role(r))
+                    .iter()
+                    .filter_map(|v| self.ng.text(v).parse::<u8>().ok())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// The state's `true` terms as text, sorted.
+    pub fn show_state(&self, st: &NgState) -> Vec<String> {
+        let mut v: Vec<String> = st.truths.iter().map(|t| self.ng.text(t)).collect();
+        v.sort();
+        v
+    }
+}
+
+impl crate::game::Game for NonGroundGame {
+    type State = NgState;
+    type Move = super::JointMove;
+    type Error = std::convert::Infallible;
+
+    fn initial(&self) -> Result<NgState, Self::Error> {
+        let mut truths = self.ng.initial();
+        truths.sort();
+        Ok(NgState { truths })
+    }
+
+    fn legal(&self, st: &NgState, out: &mut Vec<super::JointMove>) -> Result<(), Self::Error> {
+        out.clear();
+        let facts = self.ng.model(&st.truths, &[]);
+        if facts.contains(self.ng.kw.terminal, &[]) {
+            return Ok(());
+        }
+        out.push(0);
+        for (r, acts) in self.legal_per_role(&facts).iter().enumerate() {
+            let before = out.len();
+            for i in 0..before {
+                for a in acts {
+                    out.push(out[i] | self.action_number(r, a) << (16 * r));
+                }
+            }
+            out.drain(..before);
+        }
+        Ok(())
+    }
+
+    fn apply(&self, st: &mut NgState, mv: super::JointMove) -> Result<(), Self::Error> {
+        let does: Vec<(Flat, Flat)> = (0..self.roles()).map(|r| (self.ng.role(r), self.action(r, mv >> (16 * r) & 0xFFFF))).collect();
+        let mut next = self.ng.next(&st.truths, &does);
+        next.sort();
+        st.truths = next;
+        Ok(())
+    }
+
+    fn status(&self, st: &NgState, legal: &[super::JointMove]) -> crate::wgdl::Status {
+        use crate::wgdl::Status;
+        if !legal.is_empty() && !self.ng.model(&st.truths, &[]).contains(self.ng.kw.terminal, &[]) {
+            return Status::Running;
+        }
+        if self.roles() == 1 {
+            return Status::Finished;
+        }
+        let goals = self.goal_values(st);
+        let best = *goals.iter().max().unwrap_or(&0);
+        let mut top = goals.iter().enumerate().filter(|&(_, &v)| v == best);
+        match (top.next(), top.next()) {
+            (Some((r, _)), None) => Status::Won(r as u8),
+            _ => Status::Draw,
+        }
+    }
+
+    /// As [`super::GdlGame`]: the first role with a choice, else the first whose one action is
+    /// not `noop`, else role 0.
+    fn to_move(&self, st: &NgState) -> usize {
+        let per_role = self.legal_per_role(&self.ng.model(&st.truths, &[]));
+        (0..self.roles())
+            .find(|&r| per_role[r].len() > 1)
+            .or_else(|| (0..self.roles()).find(|&r| per_role[r].first().is_some_and(|a| *a != self.noop)))
+            .unwrap_or(0)
+    }
+
+    fn hash(&self, st: &NgState) -> u64 {
+        st.truths.iter().flat_map(|t| t.iter()).fold(0x9E37_79B9_7F4A_7C15u64, |h, &w| crate::rng::mix(h ^ w as u64))
+    }
+
+    fn group(&self, _mv: super::JointMove) -> usize {
+        0
+    }
+
+    fn group_weights(&self) -> Vec<f64> {
+        vec![1.0]
+    }
+}
+
+impl crate::search::mcts::Goals for NonGroundGame {
+    fn goals_reached(&self, _st: &NgState) -> usize {
+        0
+    }
+    fn n_goals(&self) -> usize {
+        1
+    }
+}
