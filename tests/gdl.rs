@@ -6,7 +6,7 @@
 
 use crate::connect_four::native_connect_four::{self, NativeConnectFour};
 use playforge::game::Game;
-use playforge::gdl::{self, GdlGame, GdlState, GoalEval};
+use playforge::gdl::{self, GdlGame, GoalEval};
 use playforge::search::formula::Formula;
 use playforge::search::mcts::{MctsConfig, decision_tree};
 use playforge::wgdl::Status;
@@ -19,20 +19,9 @@ fn game(name: &str) -> GdlGame {
 
 const GAMES: [&str; 5] = ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "matching_pennies.kif", "reachability.kif"];
 
-fn perft(g: &GdlGame, st: &GdlState, depth: usize) -> u64 {
-    let mut moves = Vec::new();
-    g.legal(st, &mut moves).unwrap();
-    if depth == 1 {
-        return moves.len() as u64;
-    }
-    moves
-        .iter()
-        .map(|&m| {
-            let mut s = st.clone();
-            g.apply(&mut s, m).unwrap();
-            perft(g, &s, depth - 1)
-        })
-        .sum()
+/// Perft through the `Game` contract (the native twin's generic helper).
+fn perft<G: Game>(g: &G, st: &G::State, depth: usize) -> u64 {
+    native_connect_four::perft(g, st, depth as u32)
 }
 
 #[test]
@@ -481,28 +470,13 @@ fn grounded_and_nonground_evaluators_agree_over_random_games() {
 #[test]
 fn the_nonground_game_plays_through_the_same_contract() {
     use playforge::gdl::nonground::NonGroundGame;
-    fn perft_ng(g: &NonGroundGame, st: &playforge::gdl::nonground::NgState, depth: usize) -> u64 {
-        let mut moves = Vec::new();
-        g.legal(st, &mut moves).unwrap();
-        if depth == 1 {
-            return moves.len() as u64;
-        }
-        moves
-            .iter()
-            .map(|&m| {
-                let mut s = st.clone();
-                g.apply(&mut s, m).unwrap();
-                perft_ng(g, &s, depth - 1)
-            })
-            .sum()
-    }
     let text = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name)).unwrap();
     let ttt = NonGroundGame::new(gdl::compile_nonground("tictactoe.kif", &text("tictactoe.kif")).unwrap());
     let s = ttt.initial().unwrap();
-    assert_eq!((1..=5).map(|d| perft_ng(&ttt, &s, d)).collect::<Vec<_>>(), [9, 72, 504, 3024, 15120]);
+    assert_eq!((1..=5).map(|d| perft(&ttt, &s, d)).collect::<Vec<_>>(), [9, 72, 504, 3024, 15120]);
     let c4 = NonGroundGame::new(gdl::compile_nonground("connect_four.kif", &text("connect_four.kif")).unwrap());
     let s = c4.initial().unwrap();
-    assert_eq!((1..=4).map(|d| perft_ng(&c4, &s, d)).collect::<Vec<_>>(), [7, 49, 343, 2401]);
+    assert_eq!((1..=4).map(|d| perft(&c4, &s, d)).collect::<Vec<_>>(), [7, 49, 343, 2401]);
     // MCTS searches it like any game.
     struct Goal<'a>(&'a NonGroundGame);
     impl playforge::search::mcts::Evaluator<playforge::gdl::nonground::NgState> for Goal<'_> {

@@ -73,6 +73,29 @@ pub struct GdlGame {
     noop: Vec<Option<usize>>,
 }
 
+/// The status of a finished game with these goals (see the module doc): one role finishes
+/// alone; a role strictly above every other has won; otherwise a draw.
+pub fn end_status(goals: &[u8]) -> Status {
+    if goals.len() == 1 {
+        return Status::Finished;
+    }
+    let best = *goals.iter().max().unwrap_or(&0);
+    let mut top = goals.iter().enumerate().filter(|&(_, &v)| v == best);
+    match (top.next(), top.next()) {
+        (Some((r, _)), None) => Status::Won(r as u8),
+        _ => Status::Draw,
+    }
+}
+
+/// The role to move (see the module doc): the first with more than one legal action, else the
+/// first whose one action is not its `noop`, else 0. `legal(r)` lists role r's legal actions.
+pub fn mover<I: Iterator<Item = usize>>(roles: usize, legal: impl Fn(usize) -> I, noop: impl Fn(usize) -> Option<usize>) -> usize {
+    (0..roles)
+        .find(|&r| legal(r).nth(1).is_some())
+        .or_else(|| (0..roles).find(|&r| legal(r).next().is_some_and(|i| Some(i) != noop(r))))
+        .unwrap_or(0)
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
@@ -315,27 +338,13 @@ impl Game for GdlGame {
         if !legal.is_empty() && !self.is_terminal(st) {
             return Status::Running;
         }
-        if self.roles() == 1 {
-            return Status::Finished;
-        }
-        let goals = self.goal_values(st);
-        let best = *goals.iter().max().unwrap_or(&0);
-        let mut top = goals.iter().enumerate().filter(|&(_, &v)| v == best);
-        match (top.next(), top.next()) {
-            (Some((r, _)), None) => Status::Won(r as u8),
-            _ => Status::Draw,
-        }
+        end_status(&self.goal_values(st))
     }
 
     fn to_move(&self, st: &GdlState) -> usize {
         self.with_model(st, |m| {
             let legal = |r: usize| (0..self.actions[r].len()).filter(move |&i| self.actions[r][i].legal.is_some_and(|l| bit(m, l)));
-            let roles = 0..self.actions.len();
-            roles
-                .clone()
-                .find(|&r| legal(r).nth(1).is_some())
-                .or_else(|| roles.clone().find(|&r| legal(r).next().is_some_and(|i| Some(i) != self.noop[r])))
-                .unwrap_or(0)
+            mover(self.actions.len(), legal, |r| self.noop[r])
         })
     }
 

@@ -373,30 +373,17 @@ impl crate::game::Game for NonGroundGame {
     }
 
     fn status(&self, st: &NgState, legal: &[super::JointMove]) -> crate::wgdl::Status {
-        use crate::wgdl::Status;
         if !legal.is_empty() && !self.ng.model(&st.truths, &[]).contains(self.ng.kw.terminal, &[]) {
-            return Status::Running;
+            return crate::wgdl::Status::Running;
         }
-        if self.roles() == 1 {
-            return Status::Finished;
-        }
-        let goals = self.goal_values(st);
-        let best = *goals.iter().max().unwrap_or(&0);
-        let mut top = goals.iter().enumerate().filter(|&(_, &v)| v == best);
-        match (top.next(), top.next()) {
-            (Some((r, _)), None) => Status::Won(r as u8),
-            _ => Status::Draw,
-        }
+        super::game::end_status(&self.goal_values(st))
     }
 
-    /// As [`super::GdlGame`]: the first role with a choice, else the first whose one action is
-    /// not `noop`, else role 0.
+    /// As [`super::GdlGame`] ([`super::game::mover`]).
     fn to_move(&self, st: &NgState) -> usize {
         let per_role = self.legal_per_role(&self.ng.model(&st.truths, &[]));
-        (0..self.roles())
-            .find(|&r| per_role[r].len() > 1)
-            .or_else(|| (0..self.roles()).find(|&r| per_role[r].first().is_some_and(|a| *a != self.noop)))
-            .unwrap_or(0)
+        let noop = |r: usize| per_role[r].iter().position(|a| *a == self.noop);
+        super::game::mover(self.roles(), |r| 0..per_role[r].len(), noop)
     }
 
     fn hash(&self, st: &NgState) -> u64 {
