@@ -181,7 +181,8 @@ fn mcts_on_gdl_tictactoe_never_loses_to_random() {
 
 #[test]
 fn errors_name_file_line_column_and_what_was_expected() {
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
+        ("(role a)\n(role b)\n(<= (legal a x) (true (p 1)))\n", "t.kif:2:1", "role `b` has no `legal` rule"),
         ("(role a)\n(<= (legal a ?x) (true (p ?y)))\n", "t.kif:2:", "unsafe"),
         ("(role a)\n(q 1)\n(<= (p ?x) (q ?x) (not (p ?x)))\n", "t.kif:3:", "stratified"),
         ("(role a)\n(init (p 1)\n", "t.kif:2:1", "never closed"),

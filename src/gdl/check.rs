@@ -166,6 +166,7 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
         }
     }
     let mut roles = Vec::new();
+    let mut role_spans = Vec::new();
     for r in &plain {
         let h = &r.head;
         if h.pred == kw.true_ || h.pred == kw.does {
@@ -176,6 +177,7 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
                 ([Term::Const(c)], true) => {
                     if !roles.contains(c) {
                         roles.push(*c);
+                        role_spans.push(h.span);
                     }
                 }
                 _ => errors.push(GdlError::new(
@@ -217,6 +219,16 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
     }
     if roles.is_empty() && errors.is_empty() {
         errors.push(GdlError::new(Span::new(0, 0), GdlErrorKind::NoRoles));
+    }
+    // A role that no `legal` rule can name never has a legal move.
+    for (&role, &span) in roles.iter().zip(&role_spans) {
+        let named = plain.iter().any(|r| {
+            r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Const(c)) if *c == role)
+                || r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Var(_)))
+        });
+        if !named {
+            errors.push(GdlError::new(span, GdlErrorKind::NoLegal { role: syms.name(role).to_string() }));
+        }
     }
     // The dependency graph: relation → relations of its bodies (negated or not).
     let mut preds: Vec<Sym> = arity.keys().copied().collect();
@@ -434,9 +446,12 @@ mod tests {
         assert!(errs("(role a) (p 1) (p 1 2)").iter().any(|k| matches!(k, GdlErrorKind::MixedArity { .. })));
         assert!(errs("(role a) (legal a)").iter().any(|k| matches!(k, GdlErrorKind::Arity { what: "legal", .. })));
         assert!(errs("(p 1)").iter().any(|k| matches!(k, GdlErrorKind::NoRoles)));
+        assert!(errs("(role a) (role b) (legal a x)").iter().any(|k| matches!(k, GdlErrorKind::NoLegal { role } if role == "b")));
         // Recursion through a non-recursive binder is fine, and so is `or`.
         assert_eq!(
-            errs("(role a) (e 1 2) (e 2 3) (<= (r ?x ?y) (e ?x ?y)) (<= (r ?x ?z) (e ?x ?y) (r ?y ?z)) (<= (s ?x) (or (e ?x 2) (e 2 ?x)))"),
+            errs(
+                "(role a) (<= (legal a x) (e 1 2)) (e 1 2) (e 2 3) (<= (r ?x ?y) (e ?x ?y)) (<= (r ?x ?z) (e ?x ?y) (r ?y ?z)) (<= (s ?x) (or (e ?x 2) (e 2 ?x)))"
+            ),
             vec![]
         );
     }

@@ -59,6 +59,8 @@ pub enum GdlErrorKind {
     RecursionRestriction { name: String },
     #[error("no `role` facts; expected at least one `(role r)`")]
     NoRoles,
+    #[error("role `{role}` has no `legal` rule, so it could never move; expected `(<= (legal {role} …) …)` (a `noop` when it waits)")]
+    NoLegal { role: String },
     #[error("{what}; expected {expected}")]
     Limit { what: String, expected: String },
 }
