@@ -223,8 +223,8 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
     // A role that no `legal` rule can name never has a legal move.
     for (&role, &span) in roles.iter().zip(&role_spans) {
         let named = plain.iter().any(|r| {
-            r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Const(c)) if *c == role)
-                || r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Var(_)))
+            r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Var(_)))
+                || matches!(r.head.args.first(), Some(Term::Const(c)) if *c == role && r.head.pred == kw.legal)
         });
         if !named {
             errors.push(GdlError::new(span, GdlErrorKind::NoLegal { role: syms.name(role).to_string() }));
