@@ -1,6 +1,6 @@
 //! The speed table: every figure of the engine's speed goals, measured in one run on one core,
 //! printed as Markdown (the README's speed section is this output). `cargo bench --bench speed`
-//! runs it all; `cargo bench --bench speed -- c4 arena` runs the sections whose names contain a
+//! runs it all; `cargo bench --bench speed -- c4 arena gdl` runs the sections whose names contain a
 //! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
 //!
 //! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
@@ -54,7 +54,7 @@ impl Opts {
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, match3, playouts), --quick, --profile SIDE or --install-openspiel"
+                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts), --quick, --profile SIDE or --install-openspiel"
                     );
                     std::process::exit(2);
                 }
@@ -292,6 +292,30 @@ fn section_playouts(o: &Opts) {
     }
 }
 
+/// GDL against WGDL: the same games through the grounded GDL evaluator and the WGDL
+/// interpreter, random playouts and MCTS (UCT as in the Connect Four section).
+fn section_gdl(o: &Opts) {
+    println!("\n### GDL against WGDL (the same games, one core)\n");
+    println!(
+        "Uniform random playouts from the start; MCTS searches of {} simulations from the start.\n",
+        if o.quick { 2_000 } else { 20_000 }
+    );
+    println!("| game | WGDL playouts/s | GDL playouts/s | WGDL ÷ GDL | WGDL MCTS sims/s | GDL MCTS sims/s | WGDL ÷ GDL |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let sims = if o.quick { 2_000 } else { 20_000 };
+    let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
+    for (name, wgdl, kif) in [("tic-tac-toe", "tictactoe.wgdl", "tictactoe.kif"), ("Connect Four", "connect_four.wgdl", "connect_four.kif")]
+    {
+        let w = load(wgdl);
+        let g = playforge::gdl::load(&root().join("games/gdl").join(kif)).expect("a shipped GDL game");
+        let (wp, _) = playouts_per_sec(&w, None, o.secs(2.0));
+        let (gp, _) = playouts_per_sec(&g, None, o.secs(2.0));
+        let wm = mcts_per_sec(&w, &cfg, sims, o.secs(2.0));
+        let gm = mcts_per_sec(&g, &cfg, sims, o.secs(2.0));
+        println!("| {name} | {} | **{}** | {:.2}× | {} | **{}** | {:.2}× |", k(wp), k(gp), wp / gp, k(wm), k(gm), wm / gm);
+    }
+}
+
 fn main() {
     let o = Opts::parse();
     println!("## playforge speed ({})\n", if o.quick { "quick run: not for figures" } else { "cargo bench --bench speed" });
@@ -311,6 +335,9 @@ fn main() {
     }
     if o.wants("match3") {
         section_match3(&o);
+    }
+    if o.wants("gdl") {
+        section_gdl(&o);
     }
     if o.wants("playouts")
         || o.filters.iter().any(|f| ["simple_coins", "magic_land", "connect_four"].iter().any(|g| g.contains(f.as_str())))

@@ -25,11 +25,15 @@ fn perft<G: Game>(g: &G, st: &G::State, depth: usize) -> u64 {
 }
 
 #[test]
-fn tictactoe_perft_matches_the_published_counts() {
+fn tictactoe_perft_matches_the_published_counts_in_gdl_and_wgdl() {
     let g = game("tictactoe.kif");
     let s = g.initial().unwrap();
     let counts: Vec<u64> = (1..=9).map(|d| perft(&g, &s, d)).collect();
     assert_eq!(counts, [9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872]);
+    // The WGDL twin (games/tictactoe.wgdl) counts the same.
+    let w = playforge::game::WgdlGame::new(crate::util::game("tictactoe.wgdl").program);
+    let ws = w.initial().unwrap();
+    assert_eq!((1..=9).map(|d| perft(&w, &ws, d)).collect::<Vec<_>>(), counts);
 }
 
 /// Perft of Connect Four from the start, depths 1..=8.
