@@ -332,6 +332,44 @@ mod player2 {
         }
     }
 
+    /// 200 Connect Four moves at a 200 ms play clock, each answered in time (Player2 against
+    /// random, new games as they end). Timing-bound, so not in the default run:
+    /// `cargo test --release -- --ignored two_hundred`.
+    #[test]
+    #[ignore = "40 s of wall-clock play; run with --ignored"]
+    fn two_hundred_moves_at_a_200_ms_clock_never_time_out() {
+        let g = Arc::new(game("connect_four.kif"));
+        let clock = Duration::from_millis(200);
+        let mut rng = playforge::rng::stream(9, 0, 0, 0);
+        let (mut moves, mut late, mut slowest) = (0, 0, Duration::ZERO);
+        while moves < 200 {
+            let me = moves % 2;
+            let mut s = Session::new(g.clone(), me, Player2Config::default());
+            let mut st = g.initial().unwrap();
+            let mut legal = Vec::new();
+            loop {
+                g.legal(&st, &mut legal).unwrap();
+                if g.status(&st, &legal) != Status::Running || moves >= 200 {
+                    break;
+                }
+                let m = if g.to_move(&st) == me {
+                    let t = Instant::now();
+                    let m = s.play(&st, clock).unwrap().unwrap();
+                    let took = t.elapsed();
+                    slowest = slowest.max(took);
+                    late += (took > clock) as u32;
+                    moves += 1;
+                    assert!(legal.contains(&m));
+                    m
+                } else {
+                    legal[rng.random_range(0..legal.len())]
+                };
+                g.apply(&mut st, m).unwrap();
+            }
+        }
+        assert_eq!(late, 0, "{late} of 200 answers came after the 200 ms clock (slowest {slowest:?})");
+    }
+
     #[test]
     fn the_start_clock_fills_the_cache_and_play_answers_from_it() {
         let g = Arc::new(game("tictactoe.kif"));
