@@ -11,8 +11,8 @@
 //! iterated to its fixpoint. [`Grounded::eval`] runs them over a bit set of atoms.
 //!
 //! Grounding is bounded: a description whose relaxed model passes [`MAX_ATOMS`] atoms or whose
-//! instances pass [`MAX_RULES`] is an error naming the limit (the non-ground evaluator that would
-//! take over there is future work).
+//! instances pass [`MAX_RULES`] is an error naming the limit; such a description can still be
+//! played through [`super::nonground::NonGroundGame`] (the commands do not fall back to it yet).
 
 use super::check::{Checked, Keywords, term_vars};
 use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
