@@ -100,9 +100,15 @@ fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Res
         if g.status(&st, &legal) != crate::wgdl::Status::Running {
             break;
         }
-        // Each role picks its own action; the joint move is made of them.
+        // Each role picks its own action; the joint move is made of them. A role with one
+        // legal action (a `noop` while another moves) plays it without searching.
+        let per_role = g.legal_actions(&st);
         let mut joint: JointMove = 0;
         for (r, kind) in seats.iter().enumerate() {
+            if let [only] = per_role[r][..] {
+                joint |= (only as u64) << (16 * r);
+                continue;
+            }
             let pick: JointMove = match kind {
                 Kind::Random => legal[rngs[r].random_range(0..legal.len())],
                 Kind::Mcts => {

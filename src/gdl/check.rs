@@ -37,7 +37,8 @@ pub struct Checked {
     pub roles: Vec<Sym>,
 }
 
-/// The keyword relations and their arities.
+/// The keyword relations' symbols (and, through [`Keywords::arity`], their arities).
+#[derive(Clone, Copy, Debug)]
 pub struct Keywords {
     pub role: Sym,
     pub init: Sym,
@@ -223,8 +224,12 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
     // A role that no `legal` rule can name never has a legal move.
     for (&role, &span) in roles.iter().zip(&role_spans) {
         let named = plain.iter().any(|r| {
-            r.head.pred == kw.legal && matches!(r.head.args.first(), Some(Term::Var(_)))
-                || matches!(r.head.args.first(), Some(Term::Const(c)) if *c == role && r.head.pred == kw.legal)
+            r.head.pred == kw.legal
+                && match r.head.args.first() {
+                    Some(Term::Var(_)) => true,
+                    Some(Term::Const(c)) => *c == role,
+                    _ => false,
+                }
         });
         if !named {
             errors.push(GdlError::new(span, GdlErrorKind::NoLegal { role: syms.name(role).to_string() }));

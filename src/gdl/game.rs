@@ -312,7 +312,7 @@ impl Game for GdlGame {
     }
 
     fn apply(&self, st: &mut GdlState, mv: JointMove) -> Result<(), Self::Error> {
-        let next = SCRATCH.with(|s| {
+        SCRATCH.with(|s| {
             let mut m = s.borrow_mut();
             self.with_model(st, |model| {
                 m.clear();
@@ -322,15 +322,14 @@ impl Game for GdlGame {
                 set(&mut m, acts[Self::action_of(mv, r)].does);
             }
             self.g.eval_does(&mut m);
-            let mut bits = vec![0u64; st.bits.len()];
+            // The next state, written over this one (no allocation per move).
+            st.bits.fill(0);
             for &(n, b) in &self.next_to_base {
                 if bit(&m, n) {
-                    bits[b as usize / 64] |= 1 << (b % 64);
+                    st.bits[b as usize / 64] |= 1 << (b % 64);
                 }
             }
-            bits
         });
-        st.bits = next;
         Ok(())
     }
 

@@ -134,6 +134,10 @@ impl Player {
                 let mut legal = Vec::new();
                 m.game.legal(&m.state, &mut legal).map_err(|e| anyhow!("{e}"))?;
                 let Some(&first) = legal.first() else { bail!("no legal move in match `{}`", m.id) };
+                // One legal action (a `noop` while another role moves): no search, no clock spent.
+                if let [only] = m.game.legal_actions(&m.state)[m.role][..] {
+                    return Ok(m.game.action_name(m.role, only));
+                }
                 let joint = match kind {
                     PlayerKind::Random => legal[m.rng.random_range(0..legal.len())],
                     PlayerKind::Player2 => m

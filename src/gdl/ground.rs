@@ -164,19 +164,7 @@ pub struct Grounded {
     /// The dynamic strata, dependencies first.
     pub groups: Vec<Group>,
     pub roles: Vec<GId>,
-    pub kw: KeywordSyms,
-}
-
-/// The keyword relations' symbols.
-#[derive(Clone, Copy, Debug)]
-pub struct KeywordSyms {
-    pub init: Sym,
-    pub true_: Sym,
-    pub next: Sym,
-    pub legal: Sym,
-    pub does: Sym,
-    pub goal: Sym,
-    pub terminal: Sym,
+    pub kw: Keywords,
 }
 
 impl Grounded {
@@ -321,8 +309,7 @@ fn join(p: &Plan, atoms: &Atoms, terms: &Terms, binds: &mut Binds, matched: &mut
 
 pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
     let mut syms_local = syms.clone();
-    let k = Keywords::new(&mut syms_local);
-    let kw = KeywordSyms { init: k.init, true_: k.true_, next: k.next, legal: k.legal, does: k.does, goal: k.goal, terminal: k.terminal };
+    let kw = Keywords::new(&mut syms_local);
     let limit = |what: String, max: usize| {
         vec![GdlError::new(
             Span::new(0, 0),
