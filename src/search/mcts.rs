@@ -763,12 +763,20 @@ impl<G: Game + Goals> Tree<G> {
         let mut expanded = None;
         let mut full = sim.full;
         if let Some(terminal) = sim.leaf_learned {
-            let node = &mut self.nodes[sel.leaf as usize];
-            if node.known {
-                // Tree parallelism: another worker learned and expanded this leaf meanwhile;
-                // this iteration counts through the leaf without adding children twice.
-                full = None;
+            if self.nodes[sel.leaf as usize].known {
+                // Tree parallelism: another worker learned and expanded this leaf meanwhile
+                // (the same moves, in the same order). This iteration adds no children twice;
+                // it counts through the child that worker made for the move played out, which
+                // stays on the path (the best path must replay to its value).
+                if let Some(f) = full.take() {
+                    let m = scratch.leaf_moves[f.rollout];
+                    expanded = Some(m);
+                    if let Some(c) = self.child_by_move(sel.leaf, m) {
+                        tail = c;
+                    }
+                }
             } else {
+                let node = &mut self.nodes[sel.leaf as usize];
                 // The leaf was made by a lazy expansion: now it is known (and its moves, if
                 // any, become its children just below, so none is left untried).
                 node.known = true;
