@@ -6,7 +6,7 @@
 
 use crate::connect_four::native_connect_four::{self, NativeConnectFour};
 use playforge::game::Game;
-use playforge::gdl::{self, GdlGame, GoalEval};
+use playforge::gdl::{self, GdlGame, GoalEval, Reasoner};
 use playforge::search::formula::Formula;
 use playforge::search::mcts::{MctsConfig, decision_tree};
 use playforge::wgdl::Status;
@@ -447,10 +447,10 @@ mod ggp {
 /// Random games replayed through the grounded and the non-ground evaluator: the same state,
 /// legal actions per role, terminal test and goals at every step, the same next state after
 /// every joint move.
-fn grounded_agrees_with_nonground(name: &str, games: u64) {
+fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name);
     let text = std::fs::read_to_string(&path).unwrap();
-    let g = game(name);
+    let g = game(name).with_reasoner(reasoner);
     let ng = gdl::compile_nonground(name, &text).unwrap();
     let sorted = |mut v: Vec<String>| {
         v.sort();
@@ -462,7 +462,7 @@ fn grounded_agrees_with_nonground(name: &str, games: u64) {
         let mut truths = ng.initial();
         let mut legal = Vec::new();
         for step in 0.. {
-            let at = format!("{name} seed {seed} step {step}");
+            let at = format!("{name} ({reasoner:?}) seed {seed} step {step}");
             assert_eq!(g.show_state(&st), sorted(truths.iter().map(|t| ng.text(t)).collect()), "{at}: state");
             let facts = ng.model(&truths, &[]);
             let per_role = g.legal_actions(&st);
@@ -506,7 +506,86 @@ fn grounded_and_nonground_evaluators_agree_over_random_games() {
         ("reachability.kif", 1000),
         ("connect_four.kif", 1000),
     ] {
-        grounded_agrees_with_nonground(name, games);
+        grounded_agrees_with_nonground(name, games, Reasoner::Differential);
+        grounded_agrees_with_nonground(name, games / 4, Reasoner::Full);
+    }
+}
+
+/// A description whose recursion runs over the state (a path through the edges that hold) has
+/// no differential net: it keeps the full evaluator, and plays.
+#[test]
+fn dynamic_recursion_keeps_the_full_evaluator() {
+    let text = "(role p) (init (edge a b)) (init (edge b c)) (init (edge c a)) (init (step 0))
+        (succ 0 1) (succ 1 2) (succ 2 3)
+        (<= (path ?x ?y) (true (edge ?x ?y)))
+        (<= (path ?x ?z) (true (edge ?x ?y)) (path ?y ?z))
+        (<= (legal p (cut ?x ?y)) (true (edge ?x ?y)))
+        (legal p noop)
+        (<= (next (edge ?x ?y)) (true (edge ?x ?y)) (not (does p (cut ?x ?y))))
+        (<= (next (step ?k)) (true (step ?j)) (succ ?j ?k))
+        (<= terminal (true (step 2)))
+        (<= (goal p 100) (path a c))
+        (<= (goal p 0) (not (path a c)))";
+    let g = gdl::compile("path.kif", text).unwrap();
+    assert_eq!(g.reasoner(), Reasoner::Full);
+    assert_eq!(g.clone().with_reasoner(Reasoner::Differential).reasoner(), Reasoner::Full);
+    let mut st = g.initial().unwrap();
+    assert_eq!(g.goal_values(&st), [100]);
+    let cut = g.action_index(0, "(cut b c)").unwrap() as u64;
+    g.apply(&mut st, cut).unwrap();
+    assert_eq!(g.goal_values(&st), [0], "{:?}", g.show_state(&st));
+}
+
+/// The differential net against the full evaluator where the net's inputs change most: states
+/// of many random games visited in a shuffled order (as a tree search jumps between
+/// branches), interleaved over two games on one thread, every query and every next state
+/// compared.
+#[test]
+fn differential_and_full_reasoners_agree_when_states_jump() {
+    for name in GAMES {
+        let diff = game(name);
+        let full = game(name).with_reasoner(Reasoner::Full);
+        let other = game("tictactoe.kif");
+        assert_eq!(diff.reasoner(), Reasoner::Differential, "{name}");
+        let mut rng = playforge::rng::stream(7, 0, 0, 0);
+        let mut states = Vec::new();
+        let mut legal = Vec::new();
+        for _ in 0..40 {
+            let mut st = full.initial().unwrap();
+            loop {
+                states.push(st.clone());
+                full.legal(&st, &mut legal).unwrap();
+                if legal.is_empty() {
+                    break;
+                }
+                full.apply(&mut st, legal[rng.random_range(0..legal.len())]).unwrap();
+            }
+        }
+        for k in (1..states.len()).rev() {
+            states.swap(k, rng.random_range(0..=k));
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (i, st) in states.iter().enumerate() {
+            let at = format!("{name} state {i}");
+            assert_eq!(diff.legal_actions(st), full.legal_actions(st), "{at}: legal actions");
+            assert_eq!(diff.goal_values(st), full.goal_values(st), "{at}: goals");
+            assert_eq!(diff.is_terminal(st), full.is_terminal(st), "{at}: terminal");
+            assert_eq!(diff.to_move(st), full.to_move(st), "{at}: mover");
+            diff.legal(st, &mut a).unwrap();
+            full.legal(st, &mut b).unwrap();
+            assert_eq!(a, b, "{at}: joint moves");
+            for &m in b.iter().take(3) {
+                let (mut x, mut y) = (st.clone(), st.clone());
+                diff.apply(&mut x, m).unwrap();
+                full.apply(&mut y, m).unwrap();
+                assert_eq!(x, y, "{at}: next state after {}", full.show_move(m));
+            }
+            if i % 7 == 0 {
+                // Another game's net on the same thread in between.
+                let s0 = other.initial().unwrap();
+                other.legal(&s0, &mut a).unwrap();
+            }
+        }
     }
 }
 

@@ -14,11 +14,15 @@
 //! * **Goals**: a role's goal is the largest value `v` (a number 0–100) with `(goal role v)`
 //!   true; 0 when none holds. [`GoalEval`] scores a state by it, divided by 100.
 //!
-//! Evaluating a state's rules is the costly part: the last state evaluated (its model) is kept
-//! per thread, so `legal`, `status` and `to_move` on the same state evaluate once.
+//! Evaluating a state's rules is the costly part. Two reasoners do it with the same results
+//! ([`Reasoner`]): by default the differential net of [`super::propnet`], kept per thread and
+//! updated by the inputs that changed since the state it last held; for descriptions with a
+//! recursive stratum, the full evaluator, whose last model is kept per thread so that `legal`,
+//! `status` and `to_move` on the same state evaluate once.
 
 use super::ground::{AtomId, GId, GTerm, Grounded};
 use super::parse::Symbols;
+use super::propnet::{Net, NetState};
 use super::{GdlError, GdlErrorKind};
 use crate::game::Game;
 use crate::search::mcts::{Evaluator, Goals};
@@ -71,6 +75,18 @@ pub struct GdlGame {
     initial: GdlState,
     /// Per role: the number of its `noop` action, if it has one.
     noop: Vec<Option<usize>>,
+    /// The differential net, when the description has one and it is chosen.
+    net: Option<Arc<Net>>,
+}
+
+/// How a [`GdlGame`] evaluates its rules; both give the same models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reasoner {
+    /// Every dynamic rule, stratum by stratum, for each new state.
+    Full,
+    /// The differential net ([`super::propnet`]): only the rules whose inputs changed. Not
+    /// available for descriptions with a recursive stratum, which keep `Full`.
+    Differential,
 }
 
 /// The status of a finished game with these goals (see the module doc): one role finishes
@@ -103,6 +119,19 @@ thread_local! {
     static LAST: RefCell<(u64, Vec<u64>, Vec<u64>)> = const { RefCell::new((0, Vec::new(), Vec::new())) };
     /// Scratch for `apply`'s model.
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// The differential nets of the games this thread played last (a few, most recent last).
+    static NETS: RefCell<Vec<NetSlot>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Games whose nets one thread keeps at once.
+const NET_SLOTS: usize = 4;
+
+/// One thread's net of one game: the base bits and `does` atoms it holds as inputs.
+struct NetSlot {
+    id: u64,
+    base: Vec<u64>,
+    does: [Option<AtomId>; MAX_ROLES],
+    s: NetState,
 }
 
 #[inline]
@@ -124,7 +153,7 @@ impl GdlGame {
         }
         let base: Vec<AtomId> = g.atoms.of(kw.true_).to_vec();
         let base_index = |x: GId| base.iter().position(|&b| g.atoms.list[b as usize].1[0] == x);
-        let next_to_base = g
+        let next_to_base: Vec<(AtomId, u32)> = g
             .atoms
             .of(kw.next)
             .iter()
@@ -170,8 +199,10 @@ impl GdlGame {
             .iter()
             .map(|acts| acts.iter().position(|a| noop_sym.is_some_and(|n| g.terms.nodes[a.term as usize] == GTerm::Const(n))))
             .collect();
+        let net = Net::new(&g, &next_to_base, initial.bits.len()).map(Arc::new);
         Ok(GdlGame {
             noop,
+            net,
             g: Arc::new(g),
             syms: Arc::new(syms),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -186,6 +217,22 @@ impl GdlGame {
 
     pub fn roles(&self) -> usize {
         self.g.roles.len()
+    }
+
+    /// The same game evaluated by `r` (the differential net only where the description has
+    /// one; see [`GdlGame::reasoner`]).
+    pub fn with_reasoner(mut self, r: Reasoner) -> GdlGame {
+        self.net = match r {
+            Reasoner::Full => None,
+            Reasoner::Differential => self.net.or_else(|| Net::new(&self.g, &self.next_to_base, self.initial.bits.len()).map(Arc::new)),
+        };
+        self.id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        self
+    }
+
+    /// The reasoner in use.
+    pub fn reasoner(&self) -> Reasoner {
+        if self.net.is_some() { Reasoner::Differential } else { Reasoner::Full }
     }
 
     pub fn role_name(&self, r: usize) -> String {
@@ -240,9 +287,66 @@ impl GdlGame {
         }
     }
 
-    /// Runs `f` on the state's model without `does` (from the per-thread cache when it was the
-    /// last one evaluated).
+    /// Runs `f` on this thread's net of this game (made, settled with no input holding, the
+    /// first time).
+    fn net_slot<R>(&self, net: &Net, f: impl FnOnce(&mut NetSlot) -> R) -> R {
+        NETS.with(|c| {
+            let mut slots = c.borrow_mut();
+            let k = match slots.iter().position(|s| s.id == self.id) {
+                Some(k) => k,
+                None => {
+                    if slots.len() >= NET_SLOTS {
+                        slots.remove(0);
+                    }
+                    let base = vec![0; self.initial.bits.len()];
+                    slots.push(NetSlot { id: self.id, base, does: [None; MAX_ROLES], s: net.fresh() });
+                    slots.len() - 1
+                }
+            };
+            f(&mut slots[k])
+        })
+    }
+
+    /// Brings a net to the state `bits` and, with `mv`, to that joint move's `does` atoms:
+    /// only the inputs that differ from what it holds are set.
+    fn sync(&self, net: &Net, slot: &mut NetSlot, bits: &[u64], mv: Option<JointMove>) {
+        for (w, (&now, held)) in bits.iter().zip(slot.base.iter_mut()).enumerate() {
+            let mut x = now ^ *held;
+            while x != 0 {
+                let i = w * 64 + x.trailing_zeros() as usize;
+                x &= x - 1;
+                net.set_input(&mut slot.s, self.base[i], now >> (i % 64) & 1 == 1);
+            }
+            *held = now;
+        }
+        if let Some(mv) = mv {
+            let mut want = [None; MAX_ROLES];
+            for (r, acts) in self.actions.iter().enumerate() {
+                want[r] = Some(acts[Self::action_of(mv, r)].does);
+            }
+            for &old in slot.does.iter().flatten() {
+                if !want.contains(&Some(old)) {
+                    net.set_input(&mut slot.s, old, false);
+                }
+            }
+            for &new in want.iter().flatten() {
+                net.set_input(&mut slot.s, new, true);
+            }
+            slot.does = want;
+        }
+        net.settle(&mut slot.s);
+    }
+
+    /// Runs `f` on the state's model without `does` (its `does`-dependent atoms may be
+    /// stale; `legal`, `goal` and `terminal` never read them): from the differential net, or
+    /// from the per-thread cache of the full evaluator when `st` was the last state evaluated.
     fn with_model<R>(&self, st: &GdlState, f: impl FnOnce(&[u64]) -> R) -> R {
+        if let Some(net) = &self.net {
+            return self.net_slot(net, |slot| {
+                self.sync(net, slot, &st.bits, None);
+                f(&slot.s.model)
+            });
+        }
         LAST.with(|c| {
             let mut c = c.borrow_mut();
             let (id, bits, model) = &mut *c;
@@ -312,6 +416,13 @@ impl Game for GdlGame {
     }
 
     fn apply(&self, st: &mut GdlState, mv: JointMove) -> Result<(), Self::Error> {
+        if let Some(net) = &self.net {
+            self.net_slot(net, |slot| {
+                self.sync(net, slot, &st.bits, Some(mv));
+                st.bits.copy_from_slice(&slot.s.next);
+            });
+            return Ok(());
+        }
         SCRATCH.with(|s| {
             let mut m = s.borrow_mut();
             self.with_model(st, |model| {

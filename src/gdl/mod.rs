@@ -11,6 +11,8 @@
 //!   as ground rules in stratum order;
 //! * [`game`] — [`GdlGame`]: states as bit sets of base propositions, moves as joint moves (one
 //!   action per role, turn-taking games through their `noop`s), goals 0–100 per role;
+//! * [`propnet`] — the differential evaluator [`GdlGame`] uses by default: the ground rules
+//!   as a net of counters updated by the inputs a move changed;
 //! * [`ggp`] — the GGP protocol over HTTP: a player server and a game manager;
 //! * [`nonground`] — the reference evaluator: the checked rules run directly over a state's
 //!   facts, no grounding (the grounded one is held to it along random games).
@@ -23,8 +25,9 @@ pub mod ggp;
 pub mod ground;
 pub mod nonground;
 pub mod parse;
+pub mod propnet;
 
-pub use game::{GdlGame, GdlState, GoalEval, JointMove};
+pub use game::{GdlGame, GdlState, GoalEval, JointMove, Reasoner};
 
 use crate::wgdl::diag::{SourceFile, Span, render};
 
