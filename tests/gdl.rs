@@ -12,12 +12,20 @@ use playforge::search::mcts::{MctsConfig, decision_tree};
 use playforge::wgdl::Status;
 use rand::RngExt;
 
+/// A shipped game of `games/gdl/`, or a test fixture of `tests/data/gdl/` (matching pennies:
+/// simultaneous moves where random play is optimal, so no player can beat random).
+fn gdl_path(name: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shipped = root.join("games/gdl").join(name);
+    if shipped.exists() { shipped } else { root.join("tests/data/gdl").join(name) }
+}
+
 fn game(name: &str) -> GdlGame {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name);
+    let path = gdl_path(name);
     gdl::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-const GAMES: [&str; 5] = ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "matching_pennies.kif", "reachability.kif"];
+const GAMES: [&str; 6] = ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "coin_race.kif", "reachability.kif", "matching_pennies.kif"];
 
 /// Perft through the `Game` contract (the native twin's generic helper).
 fn perft<G: Game>(g: &G, st: &G::State, depth: usize) -> u64 {
@@ -233,6 +241,61 @@ mod player2 {
         assert_eq!(moves, 3, "the shortest solution is three presses");
     }
 
+    /// A one-step simultaneous game: each role picks `a` or `b` at once. For row's role the
+    /// joint move (a, a) is worth 100 but (a, b) 0, while `b` is worth 60 whatever the other
+    /// does; column's goal is 100 minus row's. Taking the best joint move would pick `a` and
+    /// hope; Player2 takes the choice whose worst reply is best: `b` for row, and for column
+    /// `b` too (its worst is 40 against 0 for `a`).
+    #[test]
+    fn decides_simultaneous_moves_per_own_action_against_every_reply() {
+        let text = "(role row) (role column) (init fresh)
+            (<= (legal ?r a) (role ?r)) (<= (legal ?r b) (role ?r))
+            (<= (next done) (true fresh))
+            (<= (next (chose ?r ?x)) (does ?r ?x))
+            (<= terminal (true done))
+            (<= (goal row 100) (true (chose row a)) (true (chose column a)))
+            (<= (goal row 0) (true (chose row a)) (true (chose column b)))
+            (<= (goal row 60) (true (chose row b)))
+            (<= (goal column 0) (true (chose row a)) (true (chose column a)))
+            (<= (goal column 100) (true (chose row a)) (true (chose column b)))
+            (<= (goal column 40) (true (chose row b)))
+            (<= (goal ?r 0) (role ?r) (true fresh))";
+        let g = gdl::compile("one_shot.kif", text).unwrap();
+        let st = g.initial().unwrap();
+        let b = g.action_index(0, "b").unwrap();
+        for me in 0..2 {
+            let mv = decide(&g, &st, me);
+            assert_eq!(GdlGame::action_of(mv, me), b, "role {me} chose {}", g.show_move(mv));
+        }
+    }
+
+    /// The shipped simultaneous game: Player2 never loses the coin race to random (it can always
+    /// hold a draw) and wins most races, from either side.
+    #[test]
+    fn never_loses_the_coin_race_to_random() {
+        let g = game("coin_race.kif");
+        let mut wins = 0;
+        for seed in 0..6u64 {
+            let me = (seed % 2) as usize;
+            let mut rng = playforge::rng::stream(seed, 5, 0, 0);
+            let mut st = g.initial().unwrap();
+            let mut legal = Vec::new();
+            loop {
+                g.legal(&st, &mut legal).unwrap();
+                if g.status(&st, &legal) != Status::Running {
+                    break;
+                }
+                let mine = GdlGame::action_of(decide(&g, &st, me), me) as u64;
+                let theirs: Vec<u64> = legal.iter().copied().filter(|&m| GdlGame::action_of(m, me) as u64 == mine).collect();
+                g.apply(&mut st, theirs[rng.random_range(0..theirs.len())]).unwrap();
+            }
+            let goals = g.goal_values(&st);
+            assert!(goals[me] >= 50, "seed {seed}: Player2 as role {me} lost: {:?}", g.show_state(&st));
+            wins += usize::from(goals[me] == 100);
+        }
+        assert!(wins >= 4, "Player2 won only {wins} of 6 races");
+    }
+
     #[test]
     fn never_loses_tictactoe_to_random_as_either_role() {
         let g = game("tictactoe.kif");
@@ -390,7 +453,7 @@ mod ggp {
     use std::time::Duration;
 
     fn rules(name: &str) -> String {
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name)).unwrap()
+        std::fs::read_to_string(super::gdl_path(name)).unwrap()
     }
 
     #[test]
@@ -448,8 +511,7 @@ mod ggp {
 /// legal actions per role, terminal test and goals at every step, the same next state after
 /// every joint move.
 fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = std::fs::read_to_string(gdl_path(name)).unwrap();
     let g = game(name).with_reasoner(reasoner);
     let ng = gdl::compile_nonground(name, &text).unwrap();
     let sorted = |mut v: Vec<String>| {
@@ -503,6 +565,7 @@ fn grounded_and_nonground_evaluators_agree_over_random_games() {
         ("tictactoe.kif", 1000),
         ("lightsout.kif", 1000),
         ("matching_pennies.kif", 1000),
+        ("coin_race.kif", 1000),
         ("reachability.kif", 1000),
         ("connect_four.kif", 1000),
     ] {
@@ -592,7 +655,7 @@ fn differential_and_full_reasoners_agree_when_states_jump() {
 #[test]
 fn the_nonground_game_plays_through_the_same_contract() {
     use playforge::gdl::nonground::NonGroundGame;
-    let text = |name: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/gdl").join(name)).unwrap();
+    let text = |name: &str| std::fs::read_to_string(gdl_path(name)).unwrap();
     let ttt = NonGroundGame::new(gdl::compile_nonground("tictactoe.kif", &text("tictactoe.kif")).unwrap());
     let s = ttt.initial().unwrap();
     assert_eq!((1..=5).map(|d| perft(&ttt, &s, d)).collect::<Vec<_>>(), [9, 72, 504, 3024, 15120]);

@@ -509,4 +509,7 @@ impl crate::search::player2::Features for GdlGame {
     fn goal(&self, st: &Self::State, role: usize) -> f64 {
         self.goal_values(st).get(role).map_or(0.0, |&v| v as f64)
     }
+    fn own_action(&self, mv: JointMove, role: usize) -> Option<usize> {
+        Some(Self::action_of(mv, role))
+    }
 }

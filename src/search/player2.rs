@@ -13,10 +13,12 @@
 //! * **Values**: a terminal state is worth its goal for Player2's role (exact); a state at the
 //!   limit is worth h (an estimate). Where Player2 chooses (`to_move` is its role) a node takes
 //!   its best child; where another role chooses it takes the worst (**paranoid**: the others are
-//!   assumed to play against Player2 — the paper leaves multi-player play open; joint moves of
-//!   simultaneous games count as the choice of [`Game::to_move`]'s role). A node is exact when
-//!   every child is, or when an exact child already reaches the bound (100 for Player2, 0 for
-//!   the others).
+//!   assumed to play against Player2 — the paper leaves multi-player play open). Where the roles
+//!   move at once (joint moves, [`Features::own_action`]), the moves sharing Player2's own
+//!   action form one choice worth its worst move, and the node takes the best choice: Player2
+//!   assumes the others answer its action as if they saw it. A node is exact when every choice
+//!   is, or when one is known to reach 100 (a choice is exact when all its moves are, or one is a
+//!   known 0).
 //! * **Risk** (the 30-point rule): at the root, a child whose value is only an estimate is taken
 //!   over the best exactly-known child when it is at least `risk_margin` points higher — or when
 //!   the best known child is a certain loss (goal 0), a case the report's rule gets wrong.
@@ -41,6 +43,46 @@ pub trait Features: Game {
     fn novelty(&self, state: &Self::State, initial: &Self::State) -> f64;
     /// `role`'s goal in a terminal state, 0–100.
     fn goal(&self, state: &Self::State, role: usize) -> f64;
+    /// The action `role` contributes to `mv`, where a move is a joint move of choices made at
+    /// once (GDL); `None`, the default, where a move is one role's choice.
+    fn own_action(&self, _mv: Self::Move, _role: usize) -> Option<usize> {
+        None
+    }
+}
+
+/// Player2's choices among `moves` (in order): moves that share its own action form one
+/// choice, among which the others choose. Without joint moves, each move is a choice where
+/// Player2 is to move (`mine`) and all of them one choice elsewhere. Returns each move's
+/// choice number and the number of choices.
+fn choices<G: Features>(game: &G, me: usize, mine: bool, moves: impl Iterator<Item = G::Move>) -> (Vec<usize>, usize) {
+    let mut keys: Vec<usize> = Vec::new();
+    let of = moves
+        .enumerate()
+        .map(|(i, m)| {
+            let key = game.own_action(m, me).unwrap_or(if mine { i } else { 0 });
+            keys.iter().position(|&k| k == key).unwrap_or_else(|| {
+                keys.push(key);
+                keys.len() - 1
+            })
+        })
+        .collect();
+    (of, keys.len())
+}
+
+/// Each choice's value (the worst of its moves: paranoid), from the moves' values: exact when
+/// every move's value is, or when one is an exact 0 (nothing below it); the representative move
+/// is the choice's first.
+fn per_choice<M: Copy>(children: &[RootChild<M>], of: &[usize], n: usize) -> Vec<RootChild<M>> {
+    let zero = |x: &RootChild<M>| x.exact && x.value <= 0.0;
+    let mut out: Vec<Option<RootChild<M>>> = vec![None; n];
+    for (c, &q) in children.iter().zip(of) {
+        let merged = match &out[q] {
+            None => c.clone(),
+            Some(g) => RootChild { mv: g.mv, value: g.value.min(c.value), exact: (g.exact && c.exact) || zero(g) || zero(c) },
+        };
+        out[q] = Some(merged);
+    }
+    out.into_iter().flatten().collect()
 }
 
 /// Player2's settings.
@@ -192,23 +234,41 @@ impl<'a, G: Features> Player2<'a, G> {
         // Highest h first (stable: equal h keep the move order).
         let mut order: Vec<usize> = (0..kids.len()).collect();
         order.sort_by(|&a, &b| kids[b].0.total_cmp(&kids[a].0));
-        let (bound, mut best) = if mine { (100.0, f64::NEG_INFINITY) } else { (0.0, f64::INFINITY) };
-        let mut all_exact = true;
+        // Player2 takes the best of its choices; within a choice the others take the worst.
+        let (of, n) = choices(self.game, self.me, mine, legal.iter().copied());
+        let mut worst = vec![f64::INFINITY; n];
+        let mut exact_so_far = vec![true; n];
+        let mut unseen = vec![0usize; n];
+        for &q in &of {
+            unseen[q] += 1;
+        }
+        // A choice whose worst is an exact 0 needs no more of its moves.
+        let mut closed = vec![false; n];
         let mut cut = false;
         for (rank, &k) in order.iter().enumerate() {
+            let q = of[k];
+            if closed[q] {
+                continue;
+            }
             let child_limit = nominal.max(limit.min(nominal + self.cfg.extension.saturating_sub(rank as u32)));
             let (v, exact) = self.search(&kids[k].1, ply + 1, child_limit, nominal, cache)?;
             if self.aborted {
                 return Ok((v, false));
             }
-            all_exact &= exact;
-            best = if mine { best.max(v) } else { best.min(v) };
-            if exact && v == bound {
+            worst[q] = worst[q].min(v);
+            exact_so_far[q] &= exact;
+            unseen[q] -= 1;
+            if exact && v <= 0.0 {
+                (closed[q], worst[q], exact_so_far[q]) = (true, 0.0, true);
+            }
+            // A choice known to reach 100 ends the node.
+            if (unseen[q] == 0 || closed[q]) && exact_so_far[q] && worst[q] >= 100.0 {
                 cut = true;
                 break;
             }
         }
-        let exact = all_exact || cut;
+        let best = if cut { 100.0 } else { worst.iter().copied().fold(f64::NEG_INFINITY, f64::max) };
+        let exact = cut || (0..n).all(|q| closed[q] || (unseen[q] == 0 && exact_so_far[q]));
         cache.put(h, Entry { value: best, exact, depth: left });
         Ok((best, exact))
     }
@@ -236,6 +296,9 @@ impl<'a, G: Features> Player2<'a, G> {
         order.sort_by(|&a, &b| kids[b].0.total_cmp(&kids[a].0));
         let mut children: Vec<RootChild<G::Move>> =
             order.iter().map(|&k| RootChild { mv: kids[k].1, value: kids[k].0, exact: false }).collect();
+        // Player2's choices at the root (see `choices`), per child in rank order.
+        let mine = self.game.to_move(root) == self.me;
+        let (of, n) = choices(self.game, self.me, mine, children.iter().map(|c| c.mv));
         let mut decision = Decision { mv: children[0].mv, depth: 0, nodes: 0, root: children.clone() };
         for nominal in 1..=self.cfg.max_depth {
             if self.stop.load(Ordering::Relaxed) {
@@ -256,9 +319,10 @@ impl<'a, G: Features> Player2<'a, G> {
             if self.aborted {
                 break;
             }
-            decision = Decision { mv: self.choose(&children), depth: nominal, nodes: self.nodes, root: children.clone() };
+            let per = per_choice(&children, &of, n);
+            decision = Decision { mv: self.choose(&per), depth: nominal, nodes: self.nodes, root: children.clone() };
             report(&decision);
-            if children.iter().all(|c| c.exact) || children.iter().any(|c| c.exact && c.value >= 100.0) {
+            if per.iter().all(|c| c.exact) || per.iter().any(|c| c.exact && c.value >= 100.0) {
                 break;
             }
         }
@@ -266,8 +330,9 @@ impl<'a, G: Features> Player2<'a, G> {
         Ok(Some(decision))
     }
 
-    /// The root choice with the risk rule: the best exact child, unless an estimated child is
-    /// at least `risk_margin` points better; the best estimate when nothing is exact.
+    /// The root choice with the risk rule over Player2's choices (one per own action): the best
+    /// exact one, unless an estimated one is at least `risk_margin` points better; the best
+    /// estimate when nothing is exact.
     pub fn choose(&self, children: &[RootChild<G::Move>]) -> G::Move {
         choose(children, self.cfg.risk_margin)
     }
