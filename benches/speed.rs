@@ -312,7 +312,7 @@ fn section_gdl(o: &Opts) {
     for (name, wgdl, kif) in [("tic-tac-toe", "tictactoe.wgdl", "tictactoe.kif"), ("Connect Four", "connect_four.wgdl", "connect_four.kif")]
     {
         let w = load(wgdl);
-        let g = playforge::gdl::load(&root().join("games/gdl").join(kif)).expect("a shipped GDL game");
+        let g = playforge::gdl::load_grounded(&root().join("games/gdl").join(kif)).expect("a shipped GDL game");
         let (wp, _) = playouts_per_sec(&w, None, o.secs(2.0));
         let (gp, _) = playouts_per_sec(&g, None, o.secs(2.0));
         let wm = mcts_per_sec(&w, &cfg, sims, o.secs(2.0));

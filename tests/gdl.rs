@@ -22,10 +22,11 @@ fn gdl_path(name: &str) -> std::path::PathBuf {
 
 fn game(name: &str) -> GdlGame {
     let path = gdl_path(name);
-    gdl::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+    gdl::load_grounded(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-const GAMES: [&str; 6] = ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "coin_race.kif", "reachability.kif", "matching_pennies.kif"];
+const GAMES: [&str; 6] =
+    ["tictactoe.kif", "connect_four.kif", "lightsout.kif", "coin_race.kif", "reachability.kif", "matching_pennies.kif"];
 
 /// Perft through the `Game` contract (the native twin's generic helper).
 fn perft<G: Game>(g: &G, st: &G::State, depth: usize) -> u64 {
@@ -137,6 +138,15 @@ fn every_game_is_well_formed_along_random_games() {
         }
         assert!(!lengths.is_empty());
     }
+}
+
+/// Coin race's perft to its end (six steps), against counts from an independent model of its
+/// rules (a short Python program written from the comment block, not from the GDL).
+#[test]
+fn coin_race_perft_matches_an_independent_model() {
+    let g = game("coin_race.kif");
+    let s = g.initial().unwrap();
+    assert_eq!((1..=6).map(|d| perft(&g, &s, d)).collect::<Vec<_>>(), [4, 25, 169, 1144, 7296, 44913]);
 }
 
 #[test]
@@ -572,6 +582,51 @@ fn grounded_and_nonground_evaluators_agree_over_random_games() {
         grounded_agrees_with_nonground(name, games, Reasoner::Differential);
         grounded_agrees_with_nonground(name, games / 4, Reasoner::Full);
     }
+}
+
+/// Past the grounding limits a description is played by the non-ground evaluator behind the
+/// same type the commands use: same perft, Player2 and MCTS play it, and a bad description is
+/// still an error, not a fallback.
+#[test]
+fn past_the_grounding_limits_the_commands_fall_back_to_the_nonground_evaluator() {
+    use playforge::gdl::ground::GroundLimits;
+    use playforge::gdl::{Gdl, compile_any};
+    let text = std::fs::read_to_string(gdl_path("tictactoe.kif")).unwrap();
+    assert!(matches!(compile_any("t.kif", &text, GroundLimits::default()).unwrap(), Gdl::Ground(_)));
+    let small = GroundLimits { atoms: 40, rules: 40 };
+    let g = compile_any("t.kif", &text, small).unwrap();
+    assert!(matches!(g, Gdl::NonGround(_)), "{}", g.reasoner_name());
+    let s = g.initial().unwrap();
+    assert_eq!((1..=4).map(|d| perft(&g, &s, d)).collect::<Vec<_>>(), [9, 72, 504, 3024]);
+    // Player2 (no clock, to the end) and MCTS choose legal moves and finish a game.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut cache = playforge::search::player2::Cache::new(1 << 16);
+    let cfg = playforge::search::player2::Player2Config { max_depth: 3, ..Default::default() };
+    let mut p2 = playforge::search::player2::Player2::new(&g, 0, cfg, &stop).unwrap();
+    let mut st = g.initial().unwrap();
+    let mut legal = Vec::new();
+    let mut rng = playforge::rng::stream(1, 0, 0, 0);
+    let eval = GoalEval { game: &g };
+    let mcts = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
+    for ply in 0.. {
+        g.legal(&st, &mut legal).unwrap();
+        if legal.is_empty() {
+            break;
+        }
+        let mv = if ply % 2 == 0 {
+            p2.decide(&st, &mut cache, |_| {}).unwrap().unwrap().mv
+        } else {
+            let t = decision_tree(&g, &st, &mcts, &eval, 200, &mut rng).unwrap();
+            t.final_choice(&mcts.formula.compile(), playforge::search::mcts::FinalChoice::MostVisited).unwrap().0
+        };
+        assert!(legal.contains(&mv), "ply {ply}: {}", g.show_move(mv));
+        g.apply(&mut st, mv).unwrap();
+    }
+    let goals = g.goal_values(&st);
+    assert!(goals.iter().sum::<u8>() == 100, "{goals:?} at {:?}", g.show_state(&st));
+    // A description with an error is an error whatever the limits.
+    let bad = "(role a) (<= (legal a ?x) (true p))";
+    assert!(compile_any("bad.kif", bad, small).is_err());
 }
 
 /// A description whose recursion runs over the state (a path through the edges that hold) has

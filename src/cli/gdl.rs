@@ -8,7 +8,7 @@
 //! is clock-bound, so its depth — and with it its moves — depends on the machine's speed.
 
 use crate::game::Game;
-use crate::gdl::{GdlGame, GoalEval, JointMove};
+use crate::gdl::{Gdl, GoalEval, JointMove};
 use crate::search::formula::Formula;
 use crate::search::mcts::{FinalChoice, MctsConfig, decision_tree};
 use crate::search::player2::{Player2Config, Session};
@@ -76,9 +76,9 @@ fn clock(secs: f64, what: &str) -> Result<Duration> {
 }
 
 /// One match: the joint moves as text, one line per step, and each role's goal.
-fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<(Vec<String>, Vec<u8>)> {
+fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<(Vec<String>, Vec<u8>)> {
     let (start, play) = (clock(a.startclock, "startclock")?, clock(a.playclock, "playclock")?);
-    let mut sessions: Vec<Option<Session<GdlGame>>> = seats
+    let mut sessions: Vec<Option<Session<Gdl>>> = seats
         .iter()
         .enumerate()
         .map(|(r, k)| (*k == Kind::Player2).then(|| Session::new(g.clone(), r, Player2Config::default())))
@@ -112,7 +112,7 @@ fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Res
             let pick: JointMove = match kind {
                 Kind::Random => legal[rngs[r].random_range(0..legal.len())],
                 Kind::Mcts => {
-                    let eval = GoalEval { game: g };
+                    let eval = GoalEval { game: &**g };
                     let t = decision_tree(&**g, &st, &cfg, &eval, a.mcts_iterations, &mut rngs[r]).map_err(|e| anyhow::anyhow!("{e}"))?;
                     t.final_choice(&f, FinalChoice::MostVisited).map(|c| c.0).unwrap_or(legal[0])
                 }
@@ -123,7 +123,7 @@ fn play_match(g: &Arc<GdlGame>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Res
                     .map_err(|e| anyhow::anyhow!("{e}"))?
                     .unwrap_or(legal[0]),
             };
-            joint |= (GdlGame::action_of(pick, r) as u64) << (16 * r);
+            joint |= (Gdl::action_of(pick, r) as u64) << (16 * r);
         }
         record.push(g.show_move(joint));
         g.apply(&mut st, joint).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -227,10 +227,9 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
 pub fn check(path: &Path) -> Result<()> {
     let g = crate::gdl::load(path)?;
     let st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let (atoms, rules) = g.size();
     println!("{}: ok", path.display());
     println!("  roles        {}", (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", "));
-    println!("  ground       {atoms} atoms, {rules} dynamic rules");
+    println!("  reasoner     {}", g.reasoner_name());
     println!("  initial      {}", g.show_state(&st).join(" "));
     let per_role = g.legal_actions(&st);
     for (r, acts) in per_role.iter().enumerate() {

@@ -112,6 +112,11 @@ pub fn mover<I: Iterator<Item = usize>>(roles: usize, legal: impl Fn(usize) -> I
         .unwrap_or(0)
 }
 
+/// KIF text in one spelling: lower case, one space between tokens.
+pub(super) fn normalize_kif(t: &str) -> String {
+    t.to_lowercase().replace('(', " ( ").replace(')', " ) ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
@@ -246,9 +251,8 @@ impl GdlGame {
 
     /// The number of role `r`'s action written `text` (KIF, any case and spacing).
     pub fn action_index(&self, r: usize, text: &str) -> Option<usize> {
-        let norm = |t: &str| t.to_lowercase().replace('(', " ( ").replace(')', " ) ").split_whitespace().collect::<Vec<_>>().join(" ");
-        let want = norm(text);
-        (0..self.actions.get(r)?.len()).find(|&i| norm(&self.action_name(r, i)) == want)
+        let want = normalize_kif(text);
+        (0..self.actions.get(r)?.len()).find(|&i| normalize_kif(&self.action_name(r, i)) == want)
     }
 
     /// Role `r`'s action in a joint move.
@@ -481,14 +485,15 @@ impl Goals for GdlGame {
     }
 }
 
-/// Scores a state by a role's GDL goal, divided by 100 (in [0, 1]).
-pub struct GoalEval<'a> {
-    pub game: &'a GdlGame,
+/// Scores a state by a role's GDL goal, divided by 100 (in [0, 1]): for any game with
+/// [`Features`](crate::search::player2::Features) goals (grounded, non-ground, either).
+pub struct GoalEval<'a, G = GdlGame> {
+    pub game: &'a G,
 }
 
-impl Evaluator<GdlState> for GoalEval<'_> {
-    fn value(&self, st: &GdlState, player: usize) -> f64 {
-        self.game.goal_values(st).get(player).map_or(0.0, |&v| v as f64 / 100.0)
+impl<G: crate::search::player2::Features + Sync> Evaluator<G::State> for GoalEval<'_, G> {
+    fn value(&self, st: &G::State, player: usize) -> f64 {
+        self.game.goal(st, player) / 100.0
     }
 }
 

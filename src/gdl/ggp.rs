@@ -14,7 +14,7 @@
 //! answers an illegal action — as game managers do — noting it in the record.
 
 use super::parse::{Sexp, sexps};
-use super::{GdlGame, JointMove};
+use super::{Gdl, GdlAnyState, JointMove};
 use crate::game::Game;
 use crate::search::player2::{Player2Config, Session};
 use anyhow::{Context, Result, anyhow, bail};
@@ -46,11 +46,11 @@ pub enum PlayerKind {
 /// A match as a player sees it.
 struct Match {
     id: String,
-    game: Arc<GdlGame>,
+    game: Arc<Gdl>,
     role: usize,
-    state: super::GdlState,
+    state: GdlAnyState,
     playclock: Duration,
-    session: Option<Session<GdlGame>>,
+    session: Option<Session<Gdl>>,
     rng: crate::rng::Rng,
 }
 
@@ -79,7 +79,7 @@ fn clock_secs(s: &Sexp) -> Result<Duration> {
 }
 
 /// The joint move of a list of action terms in role order.
-fn joint_of(game: &GdlGame, moves: &[Sexp]) -> Result<JointMove> {
+fn joint_of(game: &Gdl, moves: &[Sexp]) -> Result<JointMove> {
     if moves.len() != game.roles() {
         bail!("{} moves for {} roles", moves.len(), game.roles());
     }
@@ -109,7 +109,7 @@ impl Player {
             ("start", [id, role, Sexp::List(_, rules_span), sc, pc]) => {
                 // The rules are the list's contents, read as a description.
                 let inner = &body[rules_span.lo as usize + 1..rules_span.hi as usize - 1];
-                let game = Arc::new(super::compile("START", inner).map_err(|e| anyhow!("{e}"))?);
+                let game = Arc::new(super::compile_any("START", inner, Default::default()).map_err(|e| anyhow!("{e}"))?);
                 let role_name = text(role);
                 let r = (0..game.roles())
                     .find(|&r| game.role_name(r) == role_name)
@@ -148,7 +148,7 @@ impl Player {
                         .map_err(|e| anyhow!("{e}"))?
                         .unwrap_or(first),
                     PlayerKind::Mcts { iterations } => {
-                        let eval = super::GoalEval { game: &m.game };
+                        let eval = super::GoalEval { game: &*m.game };
                         let cfg = crate::search::mcts::MctsConfig {
                             formula: crate::search::formula::Formula::ucb1(std::f64::consts::SQRT_2, 1.0),
                             ..Default::default()
@@ -159,7 +159,7 @@ impl Player {
                         t.final_choice(&f, crate::search::mcts::FinalChoice::MostVisited).map_or(first, |c| c.0)
                     }
                 };
-                Ok(m.game.action_name(m.role, GdlGame::action_of(joint, m.role)))
+                Ok(m.game.action_name(m.role, Gdl::action_of(joint, m.role)))
             }
             ("stop", [id, ..]) | ("abort", [id]) => {
                 if self.current.as_ref().is_some_and(|m| m.id == text(id)) {
@@ -261,7 +261,7 @@ pub struct Played {
 /// Runs a match of `rules` (the description's text) between player URLs, one per role in role
 /// order. A late, failing or illegal answer is replaced by a random legal action.
 pub fn run_match(rules: &str, urls: &[String], start: Duration, play: Duration, seed: u64) -> Result<Played> {
-    let game = super::compile("match", rules).map_err(|e| anyhow!("{e}"))?;
+    let game = super::compile_any("match", rules, Default::default()).map_err(|e| anyhow!("{e}"))?;
     if urls.len() != game.roles() {
         bail!("{} players for {} roles; expected one per role", urls.len(), game.roles());
     }

@@ -10,9 +10,9 @@
 //! stays are the dynamic ground rules in stratum order, a recursive stratum marked to be
 //! iterated to its fixpoint. [`Grounded::eval`] runs them over a bit set of atoms.
 //!
-//! Grounding is bounded: a description whose relaxed model passes [`MAX_ATOMS`] atoms or whose
-//! instances pass [`MAX_RULES`] is an error naming the limit; such a description can still be
-//! played through [`super::nonground::NonGroundGame`] (the commands do not fall back to it yet).
+//! Grounding is bounded ([`GroundLimits`], by default [`MAX_ATOMS`] atoms and [`MAX_RULES`]
+//! rule instances): past a limit it is an error naming the limit, on which [`super::load`] and
+//! [`super::compile_any`] fall back to [`super::nonground::NonGroundGame`].
 
 use super::check::{Checked, Keywords, term_vars};
 use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
@@ -307,7 +307,27 @@ fn join(p: &Plan, atoms: &Atoms, terms: &Terms, binds: &mut Binds, matched: &mut
     }
 }
 
+/// How large grounding may grow before it gives up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroundLimits {
+    pub atoms: usize,
+    pub rules: usize,
+}
+
+impl Default for GroundLimits {
+    fn default() -> Self {
+        GroundLimits { atoms: MAX_ATOMS, rules: MAX_RULES }
+    }
+}
+
+/// Grounds a checked description within the default limits.
 pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
+    ground_within(c, syms, GroundLimits::default())
+}
+
+/// Grounds a checked description; past `lim`, a [`GdlErrorKind::Limit`] error.
+pub fn ground_within(c: &Checked, syms: &Symbols, lim: GroundLimits) -> Result<Grounded, Vec<GdlError>> {
+    let (max_atoms, max_rules) = (lim.atoms, lim.rules);
     let mut syms_local = syms.clone();
     let kw = Keywords::new(&mut syms_local);
     let limit = |what: String, max: usize| {
@@ -329,8 +349,8 @@ pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
             join(p, &atoms, &terms, &mut binds, &mut matched, &mut |b, _| {
                 new.push((p.rule.head.pred, p.rule.head.args.clone(), b.clone()))
             });
-            if new.len() > MAX_ATOMS {
-                return Err(limit(format!("the relaxed model passes {MAX_ATOMS} atoms"), MAX_ATOMS));
+            if new.len() > max_atoms {
+                return Err(limit(format!("the relaxed model passes {max_atoms} atoms"), max_atoms));
             }
         }
         let mut changed = false;
@@ -354,8 +374,8 @@ pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
         for (p, a) in inputs {
             changed |= atoms.add(p, a).1;
         }
-        if atoms.list.len() > MAX_ATOMS {
-            return Err(limit(format!("the relaxed model passes {MAX_ATOMS} atoms"), MAX_ATOMS));
+        if atoms.list.len() > max_atoms {
+            return Err(limit(format!("the relaxed model passes {max_atoms} atoms"), max_atoms));
         }
         if !changed {
             break;
@@ -385,8 +405,8 @@ pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
             out.push((head, m.to_vec(), neg));
         });
         count += out.len();
-        if count > MAX_RULES {
-            return Err(limit(format!("grounding passes {MAX_RULES} rule instances"), MAX_RULES));
+        if count > max_rules {
+            return Err(limit(format!("grounding passes {max_rules} rule instances"), max_rules));
         }
         per_scc[scc].extend(out);
     }

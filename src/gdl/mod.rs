@@ -15,10 +15,13 @@
 //!   as a net of counters updated by the inputs a move changed;
 //! * [`ggp`] — the GGP protocol over HTTP: a player server and a game manager;
 //! * [`nonground`] — the reference evaluator: the checked rules run directly over a state's
-//!   facts, no grounding (the grounded one is held to it along random games).
+//!   facts, no grounding (the grounded one is held to it along random games);
+//! * [`any`] — [`Gdl`], what the commands load: grounded, or non-ground when grounding passes
+//!   its limits ([`load`], [`compile_any`]).
 //!
 //! The decisions the GDL papers leave open are written down in `games/gdl/README.md`.
 
+pub mod any;
 pub mod check;
 pub mod game;
 pub mod ggp;
@@ -27,6 +30,7 @@ pub mod nonground;
 pub mod parse;
 pub mod propnet;
 
+pub use any::{Gdl, GdlAnyState};
 pub use game::{GdlGame, GdlState, GoalEval, JointMove, Reasoner};
 
 use crate::wgdl::diag::{SourceFile, Span, render};
@@ -120,8 +124,32 @@ pub fn compile_nonground(name: &str, text: &str) -> Result<nonground::NonGround,
     Ok(nonground::NonGround::new(&checked, &syms))
 }
 
-/// Reads a description from a file.
-pub fn load(path: &std::path::Path) -> anyhow::Result<GdlGame> {
+/// Reads, checks and grounds a description given as text, or — when grounding passes `limits`
+/// — readies it for the non-ground evaluator. Errors in the description are errors either way.
+pub fn compile_any(name: &str, text: &str, limits: ground::GroundLimits) -> Result<Gdl, GdlErrors> {
+    let file = SourceFile::new(name, text);
+    let fail = |errors: Vec<GdlError>| GdlErrors { file: file.clone(), errors };
+    let mut syms = parse::Symbols::default();
+    let rules = parse::parse(text, &mut syms).map_err(fail)?;
+    let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
+    match ground::ground_within(&checked, &syms, limits) {
+        Ok(grounded) => Ok(Gdl::Ground(GdlGame::new(grounded, syms).map_err(fail)?)),
+        Err(e) if e.iter().all(|e| matches!(e.kind, GdlErrorKind::Limit { .. })) => {
+            Ok(Gdl::NonGround(nonground::NonGroundGame::new(nonground::NonGround::new(&checked, &syms))))
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// Reads a grounded description from a file (an error past the grounding limits).
+pub fn load_grounded(path: &std::path::Path) -> anyhow::Result<GdlGame> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     Ok(compile(&path.display().to_string(), &text)?)
+}
+
+/// Reads a description from a file, grounded when grounding stays within the default limits,
+/// else for the non-ground evaluator.
+pub fn load(path: &std::path::Path) -> anyhow::Result<Gdl> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(compile_any(&path.display().to_string(), &text, ground::GroundLimits::default())?)
 }

@@ -306,6 +306,34 @@ impl NonGroundGame {
         self.ng.text(&self.action(r, mv >> (16 * r) & 0xFFFF))
     }
 
+    /// Role `r`'s name.
+    pub fn role_name(&self, r: usize) -> String {
+        self.ng.text(&self.ng.role(r))
+    }
+
+    /// Role `r`'s action number `i` (numbers are given as actions are first seen legal).
+    pub fn action_name(&self, r: usize, i: usize) -> String {
+        self.ng.text(&self.action(r, i as u64))
+    }
+
+    /// The number of role `r`'s action written `text` (KIF, any case and spacing), among the
+    /// actions seen legal so far.
+    pub fn action_index(&self, r: usize, text: &str) -> Option<usize> {
+        let want = super::game::normalize_kif(text);
+        let n = self.actions.get(r)?.read().expect("action table").len();
+        (0..n).find(|&i| super::game::normalize_kif(&self.action_name(r, i)) == want)
+    }
+
+    /// Each role's legal action numbers in `st`.
+    pub fn legal_actions(&self, st: &NgState) -> Vec<Vec<usize>> {
+        let facts = self.ng.model(&st.truths, &[]);
+        self.legal_per_role(&facts)
+            .iter()
+            .enumerate()
+            .map(|(r, acts)| acts.iter().map(|a| self.action_number(r, a) as usize).collect())
+            .collect()
+    }
+
     /// Each role's legal actions in `st` (as flat terms).
     fn legal_per_role(&self, facts: &Facts) -> Vec<Vec<Flat>> {
         (0..self.roles()).map(|r| self.ng.second_args(facts, self.ng.kw.legal, &self.ng.role(r))).collect()
@@ -396,6 +424,39 @@ impl crate::game::Game for NonGroundGame {
 
     fn group_weights(&self) -> Vec<f64> {
         vec![1.0]
+    }
+}
+
+/// As for [`super::GdlGame`]: mobility is the role's legal actions, novelty the share of `true`
+/// terms that differ from the initial state's, the goal the GDL goal.
+impl crate::search::player2::Features for NonGroundGame {
+    fn mobility(&self, st: &NgState, role: usize) -> usize {
+        let facts = self.ng.model(&st.truths, &[]);
+        self.ng.second_args(&facts, self.ng.kw.legal, &self.ng.role(role)).len()
+    }
+    fn novelty(&self, st: &NgState, initial: &NgState) -> f64 {
+        // Both lists are sorted: count the terms in one only, and in either.
+        let (a, b) = (&st.truths, &initial.truths);
+        let (mut i, mut j, mut common) = (0, 0, 0usize);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let union = a.len() + b.len() - common;
+        if union == 0 { 0.0 } else { (union - common) as f64 / union as f64 }
+    }
+    fn goal(&self, st: &NgState, role: usize) -> f64 {
+        self.goal_values(st).get(role).map_or(0.0, |&v| v as f64)
+    }
+    fn own_action(&self, mv: super::JointMove, role: usize) -> Option<usize> {
+        Some(super::GdlGame::action_of(mv, role))
     }
 }
 

@@ -78,7 +78,18 @@ fn per_choice<M: Copy>(children: &[RootChild<M>], of: &[usize], n: usize) -> Vec
     for (c, &q) in children.iter().zip(of) {
         let merged = match &out[q] {
             None => c.clone(),
-            Some(g) => RootChild { mv: g.mv, value: g.value.min(c.value), exact: (g.exact && c.exact) || zero(g) || zero(c) },
+            Some(g) => {
+                let exact = (g.exact && c.exact) || zero(g) || zero(c);
+                // Proved when its last move was, or as soon as one move is a known 0.
+                let proven_at = match (zero(g), zero(c)) {
+                    (true, true) => g.proven_at.min(c.proven_at),
+                    (true, false) => g.proven_at,
+                    (false, true) => c.proven_at,
+                    (false, false) if exact => g.proven_at.max(c.proven_at),
+                    _ => 0,
+                };
+                RootChild { mv: g.mv, value: g.value.min(c.value), exact, proven_at }
+            }
         };
         out[q] = Some(merged);
     }
@@ -163,6 +174,9 @@ pub struct RootChild<M> {
     pub mv: M,
     pub value: f64,
     pub exact: bool,
+    /// The nominal limit at which its value became exact (0 while it is an estimate): of two
+    /// certain losses, the one proved later holds out longer.
+    pub proven_at: u32,
 }
 
 /// The result of one decision.
@@ -295,7 +309,7 @@ impl<'a, G: Features> Player2<'a, G> {
         let mut order: Vec<usize> = (0..kids.len()).collect();
         order.sort_by(|&a, &b| kids[b].0.total_cmp(&kids[a].0));
         let mut children: Vec<RootChild<G::Move>> =
-            order.iter().map(|&k| RootChild { mv: kids[k].1, value: kids[k].0, exact: false }).collect();
+            order.iter().map(|&k| RootChild { mv: kids[k].1, value: kids[k].0, exact: false, proven_at: 0 }).collect();
         // Player2's choices at the root (see `choices`), per child in rank order.
         let mine = self.game.to_move(root) == self.me;
         let (of, n) = choices(self.game, self.me, mine, children.iter().map(|c| c.mv));
@@ -314,7 +328,7 @@ impl<'a, G: Features> Player2<'a, G> {
                 if self.aborted {
                     break;
                 }
-                children[rank] = RootChild { mv: kids[k].1, value: v, exact };
+                children[rank] = RootChild { mv: kids[k].1, value: v, exact, proven_at: if exact { nominal } else { 0 } };
             }
             if self.aborted {
                 break;
@@ -338,11 +352,14 @@ impl<'a, G: Features> Player2<'a, G> {
     }
 }
 
-/// The risk rule over root children (see [`Player2::choose`]); ties keep the earlier child. One
-/// amendment to the report's rule: when the best exactly-known child is a certain loss (goal 0),
+/// The risk rule over root children (see [`Player2::choose`]); ties keep the earlier child. Two
+/// amendments to the report's rule: when the best exactly-known child is a certain loss (goal 0),
 /// the best estimated child is taken whatever its margin — the literal rule would walk into a
 /// known loss rather than try an unexplored move estimated below 30 (which happens: mobility
-/// and novelty put most Connect Four positions near 20–30).
+/// and novelty put most Connect Four positions near 20–30); and when every child is a certain
+/// loss, the one proved last (at the deepest limit) is taken — it holds out longest, so an
+/// opponent that is not perfect may still miss the win (the first child would often be a
+/// loss on the next move).
 pub fn choose<M: Copy>(children: &[RootChild<M>], margin: f64) -> M {
     let best = |exact: bool| {
         children
@@ -353,6 +370,8 @@ pub fn choose<M: Copy>(children: &[RootChild<M>], margin: f64) -> M {
     match (best(true), best(false)) {
         // A certain loss (0) is never preferred to an estimate, however low.
         (Some(k), Some(u)) if u.value >= k.value + margin || k.value <= 0.0 => u.mv,
+        // Every child lost: the one proved last.
+        (Some(k), None) if k.value <= 0.0 => children.iter().fold(k, |b, c| if c.proven_at > b.proven_at { c } else { b }).mv,
         (Some(k), _) => k.mv,
         (None, Some(u)) => u.mv,
         (None, None) => children[0].mv,
@@ -469,7 +488,7 @@ mod tests {
 
     #[test]
     fn the_risk_rule_takes_an_estimate_only_30_points_above_the_best_exact() {
-        let kid = |mv: u8, value: f64, exact: bool| RootChild { mv, value, exact };
+        let kid = |mv: u8, value: f64, exact: bool| RootChild { mv, value, exact, proven_at: u32::from(exact) };
         assert_eq!(choose(&[kid(0, 50.0, true), kid(1, 79.0, false)], 30.0), 0);
         assert_eq!(choose(&[kid(0, 50.0, true), kid(1, 80.0, false)], 30.0), 1);
         assert_eq!(choose(&[kid(0, 20.0, false), kid(1, 60.0, false)], 30.0), 1);
@@ -477,5 +496,8 @@ mod tests {
         // A known loss is never taken over an estimate.
         assert_eq!(choose(&[kid(0, 0.0, true), kid(1, 12.0, false)], 30.0), 1);
         assert_eq!(choose(&[kid(0, 1.0, true), kid(1, 12.0, false)], 30.0), 0);
+        // All lost: the loss proved at the deepest limit holds out longest.
+        let lost = |mv: u8, at: u32| RootChild { mv, value: 0.0, exact: true, proven_at: at };
+        assert_eq!(choose(&[lost(0, 2), lost(1, 6), lost(2, 4), lost(3, 6)], 30.0), 1);
     }
 }
