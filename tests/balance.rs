@@ -323,7 +323,8 @@ fn ctrl_c_saves_and_resume_finishes() {
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "exit {:?}: {stdout} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    // Saved, but unfinished: the exit status says so (130 = 128 + SIGINT), not success.
+    assert_eq!(o.status.code(), Some(130), "{stdout} {}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("--resume"), "{stdout}");
     assert!(out.join("t/es-seed-3/history.csv").exists() && out.join("t/es-seed-3/best_encounter.toml").exists());
     let rows = std::fs::read_to_string(out.join("t/es-seed-3/history.csv")).unwrap().lines().count() - 1;

@@ -665,3 +665,31 @@ fn an_object_with_an_unknown_class_is_reported_once() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("unknown class `hous`"), "{errors:?}");
 }
+
+/// Output into a closed pipe (`playforge … | head -1` once `head` has quit) ends a command
+/// quietly — exit 0, no panic — whichever command writes it (one place, the `outln!` macro and
+/// `cli::main`, handles it).
+#[test]
+fn a_closed_pipe_never_panics() {
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let commands: [&[&str]; 3] = [
+        &["check", "games/gdl/connect_four.kif"],
+        &["persona-play", "configs/personas_quick.toml", "--persona", "MaxS", "--agent", "random", "--seeds", "1-3"],
+        &["gdl-match", "games/gdl/tictactoe.kif", "--players", "random,random", "--matches", "1", "--out", "target/closed-pipe-test"],
+    ];
+    for args in commands {
+        let mut child = std::process::Command::new(bin)
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the first line is written.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
+    }
+}

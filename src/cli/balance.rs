@@ -90,7 +90,8 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         }
         None => writeln!(out, "no encounter evaluated yet")?,
     }
-    if o.interrupted || INTERRUPTED.load(Ordering::SeqCst) {
+    let interrupted = o.interrupted || INTERRUPTED.load(Ordering::SeqCst);
+    if interrupted {
         writeln!(out, "interrupted; continue with: playforge balance {} --resume", args.config.display())?;
     }
     writeln!(
@@ -98,6 +99,9 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         "wrote {}/{{config.toml, history.csv, best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json}}",
         o.dir.display()
     )?;
+    if interrupted {
+        return Err(super::Interrupted.into());
+    }
     Ok(())
 }
 

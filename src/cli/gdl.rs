@@ -199,12 +199,12 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
             }
         }
         csv.push('\n');
-        println!(
+        outln!(
             "match {m}: {} — goals {:?} in {} steps",
             seats.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" vs "),
             goals,
             record.len()
-        );
+        )?;
     }
     crate::report::write_atomic(&out.join("matches.csv"), csv.as_bytes())?;
     let mut table = String::from("| player | seats | mean goal | wins | win rate (95% Wilson) |\n|---|---:|---:|---:|---|\n");
@@ -218,8 +218,8 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
         )?;
     }
     crate::report::write_atomic(&out.join("table.md"), table.as_bytes())?;
-    print!("{table}");
-    println!("wrote {}", out.display());
+    out!("{table}")?;
+    outln!("wrote {}", out.display())?;
     Ok(())
 }
 
@@ -227,13 +227,13 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
 pub fn check(path: &Path) -> Result<()> {
     let g = crate::gdl::load(path)?;
     let st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
-    println!("{}: ok", path.display());
-    println!("  roles        {}", (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", "));
-    println!("  reasoner     {}", g.reasoner_name());
-    println!("  initial      {}", g.show_state(&st).join(" "));
+    outln!("{}: ok", path.display())?;
+    outln!("  roles        {}", (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", "))?;
+    outln!("  reasoner     {}", g.reasoner_name())?;
+    outln!("  initial      {}", g.show_state(&st).join(" "))?;
     let per_role = g.legal_actions(&st);
     for (r, acts) in per_role.iter().enumerate() {
-        println!("  legal        {}: {}", g.role_name(r), acts.iter().map(|&i| g.action_name(r, i)).collect::<Vec<_>>().join(" "));
+        outln!("  legal        {}: {}", g.role_name(r), acts.iter().map(|&i| g.action_name(r, i)).collect::<Vec<_>>().join(" "))?;
     }
     Ok(())
 }
@@ -341,8 +341,8 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
             }
             writeln!(rec, "goals: {:?}", played.goals)?;
             crate::report::write_atomic(&out.join("match.moves"), rec.as_bytes())?;
-            print!("{rec}");
-            println!("wrote {}", out.join("match.moves").display());
+            out!("{rec}")?;
+            outln!("wrote {}", out.join("match.moves").display())?;
             Ok(())
         }
     }

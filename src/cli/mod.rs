@@ -2,6 +2,23 @@
 //! arguments are validated by clap, then each subcommand builds library objects and reports.
 //! `anyhow` is used only here; the library's errors are typed.
 
+/// `println!` for command output that returns the write error instead of panicking: a closed
+/// pipe (`playforge … | head -1`) ends the command quietly ([`main`] treats it as success).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// `print!` as [`outln!`] does `println!`.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
 mod balance;
 mod experiment;
 mod gdl;
@@ -85,6 +102,20 @@ enum Command {
     Ggp(gdl::GgpCommand),
 }
 
+/// A run that stopped at Ctrl-C after saving its checkpoint: the process exits 130 (128 +
+/// SIGINT, what shells and schedulers expect of an interrupted command), not 0, since the run
+/// is unfinished. The command has already said how to resume.
+#[derive(Debug)]
+pub(crate) struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
 /// finishes first); a second Ctrl-C quits at once. A second handler cannot be set (tests,
 /// repeated calls); the first one is enough.
@@ -120,6 +151,9 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if e.downcast_ref::<Interrupted>().is_some() {
+                return ExitCode::from(130);
+            }
             // A closed pipe (`playforge run … | head`) is not an error.
             if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;

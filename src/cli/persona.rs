@@ -138,27 +138,33 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
     bar.finish_and_clear();
     let out = &setup.out_dir;
     if outcomes.iter().any(|(_, o)| o.interrupted) {
-        println!("interrupted: checkpoints saved in {}; run again with --resume to continue", out.display());
-        return Ok(());
+        outln!("interrupted: checkpoints saved in {}; run again with --resume to continue", out.display())?;
+        return Err(super::Interrupted.into());
     }
     for (_, o) in &outcomes {
         let last = o.history.last().expect("a generation");
-        println!(
+        outln!(
             "{:<6} generation {:>3}: best mean {:>9.2} (score {:>6.0}, legal moves {:>5.2}); vanilla {:.2}, random {:.2}",
-            o.name, last.generation, last.best, last.best_score, last.best_legal_moves, last.vanilla, last.random
-        );
-        println!("       {}", last.best_simplified);
+            o.name,
+            last.generation,
+            last.best,
+            last.best_score,
+            last.best_legal_moves,
+            last.vanilla,
+            last.random
+        )?;
+        outln!("       {}", last.best_simplified)?;
     }
     if setup.cfg.personas.held_out > 0 {
-        println!();
-        print!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default());
+        outln!()?;
+        out!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default())?;
     }
-    println!(
+    outln!(
         "\n{} in {:.1} s; outputs in {}/ (per persona: history.csv, convergence.png, hall_of_fame.md, best_formula.txt, population.csv)",
         total_label(&done),
         t0.elapsed().as_secs_f64(),
         out.display()
-    );
+    )?;
     Ok(())
 }
 
@@ -244,20 +250,25 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
             Agent::Mcts { formula: f, reward: setup.reward(p, goal) }
         }
     };
-    println!("{:>20}  {:>8}  {:>11}  {:>10}", "seed", "score", "legal moves", p.measure);
+    outln!("{:>20}  {:>8}  {:>11}  {:>10}", "seed", "score", "legal moves", p.measure)?;
     let mut all: Vec<GameResult> = Vec::new();
     for (j, &seed) in seeds.iter().enumerate() {
         let (a, b, c, d) = player(j as u64);
         let mut rng = crate::rng::stream(a, b, c, d);
         let r = play_game(&m, seed, setup.score, &agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)))?;
-        println!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure);
+        outln!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure)?;
         all.push(r);
     }
     let col = |f: fn(&GameResult) -> f64| crate::experiment::stats::summary(&all.iter().map(f).collect::<Vec<_>>());
     let (score, legal, measure) = (col(|r| r.score), col(|r| r.legal_moves), col(|r| r.measure));
-    println!(
+    outln!(
         "{:>20}  {:>8.0}  {:>11.2}  {:>10.3}   (score sd {:.0}, {} games)",
-        "mean", score.mean, legal.mean, measure.mean, score.sd, score.n
-    );
+        "mean",
+        score.mean,
+        legal.mean,
+        measure.mean,
+        score.sd,
+        score.n
+    )?;
     Ok(())
 }

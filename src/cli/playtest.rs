@@ -90,11 +90,11 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     bar.finish_and_clear();
     if outcome.interrupted {
         let n: usize = outcome.reps.iter().map(Vec::len).sum();
-        println!("interrupted: {n} replicates saved in {}/runs; run again with --resume to continue", out.display());
-        return Ok(());
+        outln!("interrupted: {n} replicates saved in {}/runs; run again with --resume to continue", out.display())?;
+        return Err(super::Interrupted.into());
     }
     let (_, md) = write_reports(&setup, &outcome)?;
-    print!("{md}");
-    println!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display());
+    out!("{md}")?;
+    outln!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display())?;
     Ok(())
 }
