@@ -83,3 +83,22 @@ fn closures_agree_with_bytecode_under_overlays_and_parameters() {
         assert!(compare_on_random_play(&p, 2, 150) > 100);
     }
 }
+
+/// Overflow and division by zero are the same error through both evaluators: the golden error
+/// games' first consequences, evaluated by closure and by bytecode, agree (errors included),
+/// and the closure's answer is the error.
+#[test]
+fn closures_and_bytecode_agree_on_arithmetic_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wgdl/err");
+    for (case, want) in [("rt_overflow", "overflow"), ("rt_overflow_product", "overflow"), ("rt_division_by_zero", "division by zero")] {
+        let p = wgdl::load(&dir.join(format!("{case}.wgdl"))).unwrap_or_else(|e| panic!("{e}")).program;
+        let st = p.initial_state().unwrap();
+        let (n, bad) = p.closure_mismatches(&st);
+        assert!(n > 0 && bad.is_empty(), "{case}: {bad:?}");
+        let mut legal = Vec::new();
+        p.legal_actions(&st, &mut legal).unwrap();
+        let mut next = st.clone();
+        let err = p.apply(&mut next, legal[0]).expect_err("the consequence fails");
+        assert!(err.to_string().contains(want), "{case}: {err}");
+    }
+}

@@ -147,6 +147,8 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
         ("rt_swap_off_the_grid", Rt(|k| matches!(k, RtKind::BadSwap { s: 18, last: 17, .. }))),
         ("rt_group_cell_off_the_grid", Rt(|k| matches!(k, RtKind::BadCell { c: 9, last: 8, .. }))),
         ("rt_division_by_zero", Rt(|k| matches!(k, RtKind::DivisionByZero))),
+        ("rt_overflow", Rt(|k| matches!(k, RtKind::Overflow { op: "+", .. }))),
+        ("rt_overflow_product", Rt(|k| matches!(k, RtKind::Overflow { op: "*", .. }))),
         ("rt_null_path", Rt(|k| matches!(k, RtKind::NullPath { attr } if attr == "this.fruit.isCollectable"))),
         ("rt_dead_object", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
         ("rt_runaway_rule", Rt(|k| matches!(k, RtKind::RunawayRule { rule, .. } if rule == "levelUp"))),
@@ -280,6 +282,7 @@ fn every_rendering_shows_file_line_column_the_line_and_what_was_expected() {
 fn every_runtime_error_kind_says_what_was_expected() {
     let kinds = [
         RtKind::DivisionByZero,
+        RtKind::Overflow { a: 1, op: "+", b: 2 },
         RtKind::NullPath { attr: "a.b".into() },
         RtKind::DeadObject { attr: "a.b".into() },
         RtKind::RunawayRule { rule: "r".into(), limit: 1 },

@@ -485,6 +485,20 @@ fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -
     }
 }
 
+/// A long `+`, `-` or `*`: as [`bin`], with overflow an error at the operator's span.
+fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
+    let err = move |e: &Env, k: RtKind| rt(k, e.p.spans[at]);
+    match (operand(a), operand(b)) {
+        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e), c).map_err(|k| err(e, k))),
+        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| checked_long(op, x.get(e), y.get(e)).map_err(|k| err(e, k))),
+        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e)?, c).map_err(|k| err(e, k))),
+        (x, y) => fx!(|e| {
+            let a = x.get(e)?;
+            checked_long(op, a, y.get(e)?).map_err(|k| err(e, k))
+        }),
+    }
+}
+
 fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => fx!(|e| Ok(l.get(e))),
@@ -625,7 +639,13 @@ fn lower_un(op: Op, a: T, at: usize) -> Fx {
             })
         }
         Op::NameOf => via_object(a, |e, o| e.p.gods[o.god as usize].name_sym),
-        Op::NegL => un(a, |x| x.wrapping_neg()),
+        Op::NegL => {
+            let a = lower(a);
+            fx!(|e| {
+                let x = a(e)?;
+                x.checked_neg().ok_or_else(|| rt(RtKind::Overflow { a: 0, op: "-", b: x }, e.p.spans[at]))
+            })
+        }
         Op::NegD => un(a, |x| bits(-d(x))),
         Op::L2D => un(a, |x| bits(x as f64)),
         Op::Not => un(a, |x| (x == 0) as i64),
@@ -668,9 +688,7 @@ fn un(a: T, f: impl Fn(i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
 
 fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
     match op {
-        Op::AddL => bin(a, b, |x, y| x.wrapping_add(y)),
-        Op::SubL => bin(a, b, |x, y| x.wrapping_sub(y)),
-        Op::MulL => bin(a, b, |x, y| x.wrapping_mul(y)),
+        Op::AddL | Op::SubL | Op::MulL => bin_checked(op, a, b, at),
         Op::AddD => bin(a, b, |x, y| bits(d(x) + d(y))),
         Op::SubD => bin(a, b, |x, y| bits(d(x) - d(y))),
         Op::MulD => bin(a, b, |x, y| bits(d(x) * d(y))),
@@ -695,7 +713,7 @@ fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
                 if y == 0 {
                     return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
                 }
-                Ok(x.wrapping_div(y))
+                checked_long(Op::DivL, x, y).map_err(|k| rt(k, e.p.spans[at]))
             })
         }
         Op::DivD => {

@@ -712,6 +712,10 @@ pub struct State {
 pub enum RtKind {
     #[error("division by zero; expected a divisor other than 0")]
     DivisionByZero,
+    #[error(
+        "integer overflow: `{a} {op} {b}` passes the range of a long (±9 223 372 036 854 775 807); expected values that stay within it"
+    )]
+    Overflow { a: i64, op: &'static str, b: i64 },
     #[error("path goes through `null` (reading `{attr}`); expected the object reference to be set first")]
     NullPath { attr: String },
     #[error(
@@ -1061,14 +1065,14 @@ impl Program {
                 Op::SessionTime => push!(self.session_time(st)),
                 Op::Sessions => push!(st.sessions),
                 Op::Moves => push!(st.moves as i64),
-                Op::AddL => bin!(|a, b| a.wrapping_add(b)),
-                Op::SubL => bin!(|a, b| a.wrapping_sub(b)),
-                Op::MulL => bin!(|a, b| a.wrapping_mul(b)),
-                Op::DivL => {
-                    if stack[sp - 1] == 0 {
-                        return Err(rt(RtKind::DivisionByZero, self.spans[e.start as usize + pc]));
+                Op::AddL | Op::SubL | Op::MulL | Op::DivL => {
+                    let (a, b) = (stack[sp - 2], stack[sp - 1]);
+                    let at = self.spans[e.start as usize + pc];
+                    if matches!(code[pc], Op::DivL) && b == 0 {
+                        return Err(rt(RtKind::DivisionByZero, at));
                     }
-                    bin!(|a, b| a.wrapping_div(b))
+                    stack[sp - 2] = checked_long(code[pc], a, b).map_err(|k| rt(k, at))?;
+                    sp -= 1;
                 }
                 Op::AddD => bind!(|a, b| d(a + b)),
                 Op::SubD => bind!(|a, b| d(a - b)),
@@ -1079,7 +1083,11 @@ impl Program {
                     }
                     bind!(|a, b| d(a / b))
                 }
-                Op::NegL => stack[sp - 1] = stack[sp - 1].wrapping_neg(),
+                Op::NegL => {
+                    let a = stack[sp - 1];
+                    stack[sp - 1] =
+                        a.checked_neg().ok_or_else(|| rt(RtKind::Overflow { a: 0, op: "-", b: a }, self.spans[e.start as usize + pc]))?;
+                }
                 Op::NegD => stack[sp - 1] = d(-f64::from_bits(stack[sp - 1] as u64)),
                 Op::L2D => stack[sp - 1] = d(stack[sp - 1] as f64),
                 Op::L2DUnder => stack[sp - 2] = d(stack[sp - 2] as f64),
@@ -2021,4 +2029,19 @@ impl State {
         mix(self.turns as u64);
         h
     }
+}
+
+/// `a op b` for the long operators, checked: a result outside the range of a long is an
+/// [`RtKind::Overflow`] (as division by zero is an error, so is overflow; the caller checks a
+/// zero divisor first). `i64::MIN / -1` overflows too.
+#[inline]
+pub(crate) fn checked_long(op: Op, a: i64, b: i64) -> Result<i64, RtKind> {
+    let (r, sym) = match op {
+        Op::AddL => (a.checked_add(b), "+"),
+        Op::SubL => (a.checked_sub(b), "-"),
+        Op::MulL => (a.checked_mul(b), "*"),
+        Op::DivL => (a.checked_div(b), "/"),
+        _ => unreachable!("not a long operator: {op:?}"),
+    };
+    r.ok_or(RtKind::Overflow { a, op: sym, b })
 }

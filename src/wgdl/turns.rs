@@ -306,7 +306,9 @@ impl Program {
         Ok(match b {
             Builtin::MaxL => args[0].max(args[1]),
             Builtin::MinL => args[0].min(args[1]),
-            Builtin::AbsL => args[0].wrapping_abs(),
+            Builtin::AbsL => {
+                args[0].checked_abs().ok_or_else(|| rt(RtKind::Overflow { a: 0, op: "-", b: args[0] }, self.spans[op_index]))?
+            }
             Builtin::MaxD => bits(d(args[0]).max(d(args[1]))),
             Builtin::MinD => bits(d(args[0]).min(d(args[1]))),
             Builtin::AbsD => bits(d(args[0]).abs()),
