@@ -387,3 +387,33 @@ fn parameters_written_into_the_program_give_the_compiled_game() {
     bad[0] = base.params[0].max + 1.0;
     assert!(base.with_parameters(&bad).unwrap_err().contains("outside"));
 }
+
+/// A config's `name` becomes a folder under the output folder, so it can never lead outside
+/// it: `../../x` (and a name with a separator, or none) is refused as the config is read, with
+/// the config's line and what was expected — for balance, tournament, experiment and play
+/// configs alike.
+#[test]
+fn a_name_cannot_write_outside_the_outputs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tmp("names");
+    let bad = |file: &str, first: &str| {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let p = dir.join(Path::new(file).file_name().unwrap());
+        std::fs::write(&p, text.replacen(first, "name = \"../../x\"", 1)).unwrap();
+        (p, text.replacen(first, "name = \"../../x\"", 1))
+    };
+    let check = |what: &str, err: String| {
+        // The line of `name` in each config (6 or 7), and what a name must be.
+        assert!(err.contains("folder name") && (err.contains("line 6") || err.contains("line 7")), "{what}: {err}");
+    };
+    let (p, text) = bad("configs/hexmage_balance.toml", "name = \"hexmage_balance\"");
+    check("balance", playforge::balance::config::BalanceConfig::parse(&p, &text).err().unwrap().to_string());
+    let (p, _) = bad("configs/hex_tournament.toml", "name = \"hex_tournament\"");
+    check("tournament", playforge::experiment::tournament::TournamentConfig::load(&p).err().unwrap().to_string());
+    let (p, _) = bad("configs/experiments/e4_ucb.toml", "name = \"e4_ucb\"");
+    check("experiment", playforge::experiment::repeat::load(&p).err().unwrap());
+    assert!(playforge::balance::config::FolderName::new("a/b").is_err());
+    assert!(playforge::balance::config::FolderName::new("").is_err());
+    assert!(playforge::balance::config::FolderName::new(".hidden").is_err());
+    assert!(playforge::balance::config::FolderName::new("e4_ucb-2").is_ok());
+}

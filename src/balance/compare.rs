@@ -38,7 +38,7 @@ pub struct Arm {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareHeader {
-    pub name: String,
+    pub name: super::config::FolderName,
     /// The balance config every run starts from.
     pub base: PathBuf,
     #[serde(default = "ten")]
@@ -99,6 +99,9 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
                 super::config::locate(path, &text, "compare", 0, "optimizers"),
                 a.optimizer
             );
+        }
+        if let Err(e) = super::config::FolderName::new(&a.name) {
+            bail!("{}: arm {e}", path.display());
         }
         if arms.iter().filter(|b| b.name == a.name).count() > 1 {
             bail!("{}: two arms are called \"{}\"; expected distinct names", path.display(), a.name);

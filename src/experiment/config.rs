@@ -27,7 +27,7 @@ pub struct PlayConfig {
 #[serde(deny_unknown_fields)]
 pub struct ExperimentSection {
     /// Name of the experiment; outputs go to `<out>/<name>/seed-<seed>/`.
-    pub name: String,
+    pub name: crate::balance::config::FolderName,
     /// The game description, relative to the working directory.
     pub game: PathBuf,
     /// Master seed of every random stream.
@@ -375,6 +375,6 @@ mod tests {
         let c = PlayConfig::from_table("x", base).unwrap();
         assert_eq!(c.search.c, 0.1);
         assert_eq!(c.experiment.seed, 9);
-        assert_eq!(c.experiment.name, "x");
+        assert_eq!(&*c.experiment.name, "x");
     }
 }

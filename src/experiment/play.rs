@@ -190,7 +190,7 @@ fn report(cfg: &PlayConfig, program: &Program, eval: &ResultEval, result: &Plan<
         .map(|(i, (_, t))| TermReport { value: t.value.clone(), raw: eval.raw(&st, i), normalized: eval.norm(&st, i), weight: t.weight })
         .collect();
     Ok(PlayReport {
-        experiment: cfg.experiment.name.clone(),
+        experiment: cfg.experiment.name.to_string(),
         game: cfg.experiment.game.display().to_string(),
         seed: cfg.experiment.seed,
         value: eval.value(&st, 0),

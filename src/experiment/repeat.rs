@@ -26,7 +26,7 @@ pub struct ExperimentFile {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
-    pub name: String,
+    pub name: crate::balance::config::FolderName,
     /// The play config every condition starts from.
     pub base: PathBuf,
     /// Seeds per condition.
@@ -93,7 +93,7 @@ pub fn condition_config(
         Some(toml::Value::String(s)) => s,
         _ => {
             return Err(ConfigError::Invalid {
-                path: file.experiment.name.clone(),
+                path: file.experiment.name.to_string(),
                 message: "every [[condition]] needs name = \"…\"".into(),
             });
         }
@@ -113,7 +113,7 @@ pub fn condition_config(
     merge(&mut t, &over);
     let mut exp = toml::Table::new();
     exp.insert("seed".into(), toml::Value::Integer(seed as i64));
-    exp.insert("name".into(), toml::Value::String(file.experiment.name.clone()));
+    exp.insert("name".into(), toml::Value::String(file.experiment.name.to_string()));
     exp.insert("out".into(), toml::Value::String(file.experiment.out.display().to_string()));
     let mut wrap = toml::Table::new();
     wrap.insert("experiment".into(), toml::Value::Table(exp));

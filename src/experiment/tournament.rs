@@ -30,7 +30,8 @@ pub struct TournamentConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    pub name: String,
+    /// Outputs go to `<out>/<name>/`.
+    pub name: crate::balance::config::FolderName,
     pub game: PathBuf,
     #[serde(default = "one")]
     pub seed: u64,
