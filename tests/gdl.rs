@@ -6,7 +6,7 @@
 
 use crate::connect_four::native_connect_four::{self, NativeConnectFour};
 use playforge::game::Game;
-use playforge::gdl::{self, GdlGame, GoalEval, Reasoner};
+use playforge::gdl::{self, GdlGame, GdlState, GoalEval, Reasoner};
 use playforge::search::formula::Formula;
 use playforge::search::mcts::{MctsConfig, decision_tree};
 use playforge::wgdl::Status;
@@ -279,6 +279,27 @@ mod player2 {
         }
     }
 
+    /// One game of Player2 (role `me`, no clock) against random: Player2 picks its own action,
+    /// random every other role's (among the joint moves that keep Player2's action). Returns
+    /// the final state.
+    fn against_random(g: &GdlGame, me: usize, seed: u64, stream: u64) -> GdlState {
+        let mut rng = playforge::rng::stream(seed, stream, 0, 0);
+        let mut st = g.initial().unwrap();
+        let mut legal = Vec::new();
+        loop {
+            g.legal(&st, &mut legal).unwrap();
+            if g.status(&st, &legal) != Status::Running {
+                return st;
+            }
+            let mine = match g.legal_actions(&st)[me][..] {
+                [only] => only,
+                _ => GdlGame::action_of(decide(g, &st, me), me),
+            };
+            let theirs: Vec<u64> = legal.iter().copied().filter(|&m| GdlGame::action_of(m, me) == mine).collect();
+            g.apply(&mut st, theirs[rng.random_range(0..theirs.len())]).unwrap();
+        }
+    }
+
     /// The shipped simultaneous game: Player2 never loses the coin race to random (it can always
     /// hold a draw) and wins most races, from either side.
     #[test]
@@ -287,18 +308,7 @@ mod player2 {
         let mut wins = 0;
         for seed in 0..6u64 {
             let me = (seed % 2) as usize;
-            let mut rng = playforge::rng::stream(seed, 5, 0, 0);
-            let mut st = g.initial().unwrap();
-            let mut legal = Vec::new();
-            loop {
-                g.legal(&st, &mut legal).unwrap();
-                if g.status(&st, &legal) != Status::Running {
-                    break;
-                }
-                let mine = GdlGame::action_of(decide(&g, &st, me), me) as u64;
-                let theirs: Vec<u64> = legal.iter().copied().filter(|&m| GdlGame::action_of(m, me) as u64 == mine).collect();
-                g.apply(&mut st, theirs[rng.random_range(0..theirs.len())]).unwrap();
-            }
+            let st = against_random(&g, me, seed, 5);
             let goals = g.goal_values(&st);
             assert!(goals[me] >= 50, "seed {seed}: Player2 as role {me} lost: {:?}", g.show_state(&st));
             wins += usize::from(goals[me] == 100);
@@ -311,17 +321,7 @@ mod player2 {
         let g = game("tictactoe.kif");
         for seed in 0..6u64 {
             let me = (seed % 2) as usize;
-            let mut rng = playforge::rng::stream(seed, 3, 0, 0);
-            let mut st = g.initial().unwrap();
-            let mut legal = Vec::new();
-            loop {
-                g.legal(&st, &mut legal).unwrap();
-                if g.status(&st, &legal) != Status::Running {
-                    break;
-                }
-                let m = if g.to_move(&st) == me { decide(&g, &st, me) } else { legal[rng.random_range(0..legal.len())] };
-                g.apply(&mut st, m).unwrap();
-            }
+            let st = against_random(&g, me, seed, 3);
             assert!(g.goal_values(&st)[me] >= 50, "seed {seed}: Player2 as role {me} lost: {:?}", g.show_state(&st));
         }
     }
