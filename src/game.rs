@@ -24,9 +24,14 @@ pub trait Game {
     fn to_move(&self, state: &Self::State) -> usize;
     /// A hash of the state for duplicate detection.
     fn hash(&self, state: &Self::State) -> u64;
-    /// Action group of a move (for group-weighted playouts) and the groups' weights.
-    fn group(&self, mv: Self::Move) -> usize;
-    fn group_weights(&self) -> Vec<f64>;
+    /// Action group of a move (for group-weighted playouts) and the groups' weights; by
+    /// default one group, so playouts are uniform over the legal moves.
+    fn group(&self, _mv: Self::Move) -> usize {
+        0
+    }
+    fn group_weights(&self) -> Vec<f64> {
+        vec![1.0]
+    }
     /// The game's own playout policy's move here, if it has one (`None`: searchers play
     /// random or group-weighted playouts).
     fn playout_move(&self, _state: &Self::State, _rng: &mut crate::rng::Rng) -> Result<Option<Self::Move>, Self::Error> {

@@ -372,12 +372,6 @@ mod player2 {
         fn hash(&self, s: &u64) -> u64 {
             *s
         }
-        fn group(&self, _: u8) -> usize {
-            0
-        }
-        fn group_weights(&self) -> Vec<f64> {
-            vec![1.0]
-        }
     }
     impl playforge::search::player2::Features for Endless {
         fn mobility(&self, _: &u64, _: usize) -> usize {

@@ -122,12 +122,6 @@ impl Game for Gdl {
     fn hash(&self, st: &GdlAnyState) -> u64 {
         both!(self, st, |g, s| g.hash(s))
     }
-    fn group(&self, _mv: JointMove) -> usize {
-        0
-    }
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 impl Goals for Gdl {

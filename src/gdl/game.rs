@@ -465,14 +465,6 @@ impl Game for GdlGame {
     fn hash(&self, st: &GdlState) -> u64 {
         st.bits.iter().fold(0x9E37_79B9_7F4A_7C15u64, |h, &w| crate::rng::mix(h ^ w))
     }
-
-    fn group(&self, _mv: JointMove) -> usize {
-        0
-    }
-
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 impl Goals for GdlGame {

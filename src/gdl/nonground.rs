@@ -417,14 +417,6 @@ impl crate::game::Game for NonGroundGame {
     fn hash(&self, st: &NgState) -> u64 {
         st.truths.iter().flat_map(|t| t.iter()).fold(0x9E37_79B9_7F4A_7C15u64, |h, &w| crate::rng::mix(h ^ w as u64))
     }
-
-    fn group(&self, _mv: super::JointMove) -> usize {
-        0
-    }
-
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 /// As for [`super::GdlGame`]: mobility is the role's legal actions, novelty the share of `true`

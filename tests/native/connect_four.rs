@@ -121,12 +121,6 @@ impl Game for NativeConnectFour {
         // `discs[0] + mask + BOTTOM` is unique per position (the classic key); mix it a little.
         (s.discs[0] + s.mask + BOTTOM).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
-    fn group(&self, _: C4Move) -> usize {
-        0
-    }
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 /// Perft: the number of move sequences of exactly `depth` moves from `state`, counting only

@@ -455,14 +455,6 @@ impl Game for NativeHexArena {
         s.hash(&mut h);
         h.finish()
     }
-
-    fn group(&self, _: HaMove) -> usize {
-        0
-    }
-
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 /// No goals: the whole game is one search (two-player MCTS).

@@ -386,12 +386,6 @@ impl Game for NativeMatch3 {
     fn hash(&self, s: &Match3) -> u64 {
         s.hash()
     }
-    fn group(&self, _: M3Move) -> usize {
-        0
-    }
-    fn group_weights(&self) -> Vec<f64> {
-        vec![1.0]
-    }
 }
 
 impl playforge::search::mcts::Goals for NativeMatch3 {
