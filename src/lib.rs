@@ -9,6 +9,7 @@ pub mod evolve;
 pub mod experiment;
 pub mod game;
 pub mod gdl;
+pub mod input;
 pub mod persona;
 pub mod playtest;
 pub mod report;

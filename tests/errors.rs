@@ -112,6 +112,11 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
         ("duplicate_goal", Diag(|k| matches!(k, DiagKind::Duplicate { what: "goal", first_line: 9, .. }))),
         ("duplicate_action", Diag(|k| matches!(k, DiagKind::Duplicate { what: "action", first_line: 6, .. }))),
         ("bad_long_literal", Diag(|k| matches!(k, DiagKind::BadLiteral { ty: "long", text, .. } if text == "1.5"))),
+        (
+            "long_literal_out_of_range",
+            Diag(|k| matches!(k, DiagKind::BadLiteral { ty: "long", text, .. } if text == "99999999999999999999")),
+        ),
+        ("parameter_range_too_wide", Diag(|k| matches!(k, DiagKind::Invalid { expected, .. } if expected.contains("2^53")))),
         ("bad_boolean_literal", Diag(|k| matches!(k, DiagKind::BadLiteral { ty: "boolean", text, .. } if text == "yes"))),
         ("type_mismatch_condition", Diag(|k| matches!(k, DiagKind::TypeMismatch { found, .. } if found == "long"))),
         ("type_mismatch_string_plus_long", Diag(|k| matches!(k, DiagKind::TypeMismatch { found, .. } if found == "string"))),
@@ -252,7 +257,13 @@ fn check_locations(out: &str, name: &str, src: &str) -> usize {
         let text = src_lines[line - 1];
         assert!(col >= 1 && col <= text.chars().count() + 1, "column {col} out of range for `{text}`\n{out}");
         let shown = lines.get(i + 2).unwrap_or_else(|| panic!("no source line after `{l}`\n{out}"));
-        assert_eq!(*shown, format!("{line} | {text}"), "the offending line is not shown verbatim\n{out}");
+        // A long line is shown as a window of it, cut with `…` (at most 242 characters).
+        let window = shown.strip_prefix(&format!("{line} | ")).unwrap_or_else(|| panic!("no `{line} | ` in `{shown}`\n{out}"));
+        if window.contains('…') {
+            assert!(window.chars().count() <= 242 && text.contains(window.trim_matches('…')), "not a window of line {line}\n{out}");
+        } else {
+            assert_eq!(window, text, "the offending line is not shown verbatim\n{out}");
+        }
         found += 1;
     }
     found
@@ -695,4 +706,30 @@ fn a_closed_pipe_never_panics() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
     }
+}
+
+/// More than 65 535 object descriptions (or classes) is a clear error at the first one past
+/// the limit — not a wrapped 16-bit index and false "no attribute" errors — and a long chain of
+/// classes compiles in linear time and memory (the subclass table was n² booleans).
+#[test]
+fn declaration_counts_past_a_16_bit_index_are_errors() {
+    let mut src = String::from("players a b\nclass c\nattribute c x long 0\n");
+    for i in 0..65_537 {
+        src.push_str(&format!("object o{i} is c\n"));
+    }
+    src.push_str("initial o65536\nwinner a o65536.x > 0\n");
+    let d = wgdl::compile_str("many.wgdl", &src).err().expect("an error");
+    let first = &d.items[0];
+    assert!(matches!(&first.kind, DiagKind::Invalid { what, .. } if what == "more than 65535 object descriptions"), "{}", d.to_string());
+    assert!(d.to_string().contains("many.wgdl:65539:8"), "{}", d.to_string());
+    // No error about the attribute of the description past the limit (no wrapped index).
+    assert!(!d.to_string().contains("no attribute"), "{}", d.to_string());
+
+    let mut src = String::from("players a b\nclass c0\nattribute c0 x long 0\n");
+    for i in 1..70_000 {
+        src.push_str(&format!("class c{i} : c{}\n", i - 1));
+    }
+    let d = wgdl::compile_str("chain.wgdl", &src).err().expect("an error");
+    let r = d.to_string();
+    assert!(r.contains("more than 256 parent classes") && r.contains("more than 65535 classes"), "{r}");
 }

@@ -77,7 +77,7 @@ pub struct Comparison {
 
 /// Runs (or resumes) every (optimizer, seed); `progress(done runs, total, label)`.
 pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let file: CompareFile = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let h = &file.compare;
     if h.seeds == 0 {
@@ -107,7 +107,7 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
             bail!("{}: two arms are called \"{}\"; expected distinct names", path.display(), a.name);
         }
     }
-    let base_text = std::fs::read_to_string(&h.base).map_err(|e| anyhow!("cannot read {}: {e}", h.base.display()))?;
+    let base_text = crate::input::read_text(&h.base)?;
     let mut table: toml::Table = toml::from_str(&base_text).map_err(|e| anyhow!("{}: {e}", h.base.display()))?;
     merge(&mut table, &file.overrides);
     let dir = h.out.join(&h.name);

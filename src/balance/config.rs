@@ -332,7 +332,7 @@ pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> St
 impl BalanceConfig {
     /// Reads, parses and checks a config; every error names the file, the line and the key.
     pub fn load(path: &Path) -> Result<BalanceConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         Self::parse(path, &text)
     }
 

@@ -135,8 +135,7 @@ impl Codec {
     pub fn new(cfg: &BalanceConfig, cfg_path: &Path, cfg_text: &str) -> Result<Codec> {
         let at = |table: &str, nth: usize, key: &str| locate(cfg_path, cfg_text, table, nth, key);
         let game = cfg.balance.game.clone();
-        let text = std::fs::read_to_string(&game)
-            .map_err(|e| anyhow!("{}: cannot read game {}: {e}", at("balance", 0, "game"), game.display()))?;
+        let text = crate::input::read_text(&game).map_err(|e| anyhow!("{}: {e}", at("balance", 0, "game")))?;
         let base = CompileOptions {
             base_dir: game.parent().map(Path::to_path_buf),
             turn_order: cfg.balance.turn_order.clone(),

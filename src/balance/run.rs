@@ -111,7 +111,7 @@ pub fn run(
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
     let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
-        let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
+        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
         let ck: Checkpoint =
             serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
         (!opts.restart_stale || ck.config == ck_key).then_some(ck)
@@ -321,7 +321,7 @@ pub struct EncounterFile {
 
 /// Reads a `best_encounter.toml` (or any file of that shape).
 pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let v: toml::Table = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let game =
         v.get("game").and_then(|g| g.as_str()).ok_or_else(|| anyhow!("{}: no `game = \"…\"`; expected the game's path", path.display()))?;

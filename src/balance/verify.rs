@@ -48,7 +48,7 @@ pub fn verify(file: &Path, config: Option<&Path>, games: u64, seed: u64, progres
         .map(Path::to_path_buf)
         .or(enc.config.clone())
         .ok_or_else(|| anyhow!("{}: no `config = \"…\"` naming the balance config; expected one, or pass --config", file.display()))?;
-    let text = std::fs::read_to_string(&cfg_path).map_err(|e| anyhow!("cannot read {}: {e}", cfg_path.display()))?;
+    let text = crate::input::read_text(&cfg_path)?;
     let cfg = BalanceConfig::parse(&cfg_path, &text)?;
     let opts = CompileOptions { overrides: enc.overrides.clone(), turn_order: enc.turn_order.clone(), ..CompileOptions::default() };
     let program = wgdl::load_with(&enc.game, &opts).map_err(|e| anyhow!("{}: {e}", file.display()))?.program;

@@ -36,7 +36,7 @@ pub fn install_interrupt() {
 }
 
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let mut cfg = BalanceConfig::parse(path, &text)?;
     if let Some(s) = seed {
         cfg.balance.seed = s;

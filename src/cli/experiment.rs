@@ -91,7 +91,7 @@ pub fn play(args: &PlayArgs) -> Result<()> {
 }
 
 pub fn experiment(args: &ExperimentArgs) -> Result<()> {
-    if let Ok(text) = std::fs::read_to_string(&args.config)
+    if let Ok(text) = crate::input::read_text(&args.config)
         && crate::balance::compare::is_compare(&text)
     {
         super::balance::install_interrupt();

@@ -292,7 +292,7 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
             crate::gdl::ggp::serve(*port, kind, *seed, None, |p| eprintln!("ggp: {player} listening on http://127.0.0.1:{p}/"))
         }
         GgpCommand::Match { game, players, startclock, playclock, seed, out } => {
-            let rules = std::fs::read_to_string(game).with_context(|| format!("cannot read {}", game.display()))?;
+            let rules = crate::input::read_text(game)?;
             // Fails early, with file:line:column, on a bad description.
             crate::gdl::load(game)?;
             let (start, play) = (clock(*startclock, "startclock")?, clock(*playclock, "playclock")?);

@@ -194,7 +194,7 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
 
 /// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line.
 pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let mut formula = None;
     let mut goal = None;
     for (i, line) in text.lines().enumerate() {

@@ -3,7 +3,7 @@
 use crate::game::Game;
 use crate::wgdl::program::{Action, Program, State, Status, Ty};
 use crate::wgdl::{self, LoadError};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use rand::RngExt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -221,7 +221,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let mut rng = crate::rng::stream(args.seed, 0, 0, 0);
     let script: Option<Vec<(usize, String)>> = match &args.moves {
         Some(f) => {
-            let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+            let text = crate::input::read_text(f)?;
             Some(
                 text.lines()
                     .enumerate()

@@ -216,15 +216,15 @@ impl Default for SearchSection {
 /// A config error: the file and what is wrong, with the toml crate's line and column.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {err}")]
-    Io { path: String, err: std::io::Error },
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
 }
 
 impl PlayConfig {
     pub fn load(path: &Path) -> Result<PlayConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Io { path: path.display().to_string(), err })?;
+        let text = crate::input::read_text(path)?;
         Self::parse(&path.display().to_string(), &text)
     }
 

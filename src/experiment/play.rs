@@ -125,7 +125,7 @@ pub fn load_game(cfg: &PlayConfig) -> Result<Arc<Program>, String> {
     let c = match &cfg.profile.goals {
         None => wgdl::load(path).map_err(|e| e.to_string())?,
         Some(goals) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
             let mut out: String =
                 text.lines().map(|l| if l.split_whitespace().next() == Some("goal") { "" } else { l }).collect::<Vec<_>>().join("\n");
             out.push_str("\n// goals from the profile\n");

@@ -122,12 +122,12 @@ pub fn condition_config(
 }
 
 pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
     let file: ExperimentFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if file.conditions.is_empty() {
         return Err(format!("{}: no [[condition]]", path.display()));
     }
-    let base_text = std::fs::read_to_string(&file.experiment.base)
+    let base_text = crate::input::read_text(&file.experiment.base)
         .map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
     let base: toml::Table = toml::from_str(&base_text).map_err(|e| format!("{}: {e}", file.experiment.base.display()))?;
     // Resolve every condition now, so a typo fails before hours of runs.

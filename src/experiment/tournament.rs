@@ -11,7 +11,7 @@ use super::agents::{Agent, choose};
 use crate::game::{Game, WgdlGame};
 use crate::rng::stream;
 use crate::wgdl::{self, Action, CompileOptions, Program, Status};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -84,7 +84,7 @@ pub struct AiConfig {
 
 impl TournamentConfig {
     pub fn load(path: &Path) -> Result<TournamentConfig> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         let cfg: TournamentConfig = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
         if cfg.tournament.encounters == 0 {
             bail!("{}: [tournament] encounters = 0; expected at least 1 encounter", path.display());
@@ -410,7 +410,7 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) 
 
 /// Plays a recorded game again and prints it turn by turn, with the hex map when there is one.
 pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let rep: Replay = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let opts = CompileOptions { overrides: rep.params.clone(), turn_order: rep.turn_order.clone(), ..CompileOptions::default() };
     let program = wgdl::load_with(&rep.game, &opts).map_err(|e| anyhow!("{e}"))?.program;

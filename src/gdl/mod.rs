@@ -143,13 +143,13 @@ pub fn compile_any(name: &str, text: &str, limits: ground::GroundLimits) -> Resu
 
 /// Reads a grounded description from a file (an error past the grounding limits).
 pub fn load_grounded(path: &std::path::Path) -> anyhow::Result<GdlGame> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     Ok(compile(&path.display().to_string(), &text)?)
 }
 
 /// Reads a description from a file, grounded when grounding stays within the default limits,
 /// else for the non-ground evaluator.
 pub fn load(path: &std::path::Path) -> anyhow::Result<Gdl> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     Ok(compile_any(&path.display().to_string(), &text, ground::GroundLimits::default())?)
 }

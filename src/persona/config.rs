@@ -139,7 +139,7 @@ impl Settings {
 impl PersonaConfig {
     /// Reads, parses and checks a config.
     pub fn load(path: &Path) -> Result<(PersonaConfig, String)> {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         Ok((Self::parse(path, &text)?, text))
     }
 

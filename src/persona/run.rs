@@ -220,7 +220,7 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     let ck_path = dir.join("checkpoint.json");
     let pseed = setup.persona_seed(k);
     let mut ck = if resume && ck_path.exists() {
-        let text = std::fs::read_to_string(&ck_path).with_context(|| format!("cannot read {}", ck_path.display()))?;
+        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
         let ck: Checkpoint = serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a persona checkpoint ({e})", ck_path.display()))?;
         if ck.key != key {
             bail!(

@@ -22,6 +22,10 @@ const MAX_STORE_NODES: usize = 1_000_000;
 /// Compiling a chain, and applying a conditional one, recurses once per link; the bound keeps
 /// any input from overflowing the stack.
 const MAX_CHAIN: usize = 100;
+/// Classes, object descriptions and actions each have a 16-bit index.
+pub const MAX_DECLS: usize = u16::MAX as usize;
+/// The deepest chain of parent classes (walks up the chain stay short).
+pub const MAX_INHERITANCE: usize = 256;
 
 pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Option<Program> {
     compile_with(file, source, diags, &CompileOptions::default())
@@ -115,7 +119,9 @@ struct Compiler<'a> {
     initial_base: Vec<u32>,
     /// Absolute `Slot` ops that need the store size added in `finish`.
     slot_fixups: Vec<usize>,
-    is_sub: Vec<bool>,
+    is_sub: Vec<(u32, u32)>,
+    /// The kinds of declarations whose count limit was reported ([`Compiler::over_limit`]).
+    limits_hit: Vec<&'static str>,
     groups: Vec<Group>,
     goals: Vec<GoalInfo>,
     limits: Limits,
@@ -175,6 +181,7 @@ impl<'a> Compiler<'a> {
             action_var: Vec::new(),
             x: ext::Ext::default(),
             is_sub: Vec::new(),
+            limits_hit: Vec::new(),
             groups: Vec::new(),
             goals: Vec::new(),
             limits: Limits::default(),
@@ -325,6 +332,9 @@ impl<'a> Compiler<'a> {
                     self.error(name.span, DiagKind::Duplicate { what: "class", name: name.name.clone(), first_line });
                     continue;
                 }
+                if self.over_limit(self.classes.len(), "classes", name.span) {
+                    continue;
+                }
                 self.class_ix.insert(name.name.clone(), self.classes.len() as ClassId);
                 self.classes.push(ClassDecl {
                     name: name.name.clone(),
@@ -354,29 +364,43 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        // Cycles: walk up from each class; more steps than classes means a loop.
+        // Cycles: walk up from each class not yet seen until a class already placed (done),
+        // the top (None) or a class on the current walk (a loop). Linear in the classes.
         let n = self.classes.len();
         let mut in_cycle = vec![false; n];
+        // 0 unseen, 1 on the current walk, 2 done.
+        let mut mark = vec![0u8; n];
+        let mut walk: Vec<usize> = Vec::new();
         for i in 0..n {
-            let mut c = i;
-            let mut chain = vec![c];
-            let mut steps = 0;
-            while let Some(p) = self.classes[c].parent {
-                c = p as usize;
-                steps += 1;
-                if c == i || steps > n {
-                    break;
+            walk.clear();
+            let mut c = Some(i);
+            while let Some(x) = c {
+                match mark[x] {
+                    2 => break,
+                    1 => {
+                        let at = walk.iter().position(|&w| w == x).expect("on the walk");
+                        let mut cycle = walk[at..].to_vec();
+                        // Named from its first-declared class, up the chain and back to it.
+                        let first = (0..cycle.len()).min_by_key(|&k| cycle[k]).expect("a loop has classes");
+                        cycle.rotate_left(first);
+                        for &k in &cycle {
+                            in_cycle[k] = true;
+                        }
+                        let mut names: Vec<String> = cycle.iter().map(|&k| self.classes[k].name.clone()).collect();
+                        names.push(self.classes[cycle[0]].name.clone());
+                        let span = self.classes[cycle[0]].span;
+                        self.error(span, DiagKind::CyclicInheritance { cycle: names.join(" : ") });
+                        break;
+                    }
+                    _ => {
+                        mark[x] = 1;
+                        walk.push(x);
+                        c = self.classes[x].parent.map(|p| p as usize);
+                    }
                 }
-                chain.push(c);
             }
-            if c == i && self.classes[i].parent.is_some() && !in_cycle[i] {
-                for &k in &chain {
-                    in_cycle[k] = true;
-                }
-                let mut names: Vec<String> = chain.iter().map(|&k| self.classes[k].name.clone()).collect();
-                names.push(self.classes[i].name.clone());
-                let span = self.classes[i].span;
-                self.error(span, DiagKind::CyclicInheritance { cycle: names.join(" : ") });
+            for &w in &walk {
+                mark[w] = 2;
             }
         }
         for (i, &bad) in in_cycle.iter().enumerate() {
@@ -384,30 +408,97 @@ impl<'a> Compiler<'a> {
                 self.classes[i].parent = None;
             }
         }
-        // Parents before children.
-        let mut depth = vec![0usize; n];
-        for (i, d) in depth.iter_mut().enumerate() {
+        // Depth (parents first: a parent's depth is known when a child is reached from the
+        // top); chains deeper than MAX_INHERITANCE are cut there, with one error.
+        let mut depth = vec![usize::MAX; n];
+        let mut reported = false;
+        for i in 0..n {
+            walk.clear();
             let mut c = i;
-            while let Some(p) = self.classes[c].parent {
-                *d += 1;
-                c = p as usize;
+            while depth[c] == usize::MAX {
+                walk.push(c);
+                match self.classes[c].parent {
+                    Some(p) => c = p as usize,
+                    None => break,
+                }
+            }
+            while let Some(w) = walk.pop() {
+                let d = match self.classes[w].parent {
+                    Some(p) if depth[p as usize] != usize::MAX => depth[p as usize] + 1,
+                    _ => 0,
+                };
+                if d > MAX_INHERITANCE {
+                    if !reported {
+                        reported = true;
+                        let span = self.classes[w].span;
+                        self.error(
+                            span,
+                            DiagKind::Invalid {
+                                what: format!("a chain of more than {MAX_INHERITANCE} parent classes"),
+                                expected: format!("classes at most {MAX_INHERITANCE} levels below the top"),
+                            },
+                        );
+                    }
+                    self.classes[w].parent = None;
+                    depth[w] = 0;
+                } else {
+                    depth[w] = d;
+                }
+            }
+        }
+        // Parents before children, and each class's subtree as an interval of a pre-order
+        // numbering (linear in the number of classes, however deep the chains).
+        let mut kids: Vec<Vec<ClassId>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, c) in self.classes.iter().enumerate() {
+            match c.parent {
+                Some(p) => kids[p as usize].push(i as ClassId),
+                None => roots.push(i as ClassId),
+            }
+        }
+        let mut span = vec![(0u32, 0u32); n];
+        let mut next = 0u32;
+        // (class, entered): a class is numbered on entry and closed after its subtree.
+        let mut stack: Vec<(ClassId, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+        while let Some((c, entered)) = stack.pop() {
+            if entered {
+                span[c as usize].1 = next - 1;
+                continue;
+            }
+            span[c as usize].0 = next;
+            next += 1;
+            stack.push((c, true));
+            for &k in kids[c as usize].iter().rev() {
+                stack.push((k, false));
             }
         }
         let mut order: Vec<ClassId> = (0..n as ClassId).collect();
         order.sort_by_key(|&c| (depth[c as usize], c));
         self.class_order = order;
-        self.is_sub = vec![false; n * n];
-        for a in 0..n {
-            let mut c = Some(a as ClassId);
-            while let Some(x) = c {
-                self.is_sub[a * n + x as usize] = true;
-                c = self.classes[x as usize].parent;
-            }
+        self.is_sub = span;
+    }
+
+    /// Whether `count` declarations of a kind already fill its 16-bit index; reports the
+    /// first one past the limit (once per kind), so an index can never wrap.
+    fn over_limit(&mut self, count: usize, what: &'static str, span: Span) -> bool {
+        if count < MAX_DECLS {
+            return false;
         }
+        if !self.limits_hit.contains(&what) {
+            self.limits_hit.push(what);
+            self.error(
+                span,
+                DiagKind::Invalid {
+                    what: format!("more than {MAX_DECLS} {what}"),
+                    expected: format!("at most {MAX_DECLS} {what} in one game (the limit of a 16-bit index)"),
+                },
+            );
+        }
+        true
     }
 
     fn class_is_sub(&self, a: ClassId, b: ClassId) -> bool {
-        self.is_sub[a as usize * self.classes.len() + b as usize]
+        crate::wgdl::program::within(&self.is_sub, a, b)
     }
 
     fn resolve_class(&mut self, id: &ast::Ident, what: &'static str) -> Option<ClassId> {
@@ -464,6 +555,10 @@ impl<'a> Compiler<'a> {
                         name.span,
                         DiagKind::Duplicate { what: "name (a class and an object description)", name: name.name.clone(), first_line },
                     );
+                    continue;
+                }
+                if self.over_limit(self.god_decl.len(), "object descriptions", name.span) {
+                    self.broken_gods.insert(name.name.clone());
                     continue;
                 }
                 let Some(c) = self.resolve_class(class, "class") else {
@@ -940,6 +1035,9 @@ impl<'a> Compiler<'a> {
                         }
                     };
                     if k != ActionKind::Rule && class.is_none() {
+                        continue;
+                    }
+                    if self.over_limit(self.actions.len(), "actions", name.span) {
                         continue;
                     }
                     self.action_ix.insert(name.name.clone(), self.actions.len() as ActionId);

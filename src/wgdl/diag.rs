@@ -176,13 +176,32 @@ impl std::error::Error for Diagnostics {}
 /// ```
 pub fn render(file: &SourceFile, span: Span, severity: &str, message: &str) -> String {
     let (line, col) = file.line_col(span.lo);
-    let text = file.line_text(line);
+    let full = file.line_text(line);
     let gutter = line.to_string().len();
-    let width = {
+    let mut width = {
         let (end_line, end_col) = file.line_col(span.hi);
         if end_line == line && end_col > col { end_col - col } else { 1 }
     };
-    let pad: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    // A long line is shown as a window around the caret, marked with `…` where it is cut.
+    let n = full.chars().count();
+    let (from, to) = if n <= SHOWN_LINE {
+        (0, n)
+    } else {
+        let from = (col - 1).saturating_sub(SHOWN_LINE / 3);
+        (from, (from + SHOWN_LINE).min(n))
+    };
+    let mut text: String = full.chars().skip(from).take(to - from).collect();
+    let mut lead = col - 1 - from;
+    if from > 0 {
+        text.insert(0, '…');
+        lead += 1;
+    }
+    if to < n {
+        text.push('…');
+    }
+    width = width.min(to.saturating_sub(col - 1).max(1));
+    let pad: String = text.chars().take(lead).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    let message = crate::wgdl::parser::clip(message, SHOWN_MESSAGE);
     format!(
         "{severity}: {message}\n{:gutter$}--> {}:{line}:{col}\n{:gutter$} |\n{line} | {text}\n{:gutter$} | {pad}{}\n",
         "",
@@ -192,6 +211,11 @@ pub fn render(file: &SourceFile, span: Span, severity: &str, message: &str) -> S
         "^".repeat(width),
     )
 }
+
+/// The most characters of a source line an error shows (a window around the caret).
+const SHOWN_LINE: usize = 240;
+/// The most characters of an error message (a message can quote a token).
+const SHOWN_MESSAGE: usize = 2000;
 
 #[cfg(test)]
 mod tests {
@@ -206,5 +230,20 @@ mod tests {
         assert!(out.contains("t.wgdl:2:13"), "{out}");
         assert!(out.contains("2 | object o is hous"), "{out}");
         assert!(out.contains("^^^^"), "{out}");
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_caret() {
+        let line = format!("{}bad{}", "a ".repeat(100_000), " b".repeat(100_000));
+        let f = SourceFile::new("t.wgdl", &line);
+        let out = render(&f, Span::new(200_000, 200_003), "error", &"m".repeat(10_000));
+        assert!(out.len() < 3_000, "{} bytes", out.len());
+        assert!(out.contains("t.wgdl:1:200001"), "{out}");
+        let shown = out.lines().nth(3).unwrap();
+        let caret = out.lines().nth(4).unwrap();
+        // The caret stands under `bad` in the window.
+        let at = caret.chars().position(|c| c == '^').unwrap();
+        assert_eq!(shown.chars().skip(at).take(3).collect::<String>(), "bad", "{out}");
+        assert!(shown.contains('…'));
     }
 }

@@ -103,8 +103,8 @@ fn select_overlays(file: ast::File, selected: &[String], diags: &mut Vec<Diagnos
 /// Errors from [`load`]: the file could not be read, or it does not compile.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {err}")]
-    Io { path: String, err: std::io::Error },
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error("{0}")]
     Compile(Diagnostics),
 }
@@ -116,7 +116,7 @@ pub fn load(path: &Path) -> Result<Compiled, LoadError> {
 
 /// [`load`] with options; maps are found relative to the file unless `opts` says otherwise.
 pub fn load_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|err| LoadError::Io { path: path.display().to_string(), err })?;
+    let text = crate::input::read_text(path)?;
     let mut opts = opts.clone();
     if opts.base_dir.is_none() {
         opts.base_dir = path.parent().map(|p| p.to_path_buf());

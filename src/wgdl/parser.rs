@@ -65,6 +65,42 @@ const MAX_EXPR_SIZE: usize = 500;
 /// all, so this is lower than [`MAX_EXPR_SIZE`].
 const MAX_BRACKETS: usize = 64;
 
+/// A long literal's digits (with its sign): out-of-range values are named as such.
+fn long_literal(digits: &str, neg: bool, span: Span) -> PResult<i64> {
+    let text = if neg { format!("-{digits}") } else { digits.to_string() };
+    text.parse::<i64>().map_err(|_| {
+        Diagnostic::error(
+            span,
+            DiagKind::BadLiteral {
+                ty: "long",
+                text: clip(&text, 40),
+                expected: "a whole number from -9223372036854775808 to 9223372036854775807 (64 bits)",
+            },
+        )
+    })
+}
+
+/// A number's digits as a double: finite, or an error naming the literal.
+fn double_literal(digits: &str, span: Span) -> PResult<f64> {
+    match digits.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(Diagnostic::error(
+            span,
+            DiagKind::BadLiteral { ty: "double", text: clip(digits, 40), expected: "a number below 1.8e308 (a finite double)" },
+        )),
+    }
+}
+
+/// `text` cut to about `max` characters, with `…` where it was cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max).collect();
+    s.push('…');
+    s
+}
+
 fn describe(t: Option<&Token>) -> String {
     match t.map(|t| &t.tok) {
         None | Some(Tok::Newline) | Some(Tok::Eof) => "end of line".into(),
@@ -406,9 +442,9 @@ impl<'a> LineParser<'a> {
     fn number(&mut self, expected: &str) -> PResult<f64> {
         let neg = self.eat_op("-");
         match self.peek() {
-            Some(Token { tok: Tok::Number(n), .. }) => {
+            Some(Token { tok: Tok::Number(n), span }) => {
+                let v = double_literal(n, *span)?;
                 self.pos += 1;
-                let v: f64 = n.parse().unwrap_or(0.0);
                 Ok(if neg { -v } else { v })
             }
             _ => self.err(expected),
@@ -540,17 +576,15 @@ impl<'a> LineParser<'a> {
                 self.pos += 1;
                 let span = start.to(*span);
                 let lit = if ty == "long" {
-                    match n.parse::<i64>() {
-                        Ok(v) => Lit::Long(if neg { -v } else { v }),
-                        Err(_) => {
-                            return Err(Diagnostic::error(
-                                span,
-                                DiagKind::BadLiteral { ty, text: n.clone(), expected: "a whole number without a fraction" },
-                            ));
-                        }
+                    if n.contains('.') {
+                        return Err(Diagnostic::error(
+                            span,
+                            DiagKind::BadLiteral { ty, text: n.clone(), expected: "a whole number without a fraction" },
+                        ));
                     }
+                    Lit::Long(long_literal(n, neg, span)?)
                 } else {
-                    let v: f64 = n.parse().unwrap_or(0.0);
+                    let v = double_literal(n, span)?;
                     Lit::Double(if neg { -v } else { v })
                 };
                 Ok(Expr { kind: ExprKind::Lit(lit), span })
@@ -792,11 +826,26 @@ impl<'a> LineParser<'a> {
             self.grow()?;
         }
         if self.eat_op("-") {
+            // `-9223372036854775808` (i64::MIN) is one literal: its digits alone do not fit.
+            if let Some(Token { tok: Tok::Number(n), span }) = self.peek()
+                && !n.contains('.')
+            {
+                let (n, span) = (n.clone(), start.to(*span));
+                self.pos += 1;
+                let v = long_literal(&n, true, span)?;
+                let e = Expr { kind: ExprKind::Lit(Lit::Long(v)), span };
+                return Ok(e);
+            }
             let e = self.unary()?;
             // Fold `-5` into a literal so that `long -1` and `-1` read the same.
             let span = start.to(e.span);
             return Ok(match e.kind {
-                ExprKind::Lit(Lit::Long(v)) => Expr { kind: ExprKind::Lit(Lit::Long(-v)), span },
+                ExprKind::Lit(Lit::Long(v)) => match v.checked_neg() {
+                    Some(v) => Expr { kind: ExprKind::Lit(Lit::Long(v)), span },
+                    None => {
+                        Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(Expr { kind: ExprKind::Lit(Lit::Long(v)), span: e.span })), span }
+                    }
+                },
                 ExprKind::Lit(Lit::Double(v)) => Expr { kind: ExprKind::Lit(Lit::Double(-v)), span },
                 _ => Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(e)), span },
             });
@@ -841,19 +890,8 @@ impl<'a> LineParser<'a> {
             }
             Tok::Number(n) => {
                 self.pos += 1;
-                let lit = if n.contains('.') {
-                    Lit::Double(n.parse().unwrap_or(0.0))
-                } else {
-                    match n.parse::<i64>() {
-                        Ok(v) => Lit::Long(v),
-                        Err(_) => {
-                            return Err(Diagnostic::error(
-                                t.span,
-                                DiagKind::BadLiteral { ty: "long", text: n.clone(), expected: "a number that fits in 64 bits" },
-                            ));
-                        }
-                    }
-                };
+                let lit =
+                    if n.contains('.') { Lit::Double(double_literal(n, t.span)?) } else { Lit::Long(long_literal(n, false, t.span)?) };
                 Ok(Expr { kind: ExprKind::Lit(lit), span: t.span })
             }
             Tok::Quoted(s) => {
@@ -1035,5 +1073,34 @@ mod tests {
         assert_eq!(f.decls.len(), 2);
         assert!(matches!(d[0].kind, DiagKind::UnknownDeclaration { .. }));
         assert!(matches!(d[1].kind, DiagKind::BadLiteral { ty: "long", .. }));
+    }
+
+    #[test]
+    fn the_smallest_long_is_a_literal_and_out_of_range_ones_are_named() {
+        // i64::MIN reads as one literal, in an expression and after `long`.
+        assert_eq!(parse_expr("x < -9223372036854775808").to_string(), "(x < long -9223372036854775808)");
+        assert_eq!(parse_expr("x < long -9223372036854775808").to_string(), "(x < long -9223372036854775808)");
+        // Negating it again is left to the runtime's overflow check, not folded (it would wrap).
+        assert_eq!(parse_expr("- -9223372036854775808").to_string(), "-(long -9223372036854775808)");
+        let mut d = Vec::new();
+        parse(
+            &lex("attribute y a long 9223372036854775808\nattribute y b long -9223372036854775809\nattribute y c double 1", &mut d),
+            &mut d,
+        );
+        let texts: Vec<_> = d
+            .iter()
+            .map(|x| match &x.kind {
+                DiagKind::BadLiteral { ty: "long", text, expected } => {
+                    assert!(expected.contains("64 bits"), "{expected}");
+                    text.clone()
+                }
+                k => panic!("{k:?}"),
+            })
+            .collect();
+        assert_eq!(texts, ["9223372036854775808", "-9223372036854775809"]);
+        let huge = format!("attribute y c double {}", "9".repeat(400));
+        let mut d = Vec::new();
+        parse(&lex(&huge, &mut d), &mut d);
+        assert!(matches!(&d[0].kind, DiagKind::BadLiteral { ty: "double", text, .. } if text.chars().count() == 41), "{d:?}");
     }
 }

@@ -30,6 +30,13 @@ pub type GodId = u16;
 pub type ActionId = u16;
 pub type ConsId = u32;
 
+/// Whether class `a` is `b` or derives from it, given each class's pre-order interval.
+#[inline]
+pub(crate) fn within(spans: &[(u32, u32)], a: ClassId, b: ClassId) -> bool {
+    let (x, (lo, hi)) = (spans[a as usize].0, spans[b as usize]);
+    lo <= x && x <= hi
+}
+
 /// A range of [`Program::code`] that evaluates to one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExprId {
@@ -597,8 +604,10 @@ pub struct Program {
     pub rules_read_time: bool,
     pub session_length: i64,
     pub session_pause: i64,
-    /// `is_sub[a * n + b]`: class a is b or derives from b.
-    pub is_sub: Vec<bool>,
+    /// Each class's subtree as an interval `(first, last)` of a pre-order numbering of the
+    /// class tree (linear memory): class a is b or derives from b iff a's number is in b's
+    /// interval ([`within`]).
+    pub is_sub: Vec<(u32, u32)>,
     pub max_stack: usize,
     /// Extensions: sides, turns, outcomes, round hooks, hex map, grids, parameters, policies.
     pub players: Vec<String>,
@@ -823,7 +832,7 @@ impl Program {
     }
 
     pub fn is_sub(&self, a: ClassId, b: ClassId) -> bool {
-        self.is_sub[a as usize * self.classes.len() + b as usize]
+        within(&self.is_sub, a, b)
     }
 
     pub fn sym(&self, v: i64) -> &str {

@@ -107,6 +107,17 @@ impl Compiler<'_> {
                     continue;
                 }
             };
+            // A DNA value is a double: a long parameter's range stays within the whole numbers a
+            // double holds exactly, so a value written out reads back as the same long.
+            const EXACT: f64 = 9_007_199_254_740_992.0;
+            if integer && (min.abs() > EXACT || max.abs() > EXACT) {
+                self.invalid(
+                    d.span,
+                    format!("parameter `{name}` has the range {min} to {max}"),
+                    "a range within ±9007199254740992 (2^53, the whole numbers a DNA value holds exactly)",
+                );
+                continue;
+            }
             if min > max || (integer && (min.fract() != 0.0 || max.fract() != 0.0)) {
                 let want = if integer { "whole numbers min ≤ max (the attribute is a long)" } else { "min ≤ max" };
                 self.invalid(d.span, format!("parameter `{name}` has the range {min} to {max}"), want);
@@ -243,8 +254,14 @@ impl Compiler<'_> {
                         Some(b) => b.join(path),
                         None => PathBuf::from(path),
                     };
-                    match std::fs::read_to_string(&full) {
-                        Err(e) => self.invalid(*path_span, format!("cannot read hex map {}: {e}", full.display()), "a readable map file"),
+                    match crate::input::read_text(&full) {
+                        Err(e) => {
+                            let what = match e {
+                                crate::input::InputError::Io { path, err } => format!("cannot read hex map {path}: {err}"),
+                                e => format!("hex map {e}"),
+                            };
+                            self.invalid(*path_span, what, "a readable map file")
+                        }
                         Ok(text) => match HexMap::parse(&text) {
                             Ok(m) => self.x.hex = Some(Arc::new(m)),
                             Err(e) => self.invalid(*path_span, format!("hex map {}:{}:{}: bad map", full.display(), e.line, e.col), e.msg),
