@@ -5,6 +5,7 @@
 
 pub mod balance;
 pub mod cli;
+pub mod config;
 pub mod evolve;
 pub mod experiment;
 pub mod game;

@@ -733,3 +733,45 @@ fn declaration_counts_past_a_16_bit_index_are_errors() {
     let r = d.to_string();
     assert!(r.contains("more than 256 parent classes") && r.contains("more than 65535 classes"), "{r}");
 }
+
+/// Every count in a config is read within a range, and one out of it is an error at its line
+/// and column (`tree_parallel = 100000` aborted spawning threads; `replays = 100000000` ran on;
+/// `budget_ms = 0` and `subgoals = 0` were accepted); counts given on the command line too.
+#[test]
+fn counts_in_configs_and_flags_are_checked_with_their_place() {
+    use playforge::experiment::config::PlayConfig;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sc = std::fs::read_to_string(root.join("configs/simple_coins.toml")).unwrap();
+    for (key, value) in [("tree_parallel", "100000"), ("budget_ms", "0"), ("subgoals", "0"), ("root_parallel", "0")] {
+        let text = if sc.contains(&format!("\n{key} = ")) {
+            regex_free_replace(&sc, &format!("\n{key} = "), value)
+        } else {
+            sc.replace("[search]\n", &format!("[search]\n{key} = {value}\n"))
+        };
+        let line = text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+        let e = PlayConfig::parse("sc.toml", &text).err().unwrap_or_else(|| panic!("{key} = {value} accepted")).to_string();
+        let col = key.len() + 4;
+        assert!(e.starts_with(&format!("sc.toml:{line}:{col}: {value} is out of range; expected a whole number from")), "{e}");
+    }
+    let hb = std::fs::read_to_string(root.join("configs/hexmage_balance.toml")).unwrap();
+    let text = regex_free_replace(&hb, "replays = ", "100000000");
+    let e = playforge::balance::config::BalanceConfig::parse(Path::new("b.toml"), &text).err().expect("an error").to_string();
+    assert!(e.contains("100000000 is out of range; expected a whole number from 0 to 10000"), "{e}");
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    for args in [
+        &["bench", "games/tictactoe.wgdl", "--seconds", "0"][..],
+        &["bench", "games/tictactoe.wgdl", "--seconds", "NaN"],
+        &["balance", "configs/hexmage_balance.toml", "--iterations", "0"],
+    ] {
+        let o = std::process::Command::new(bin).args(args).current_dir(root).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("invalid value") && !err.contains("NaN/s"), "{args:?}: {err}");
+    }
+}
+
+/// `text` with the value after the first `key` (up to the line's end) replaced by `value`.
+fn regex_free_replace(text: &str, key: &str, value: &str) -> String {
+    let at = text.find(key).expect("the key") + key.len();
+    let end = at + text[at..].find('\n').unwrap_or(text.len() - at);
+    format!("{}{value}{}", &text[..at], &text[end..])
+}

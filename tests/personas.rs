@@ -75,7 +75,7 @@ fn bad_configs_name_the_line_and_what_was_expected() {
     let t = tiny_text();
     let cases = [
         (t.replace("direction = \"max\"", "direction = \"up\""), "bad.toml:19:1", "expected \"max\" or \"min\""),
-        (t.replace("games = 2", "games = 0"), "bad.toml:7:1", "expected at least 1"),
+        (t.replace("games = 2", "games = 0"), "bad.toml:7:9", "expected a whole number from 1 to"),
         (t.replace("aggregate = \"mean\"", "aggregate = \"median\""), "bad.toml:24:1", "\"final\" or \"mean\""),
         (t.replace("iterations = 8", "iterations = 8\nreward = \"sometimes\""), "bad.toml:9:1", "\"binary\" or \"continuous\""),
         (t.replace("iterations = 8", "iterations = 8\nreward = \"continuous\""), "bad.toml:18:1", "range = [low, high]"),

@@ -347,7 +347,7 @@ fn bad_configs_name_the_key_and_line() {
     let cases: &[(&str, &str, &str)] = &[
         ("encoding = \"deep\"\n", "pt.toml:6:", "\"factored\""),
         ("game_seed = \"x\"\n", "pt.toml:6:", "per_replicate"),
-        ("replicates = 0\n", "pt.toml:6:", "at least 1"),
+        ("replicates = 0\n", "pt.toml:6:14", "from 1 to"),
         ("conditions = [\"nope\"]\n", "pt.toml:6:", "expected one of"),
         ("[[style]]\nname = \"lazy\"\noverlays = [\"lazzy\"]\n", "pt.toml:8:", "style lazy"),
         ("[[style]]\nname = \"w\"\nweights = { jump = 1.0 }\n", "pt.toml:8:", "land, collect"),

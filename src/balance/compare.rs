@@ -42,6 +42,7 @@ pub struct CompareHeader {
     /// The balance config every run starts from.
     pub base: PathBuf,
     #[serde(default = "ten")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub seeds: u64,
     #[serde(default = "one")]
     pub first_seed: u64,
@@ -78,7 +79,7 @@ pub struct Comparison {
 /// Runs (or resumes) every (optimizer, seed); `progress(done runs, total, label)`.
 pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
     let text = crate::input::read_text(path)?;
-    let file: CompareFile = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let file: CompareFile = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
     let h = &file.compare;
     if h.seeds == 0 {
         bail!("{}: seeds = 0; expected at least 1", super::config::locate(path, &text, "compare", 0, "seeds"));
@@ -108,7 +109,7 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
         }
     }
     let base_text = crate::input::read_text(&h.base)?;
-    let mut table: toml::Table = toml::from_str(&base_text).map_err(|e| anyhow!("{}: {e}", h.base.display()))?;
+    let mut table: toml::Table = crate::config::toml(&h.base.display().to_string(), &base_text).map_err(|e| anyhow!(e))?;
     merge(&mut table, &file.overrides);
     let dir = h.out.join(&h.name);
     let total = arms.len() as u64 * h.seeds;

@@ -52,6 +52,7 @@ pub struct Settings {
     #[serde(default = "es")]
     pub optimizer: String,
     /// The budget: fitness evaluations (one evaluation = `games` games per AI pair).
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000_000>")]
     pub max_evaluations: u64,
     /// Stop when the best confirmed F exceeds this (HexMage: 0.95).
     #[serde(default = "target")]
@@ -61,6 +62,7 @@ pub struct Settings {
     pub turn_order: Option<String>,
     /// Games of the best encounter saved as replays (one per AI pair, cycling).
     #[serde(default = "four")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 0, 10_000>")]
     pub replays: u64,
     #[serde(default = "outputs")]
     pub out: PathBuf,
@@ -144,10 +146,12 @@ pub struct EvaluationConfig {
     pub pairs: Vec<[String; 2]>,
     /// Games per pair per evaluation (HexMage: 1).
     #[serde(default = "one")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub games: u64,
     /// Games per pair when a candidate is confirmed (re-evaluated on fresh seeds before it
     /// counts as the best so far).
     #[serde(default = "ten_u")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub confirm_games: u64,
     /// The same game seeds for every candidate of an iteration (common random numbers).
     #[serde(default = "yes")]
@@ -159,6 +163,7 @@ pub struct EvaluationConfig {
 pub struct EsConfig {
     /// Neighbours per iteration (λ).
     #[serde(default = "forty_u")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub lambda: usize,
     /// `code` (factor 1 − δ or 1 + δ, HexMage's code) or `uniform` (U[1 − δ, 1 + δ], the thesis).
     #[serde(default = "code")]
@@ -185,6 +190,7 @@ pub struct SaConfig {
     /// Neighbours per step; their fitness-weighted mean is the candidate (HexMage's code: 40;
     /// 1 = classic annealing).
     #[serde(default = "forty_u")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub neighbours: usize,
     #[serde(default = "restart")]
     pub restart_below: f64,
@@ -195,6 +201,7 @@ pub struct SaConfig {
 pub struct CmaConfig {
     /// Samples per generation (default 4 + ⌊3 ln n⌋).
     #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 2, 100_000>")]
     pub lambda: Option<usize>,
     /// Initial step size in gene units.
     #[serde(default = "sigma0")]
@@ -337,7 +344,7 @@ impl BalanceConfig {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<BalanceConfig> {
-        let cfg: BalanceConfig = toml::from_str(text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let cfg: BalanceConfig = crate::config::toml(&path.display().to_string(), text).map_err(|e| anyhow!(e))?;
         let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
         let s = &cfg.balance;
         if !matches!(s.optimizer.as_str(), "es" | "sa" | "cma") {

@@ -322,7 +322,7 @@ pub struct EncounterFile {
 /// Reads a `best_encounter.toml` (or any file of that shape).
 pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
     let text = crate::input::read_text(path)?;
-    let v: toml::Table = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let v: toml::Table = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
     let game =
         v.get("game").and_then(|g| g.as_str()).ok_or_else(|| anyhow!("{}: no `game = \"…\"`; expected the game's path", path.display()))?;
     let turn_order = v.get("turn_order").and_then(|g| g.as_str()).map(String::from);

@@ -23,7 +23,7 @@ pub struct BalanceArgs {
     #[arg(long)]
     pub optimizer: Option<String>,
     /// Stop after this many iterations (resumable with --resume).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub iterations: Option<u64>,
     /// No progress bar.
     #[arg(long, short)]
@@ -110,7 +110,7 @@ pub struct VerifyArgs {
     /// The encounter, e.g. outputs/hexmage_balance/cma-seed-1/best_encounter.toml.
     pub file: PathBuf,
     /// Games per AI pair.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub games: u64,
     /// Seed of the verification games.
     #[arg(long, default_value_t = 12345)]
@@ -142,10 +142,10 @@ pub struct LandscapeArgs {
     /// The balance config (TOML): game, teams, fitness, AI pairs, mutation.
     pub config: PathBuf,
     /// Random valid encounters to sample.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub samples: u64,
     /// One-mutation neighbours per sample.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub neighbours: u64,
     /// Override the config's seed.
     #[arg(long)]

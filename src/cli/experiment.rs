@@ -141,7 +141,7 @@ pub struct TournamentArgs {
     /// The tournament (TOML), e.g. configs/hex_tournament.toml.
     pub config: PathBuf,
     /// Override the number of random encounters.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub encounters: Option<u64>,
     /// Override the config's seed.
     #[arg(long)]

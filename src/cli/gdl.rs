@@ -34,10 +34,10 @@ pub struct GdlMatchArgs {
     #[arg(long, default_value_t = 0.5)]
     pub playclock: f64,
     /// MCTS iterations per move.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub mcts_iterations: u64,
     /// Matches to play (with --tournament: per seating).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub matches: u64,
     /// Every ordered choice of distinct players from --players for the roles (all pairings,
     /// both seatings), --matches times each.

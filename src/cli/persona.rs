@@ -24,7 +24,7 @@ pub struct PersonasArgs {
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Override the number of generations.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub generations: Option<u64>,
     /// No progress bar.
     #[arg(long, short)]

@@ -20,10 +20,10 @@ pub struct PlaytestArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Override the rollouts per search.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub rollouts: Option<u64>,
     /// Override the replicates per condition.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub replicates: Option<u64>,
     /// No progress bar.
     #[arg(long, short)]

@@ -14,7 +14,7 @@ pub struct RunArgs {
     /// The game description (.wgdl).
     pub game: PathBuf,
     /// Play up to N uniformly random legal moves (stops earlier when the game ends).
-    #[arg(long, value_name = "N", conflicts_with = "moves")]
+    #[arg(long, value_name = "N", conflicts_with = "moves", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub random: Option<u64>,
     /// Play the moves listed in FILE, one per line, as printed by `run` (e.g. `getCoins(coin20)`).
     #[arg(long, value_name = "FILE")]
@@ -55,13 +55,21 @@ fn parse_setting(s: &str) -> Result<(String, f64), String> {
     Ok((k.trim().to_string(), x))
 }
 
+/// `--seconds`: a measuring time in (0, 86400].
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!("expected seconds greater than 0 and at most 86400, found `{s}`")),
+    }
+}
+
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// The game descriptions (.wgdl) to measure.
     #[arg(required = true)]
     pub games: Vec<PathBuf>,
     /// Seconds to measure each game for.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = seconds)]
     pub seconds: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

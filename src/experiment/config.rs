@@ -51,6 +51,8 @@ fn outputs() -> PathBuf {
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Number of sessions: the game's goals become "session k finished" for k = 1..sessions.
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 10_000>")]
     pub sessions: Option<u32>,
     /// Session length in seconds (overrides `session length`).
     pub session_length: Option<i64>,
@@ -136,12 +138,19 @@ pub struct SearchSection {
     pub algorithm: String,
     /// NMCS nesting level.
     #[serde(default = "two")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 0, 8>")]
     pub nmcs_level: u32,
     /// Budget in wall-clock milliseconds (for the whole game) …
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 604_800_000>")]
     pub budget_ms: Option<u64>,
     /// … or in iterations (deterministic per seed). Default: 10000 iterations.
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 10_000_000_000>")]
     pub iterations: Option<u64>,
     /// Number of chained sub-games (1 = one search to the last goal). Default: one per goal.
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 10_000>")]
     pub subgoals: Option<usize>,
     /// `ucb1`, `ucb_tuned1`, `ucb_tuned2`, `sp_mcts`, `ucb_for_sp`, or a formula such as
     /// `mean + 0.3 * sqrt(ln(parent) / visits)`.
@@ -174,14 +183,19 @@ pub struct SearchSection {
     /// Non-tree (global) selection until the tree has this many nodes.
     pub non_tree_until: Option<usize>,
     /// Progressive widening: initial children cap.
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 1_000_000>")]
     pub widening: Option<usize>,
     /// Node limit per level: softening factor x.
     pub node_limit: Option<f64>,
     #[serde(default = "one_usize")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub split_runs: usize,
     #[serde(default = "one_usize")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 4_096>")]
     pub root_parallel: usize,
     #[serde(default = "one_usize")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 256>")]
     pub tree_parallel: usize,
 }
 
@@ -220,6 +234,9 @@ pub enum ConfigError {
     Input(#[from] crate::input::InputError),
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
+    /// The TOML did not read: `file:line:column: message` and the line.
+    #[error("{0}")]
+    Toml(String),
 }
 
 impl PlayConfig {
@@ -229,7 +246,7 @@ impl PlayConfig {
     }
 
     pub fn parse(name: &str, text: &str) -> Result<PlayConfig, ConfigError> {
-        let cfg: PlayConfig = toml::from_str(text).map_err(|e| ConfigError::Invalid { path: name.into(), message: e.to_string() })?;
+        let cfg: PlayConfig = crate::config::toml(name, text).map_err(ConfigError::Toml)?;
         cfg.validate(name)?;
         Ok(cfg)
     }
@@ -356,7 +373,7 @@ mod tests {
         assert_eq!(c.budget(), Budget::Iterations(10_000));
         assert_eq!(c.search.groups, Groups::Named(GroupsNamed::Game));
         let e = PlayConfig::parse("x.toml", &format!("{MIN}[search]\nbudget = 5\n")).unwrap_err().to_string();
-        assert!(e.contains("x.toml") && e.contains("budget") && e.contains("line"), "{e}");
+        assert!(e.starts_with("x.toml:7:1: unknown field `budget`") && e.contains("7 | budget = 5"), "{e}");
     }
 
     #[test]

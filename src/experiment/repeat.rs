@@ -31,6 +31,7 @@ pub struct Header {
     pub base: PathBuf,
     /// Seeds per condition.
     #[serde(default = "twenty")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub seeds: u64,
     #[serde(default = "one")]
     pub first_seed: u64,
@@ -41,6 +42,7 @@ pub struct Header {
     pub metric: String,
     /// Runs at once (use 1 with time budgets).
     #[serde(default = "one_usize")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 4_096>")]
     pub jobs: usize,
     /// What the thesis reported, printed beside our results.
     #[serde(default)]
@@ -123,13 +125,13 @@ pub fn condition_config(
 
 pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
     let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
-    let file: ExperimentFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: ExperimentFile = crate::config::toml(&path.display().to_string(), &text)?;
     if file.conditions.is_empty() {
         return Err(format!("{}: no [[condition]]", path.display()));
     }
     let base_text = crate::input::read_text(&file.experiment.base)
         .map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
-    let base: toml::Table = toml::from_str(&base_text).map_err(|e| format!("{}: {e}", file.experiment.base.display()))?;
+    let base: toml::Table = crate::config::toml(&file.experiment.base.display().to_string(), &base_text)?;
     // Resolve every condition now, so a typo fails before hours of runs.
     for c in &file.conditions {
         condition_config(&file, &base, c, file.experiment.first_seed).map_err(|e| e.to_string())?;

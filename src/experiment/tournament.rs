@@ -36,12 +36,14 @@ pub struct Settings {
     #[serde(default = "one")]
     pub seed: u64,
     /// Random encounters (parameter sets); each AI pair plays each on both sides.
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub encounters: u64,
     /// `grouped` (R R B B, HexMage) or `alternating` (R B R B); default: the game's.
     #[serde(default)]
     pub turn_order: Option<String>,
     /// Encounters whose first game of each AI pair is saved as a replay.
     #[serde(default = "one")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 0, 10_000>")]
     pub replays: u64,
     #[serde(default = "default_out")]
     pub out: PathBuf,
@@ -62,6 +64,7 @@ pub struct AiConfig {
     pub kind: String,
     /// mcts: iterations per decision (default 100, HexMage's benchmark).
     #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 1_000_000_000>")]
     pub iterations: Option<u64>,
     /// mcts: UCB1 constant (default √2).
     #[serde(default)]
@@ -76,6 +79,7 @@ pub struct AiConfig {
     pub fallback_below: Option<f64>,
     /// mcts: playout moves before a playout counts as undecided (default 200, HexMage's).
     #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 10_000_000>")]
     pub max_playout_moves: Option<u32>,
     /// policy: the policy's name.
     #[serde(default)]
@@ -85,7 +89,7 @@ pub struct AiConfig {
 impl TournamentConfig {
     pub fn load(path: &Path) -> Result<TournamentConfig> {
         let text = crate::input::read_text(path)?;
-        let cfg: TournamentConfig = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let cfg: TournamentConfig = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
         if cfg.tournament.encounters == 0 {
             bail!("{}: [tournament] encounters = 0; expected at least 1 encounter", path.display());
         }

@@ -36,15 +36,19 @@ pub struct Settings {
     #[serde(default = "one")]
     pub seed: u64,
     /// Generations of GP (the paper: 100).
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub generations: u64,
     /// Games per individual and generation, on fresh seeds shared by every individual and the
     /// baselines (the paper: 50).
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub games: u64,
     /// MCTS iterations per move (the paper: 250).
     #[serde(default = "iterations")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000_000>")]
     pub iterations: u64,
     /// Rollouts are `horizon − moves made` moves long (the paper: 20); 0 = play to the end.
     #[serde(default = "horizon")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub rollout_horizon: u32,
     /// `binary` (a rollout wins when it beats the goal: the paper) or `continuous` (the measure
     /// scaled by the persona's `range`).
@@ -64,6 +68,7 @@ pub struct Settings {
     pub score: String,
     /// Held-out seeds played by every persona's final best and the baselines after the run.
     #[serde(default = "held_out")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 0, 1_000_000>")]
     pub held_out: u64,
 }
 
@@ -144,7 +149,7 @@ impl PersonaConfig {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<PersonaConfig> {
-        let cfg: PersonaConfig = toml::from_str(text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let cfg: PersonaConfig = crate::config::toml(&path.display().to_string(), text).map_err(|e| anyhow!(e))?;
         let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
         let s = &cfg.personas;
         if s.name.is_empty() || s.name.contains(['/', '\\']) || s.name.starts_with('.') {

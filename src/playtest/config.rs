@@ -42,8 +42,10 @@ pub struct Settings {
     pub seed: u64,
     /// Independent searches per condition (the thesis: 20).
     #[serde(default = "twenty")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub replicates: u64,
     /// Rollouts (MCTS iterations from the start of the game) per search (the thesis: 30 000).
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000_000>")]
     pub rollouts: u64,
     /// `per_replicate`: replicate r plays chance seed derive(seed, r) in every condition;
     /// `shared`: every search plays one seed (the thesis's single determinized seed).
@@ -63,6 +65,7 @@ pub struct Settings {
     pub save_best_path: bool,
     /// Moves in one rollout before it is cut (and scored as it stands): a limit, not a rule.
     #[serde(default = "max_moves")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 1, 10_000_000>")]
     pub max_playout_moves: u32,
     /// A known maximum of the score: any search that beats it is flagged as a possible bug in
     /// the game (the thesis's 2 × 3 board check).
@@ -152,7 +155,7 @@ impl PlaytestConfig {
 
     /// Parses and checks everything that needs no game (the runner checks names against it).
     pub fn parse(path: &Path, text: &str) -> Result<PlaytestConfig> {
-        let mut cfg: PlaytestConfig = toml::from_str(text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let mut cfg: PlaytestConfig = crate::config::toml(&path.display().to_string(), text).map_err(|e| anyhow!(e))?;
         let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
         let s = &cfg.playtest;
         if !folder_name(&s.name) {
