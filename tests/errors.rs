@@ -755,7 +755,7 @@ fn counts_in_configs_and_flags_are_checked_with_their_place() {
     }
     let hb = std::fs::read_to_string(root.join("configs/hexmage_balance.toml")).unwrap();
     let text = regex_free_replace(&hb, "replays = ", "100000000");
-    let e = playforge::balance::config::BalanceConfig::parse(Path::new("b.toml"), &text).err().expect("an error").to_string();
+    let e = playforge::balance::config::BalanceConfig::parse(Path::new("b.toml"), &text).expect_err("an error").to_string();
     assert!(e.contains("100000000 is out of range; expected a whole number from 0 to 10000"), "{e}");
     let bin = env!("CARGO_BIN_EXE_playforge");
     for args in [
