@@ -15,6 +15,9 @@ mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;
+/// The fuzzing campaign over every shipped game and config (no panic, no hang, bounded
+/// memory) and its kept crash inputs (tests/data/fuzz/).
+mod fuzz;
 /// GDL: the reader's errors, perft of the GDL games, random games through the `Game` contract.
 mod gdl;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
