@@ -413,3 +413,35 @@ fn a_name_cannot_write_outside_the_outputs() {
     assert!(playforge::balance::config::FolderName::new(".hidden").is_err());
     assert!(playforge::balance::config::FolderName::new("e4_ucb-2").is_ok());
 }
+
+/// Outputs that never mix: a fresh run removes an older run's files before it writes (a run
+/// killed early used to leave the older best_encounter.toml, charts and replays beside its new
+/// history); a folder another live run holds is refused; `--resume` without a checkpoint says
+/// so instead of starting afresh.
+#[test]
+fn a_fresh_run_starts_clean_a_held_folder_is_refused_and_resume_needs_a_checkpoint() {
+    let a = tmp("clean");
+    let text = config(&a, "");
+    let cfg = parse(&text).unwrap();
+    let dir = playforge::balance::run::out_dir(&cfg);
+    run_text(&text, &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
+    assert!(dir.join("best_encounter.toml").exists());
+    std::fs::write(dir.join("old_chart.png"), "from an older run").unwrap();
+    std::fs::create_dir_all(dir.join("replays/old")).unwrap();
+    // A fresh run stopped after one iteration: nothing of the older run is left.
+    run_text(&text, &RunOptions { max_iterations: Some(1), ..RunOptions::default() });
+    assert!(!dir.join("old_chart.png").exists() && !dir.join("replays/old").exists());
+    let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+    assert_eq!(history.lines().count(), 2, "one iteration after the header:\n{history}");
+    // Another live process (pid 1) holds the folder.
+    std::fs::write(dir.join(".lock"), "1\n").unwrap();
+    let err = run(&cfg, Path::new("b.toml"), &text, &RunOptions::default(), &|_, _, _, _| {}).err().unwrap().to_string();
+    assert!(err.contains("in use by another playforge run (process 1)"), "{err}");
+    std::fs::remove_file(dir.join(".lock")).unwrap();
+    std::fs::remove_file(dir.join("checkpoint.json")).unwrap();
+    let err = run(&cfg, Path::new("b.toml"), &text, &RunOptions { resume: true, ..RunOptions::default() }, &|_, _, _, _| {})
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("--resume: no checkpoint in"), "{err}");
+}

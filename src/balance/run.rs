@@ -15,7 +15,7 @@ use super::optim::{CONFIRM, Ctx, Optimizer};
 use crate::experiment::tournament::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};
 use crate::rng::derive;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -103,13 +103,20 @@ pub fn run(
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
     let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
     let dir = out_dir(cfg);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Held until the run returns: a second run on this folder is refused, not raced.
+    let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
     let resolved = toml::to_string(cfg)?;
     // The checkpoint also belongs to the game as compiled: a changed .wgdl or map is not resumed.
     let ck_key = format!("{resolved}\n# game {:016x}\n", codec.game_hash());
     let ck_path = dir.join("checkpoint.json");
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
+    if opts.resume && !ck_path.exists() && !opts.restart_stale {
+        bail!(
+            "--resume: no checkpoint in {}; expected the folder of an interrupted run of this config, optimizer and seed (run without --resume to start afresh)",
+            dir.display()
+        );
+    }
     let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
         let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
         let ck: Checkpoint =
@@ -127,6 +134,8 @@ pub fn run(
         }
         ck
     } else {
+        // A fresh run: nothing of an older run stays beside the new outputs.
+        run_dir.clear()?;
         Checkpoint {
             config: ck_key.clone(),
             next_iteration: 0,

@@ -17,6 +17,9 @@ pub struct BalanceArgs {
     #[arg(long)]
     pub resume: bool,
     /// Override the config's seed.
+    /// Write the run's folder under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
     #[arg(long)]
     pub seed: Option<u64>,
     /// Override the optimizer: es, sa or cma.
@@ -51,7 +54,10 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<
 }
 
 pub fn balance(args: &BalanceArgs) -> Result<()> {
-    let (cfg, text) = load_config(&args.config, args.seed, args.optimizer.as_deref())?;
+    let (mut cfg, text) = load_config(&args.config, args.seed, args.optimizer.as_deref())?;
+    if let Some(out) = &args.out {
+        cfg.balance.out = out.clone();
+    }
     install_interrupt();
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(

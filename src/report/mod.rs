@@ -3,6 +3,7 @@
 //! file I/O.
 
 pub mod chart;
+pub mod run_dir;
 
 use std::io::Write;
 use std::path::Path;
