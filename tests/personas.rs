@@ -5,7 +5,7 @@
 use playforge::game::Game;
 use playforge::persona::config::PersonaConfig;
 use playforge::persona::play::{Agent, Search, play_game};
-use playforge::persona::run::{GenRow, Setup, run_persona};
+use playforge::persona::run::{GenRow, Setup, held_out, run_persona, with_finished};
 use playforge::search::mcts::FinalChoice;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -113,16 +113,16 @@ fn same_numbers_on_one_and_two_threads_and_after_resume() {
     assert_eq!(strip(&resumed), strip(&one), "a resumed run differs from an uninterrupted one");
     // The outputs of a persona.
     for f in ["history.csv", "convergence.png", "hall_of_fame.md", "best_formula.txt", "population.csv", "checkpoint.json"] {
-        assert!(dir.join("tiny/MaxS").join(f).exists(), "{f} missing");
+        assert!(dir.join("tiny/seed-3/MaxS").join(f).exists(), "{f} missing");
     }
-    let history = std::fs::read_to_string(dir.join("tiny/MaxS/history.csv")).unwrap();
+    let history = std::fs::read_to_string(dir.join("tiny/seed-3/MaxS/history.csv")).unwrap();
     assert_eq!(history.lines().count(), 4, "a header and 3 generations:\n{history}");
     // Generation 0's goal is the random player's mean; later goals are the previous best.
     assert_eq!(one[0].goal, one[0].random);
     assert_eq!(one[1].goal, one[0].best);
     assert_eq!(one[2].goal, one[1].best);
     // A resume with another config is refused.
-    let other = setup(&text.replace("seed = 3", "seed = 4"), &dir);
+    let other = setup(&text.replace("iterations = 8", "iterations = 9"), &dir);
     let done = AtomicU64::new(0);
     let e = run_persona(&other, 0, true, &done, &|_| {}).expect_err("a refusal").to_string();
     assert!(e.contains("another configuration"), "{e}");
@@ -190,4 +190,34 @@ fn a_score_maximizing_search_beats_random_play() {
         b += play_game(&m, seed, s.score, &Agent::Random, &s.search, &mut rng).unwrap().score;
     }
     assert!(a > 1.15 * b, "search {a} vs random {b}");
+}
+
+/// Personas run in pieces (`--only MaxS`, then `--only MinM`) give the same held-out table as
+/// one run of both: the table holds every persona finished so far, and the random player's row
+/// no longer depends on which personas ran (it changed with `--only`). Runs with another seed
+/// write another folder (`--seed 9` overwrote seed 3's files in part).
+#[test]
+fn held_out_covers_every_finished_persona_and_seeds_have_their_own_folders() {
+    let text = tiny_text();
+    let done = AtomicU64::new(0);
+    let whole = setup(&text, &temp_dir("whole"));
+    let both: Vec<_> = (0..2).map(|k| (k, run_persona(&whole, k, false, &done, &|_| {}).unwrap())).collect();
+    let table = held_out(&whole, &both, &done).unwrap();
+    let pieces = setup(&text, &temp_dir("pieces"));
+    let first = vec![(0, run_persona(&pieces, 0, false, &done, &|_| {}).unwrap())];
+    let alone = held_out(&pieces, &with_finished(&pieces, &first), &done).unwrap();
+    let second = vec![(1, run_persona(&pieces, 1, false, &done, &|_| {}).unwrap())];
+    let merged = held_out(&pieces, &with_finished(&pieces, &second), &done).unwrap();
+    let rows = |t: &[playforge::persona::run::HeldOutRow]| {
+        t.iter().map(|r| format!("{} {} {} {}", r.agent, r.persona, r.measure, r.score_mean)).collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&merged), rows(&table), "pieces and one run differ");
+    // MaxS alone: its two rows and the same random row.
+    assert_eq!(rows(&alone)[..2], rows(&table)[..2]);
+    assert_eq!(rows(&alone).last(), rows(&table).last());
+    assert!(rows(&table).last().unwrap().starts_with("random"));
+    // Another seed, another folder.
+    let nine = setup(&text.replace("seed = 3", "seed = 9"), &temp_dir("pieces"));
+    assert_ne!(nine.out_dir, pieces.out_dir);
+    assert!(nine.out_dir.ends_with("tiny/seed-9"), "{}", nine.out_dir.display());
 }

@@ -300,7 +300,7 @@ fn runs_agree_on_one_and_two_threads_and_after_resume_and_write_reports() {
     assert_eq!(a.reps.len(), 4);
     assert!(a.reps.iter().all(|r| r.len() == 3));
     // Resume: drop two replicate files and run again; the same numbers come back.
-    let runs = b_dir.join("small/runs");
+    let runs = b_dir.join("small/seed-5/runs");
     std::fs::remove_file(runs.join("lazy-regular/rep-02.json")).unwrap();
     std::fs::remove_file(runs.join("unrestricted-monochrome/rep-03.json")).unwrap();
     let before = std::fs::read(runs.join("lazy-monochrome/rep-01.json")).unwrap();
@@ -314,7 +314,7 @@ fn runs_agree_on_one_and_two_threads_and_after_resume_and_write_reports() {
     // Reports.
     let (rows, md) = write_reports(&sa, &a).unwrap();
     assert_eq!(rows.len(), 4);
-    let dir = a_dir.join("small");
+    let dir = a_dir.join("small/seed-5");
     for f in
         ["summary.md", "finals.csv", "mann_whitney.csv", "playtest.png", "curves/lazy-regular.csv", "best/unrestricted-monochrome.moves"]
     {

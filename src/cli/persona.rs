@@ -3,7 +3,7 @@
 
 use crate::persona::config::PersonaConfig;
 use crate::persona::play::{Agent, GameResult, play_game};
-use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, held_out, run_persona};
+use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, finished, has_checkpoint, held_out, run_persona, with_finished};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -20,6 +20,9 @@ pub struct PersonasArgs {
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Write under DIR instead of outputs/ (DIR/<name>/seed-<seed>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Evolve only these personas (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
@@ -64,7 +67,7 @@ pub fn install_interrupt() {
     super::on_interrupt(&INTERRUPTED, "finishing the generation in progress, then saving");
 }
 
-fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>) -> Result<Setup> {
+fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option<&Path>) -> Result<Setup> {
     let (mut cfg, text) = PersonaConfig::load(config)?;
     if let Some(s) = seed {
         cfg.personas.seed = s;
@@ -77,11 +80,11 @@ fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>) -> Result<S
     }
     // The checkpoint key is the resolved config, so command-line overrides count.
     let text = format!("{text}\n# resolved: seed {} generations {}\n", cfg.personas.seed, cfg.personas.generations);
-    Setup::new(cfg, text, config, Path::new("outputs"))
+    Setup::new(cfg, text, config, out.unwrap_or(Path::new("outputs")))
 }
 
 pub fn personas(args: &PersonasArgs) -> Result<()> {
-    let setup = setup(&args.config, args.seed, args.generations)?;
+    let setup = setup(&args.config, args.seed, args.generations, args.out.as_deref())?;
     let chosen: Vec<usize> = if args.only.is_empty() {
         (0..setup.cfg.list.len()).collect()
     } else {
@@ -95,10 +98,21 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?
     };
+    if args.resume && !chosen.iter().any(|&k| has_checkpoint(&setup, k)) {
+        bail!(
+            "--resume: no checkpoint in {}/<persona>/; expected the folder of an interrupted run of this config and seed (run without --resume to start afresh)",
+            setup.out_dir.display()
+        );
+    }
+    // Held for the run: a second run on this seed's folder is refused, not raced. Personas
+    // run in pieces (`--only`) share it, so each persona's own folder is what a fresh run clears.
+    let _run_dir = crate::report::run_dir::RunDir::open(&setup.out_dir)?;
     install_interrupt();
-    std::fs::create_dir_all(&setup.out_dir).map_err(|e| anyhow!("cannot create {}: {e}", setup.out_dir.display()))?;
-    std::fs::write(setup.out_dir.join("config.toml"), &setup.text).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
-    let total = setup.total_games(chosen.len());
+    crate::report::write_atomic(&setup.out_dir.join("config.toml"), setup.text.as_bytes())
+        .map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
+    // The held-out table holds every persona finished so far, in the config's order.
+    let others = (0..setup.cfg.list.len()).filter(|k| !chosen.contains(k) && finished(&setup, *k).is_some()).count();
+    let total = setup.total_games(chosen.len()) + setup.held_out_games(chosen.len() + others) - setup.held_out_games(chosen.len());
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games, ETA {eta}  {msg}")
@@ -128,7 +142,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
             }
             if setup.cfg.personas.held_out > 0 {
                 msg("held-out games");
-                held_out(&setup, &outcomes, &done)?;
+                held_out(&setup, &with_finished(&setup, &outcomes), &done)?;
             }
             Ok(())
         })();
@@ -210,7 +224,7 @@ pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
 }
 
 pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
-    let setup = setup(&args.config, None, None)?;
+    let setup = setup(&args.config, None, None, None)?;
     let k = setup.cfg.list.iter().position(|p| p.name == args.persona).ok_or_else(|| {
         let known: Vec<&str> = setup.cfg.list.iter().map(|p| p.name.as_str()).collect();
         anyhow!("--persona {}: not in {}; expected one of {}", args.persona, args.config.display(), known.join(", "))

@@ -12,13 +12,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub struct PlaytestArgs {
     /// The playtest config (TOML), e.g. configs/playtest_stacker.toml.
     pub config: PathBuf,
-    /// Keep the replicates already in outputs/<name>/runs/ (same config and game) and run only
+    /// Keep the replicates already in outputs/<name>/seed-<seed>/runs/ (same config and game) and run only
     /// the missing ones. Without it, a run starts afresh.
     #[arg(long)]
     pub resume: bool,
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Write under DIR instead of outputs/ (DIR/<name>/seed-<seed>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Override the rollouts per search.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub rollouts: Option<u64>,
@@ -31,7 +34,7 @@ pub struct PlaytestArgs {
 }
 
 /// Loads the config with the command line's overrides applied.
-pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates: Option<u64>) -> Result<Setup> {
+pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates: Option<u64>, out: Option<&Path>) -> Result<Setup> {
     let (mut cfg, text) = PlaytestConfig::load(config)?;
     if let Some(s) = seed {
         cfg.playtest.seed = s;
@@ -46,14 +49,25 @@ pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates
             *slot = v;
         }
     }
-    Setup::new(cfg, &text, config, Path::new("outputs"))
+    Setup::new(cfg, &text, config, out.unwrap_or(Path::new("outputs")))
 }
 
 pub fn playtest(args: &PlaytestArgs) -> Result<()> {
-    let setup = setup(&args.config, args.seed, args.rollouts, args.replicates)?;
-    super::on_interrupt(&INTERRUPTED, "keeping the replicates already finished");
+    let setup = setup(&args.config, args.seed, args.rollouts, args.replicates, args.out.as_deref())?;
     let out = setup.out_dir.clone();
-    std::fs::create_dir_all(&out).map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
+    if args.resume && !out.join("runs").exists() {
+        bail!(
+            "--resume: no replicates in {}/runs; expected the folder of an interrupted run of this config and seed (run without --resume to start afresh)",
+            out.display()
+        );
+    }
+    // Held for the run: a second run on this folder is refused, not raced; a fresh run starts
+    // from an empty folder.
+    let run_dir = crate::report::run_dir::RunDir::open(&out)?;
+    if !args.resume {
+        run_dir.clear()?;
+    }
+    super::on_interrupt(&INTERRUPTED, "keeping the replicates already finished");
     let resolved = toml::to_string(&setup.cfg).map_err(|e| anyhow!("{e}"))?;
     crate::report::write_atomic(&out.join("config.toml"), resolved.as_bytes()).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
     let s = &setup.cfg.playtest;

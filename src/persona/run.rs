@@ -127,7 +127,8 @@ impl Setup {
             }
         }
         let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
-        let out_dir = out_root.join(&s.name);
+        // One folder per (config name, seed): runs with another seed never overwrite it.
+        let out_dir = out_root.join(&s.name).join(format!("seed-{}", s.seed));
         Ok(Setup { cfg, text, config_path: config_path.to_path_buf(), program, score, search, out_dir, max_generations: None })
     }
 
@@ -172,7 +173,14 @@ impl Setup {
     /// Games a full run plays (for the progress bar).
     pub fn total_games(&self, personas: usize) -> u64 {
         let s = &self.cfg.personas;
-        personas as u64 * (s.generations * (self.cfg.gp.population as u64 + 2) * s.games + 3 * s.held_out)
+        personas as u64 * s.generations * (self.cfg.gp.population as u64 + 2) * s.games + self.held_out_games(personas)
+    }
+
+    /// Games the held-out table plays for `personas` personas (three agents each, then the
+    /// random player's row).
+    pub fn held_out_games(&self, personas: usize) -> u64 {
+        let h = self.cfg.personas.held_out;
+        if h == 0 { 0 } else { (3 * personas as u64 + 1) * h }
     }
 }
 
@@ -210,14 +218,53 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
 }
 
+/// What a persona's checkpoint belongs to: the resolved config, the persona and the game.
+fn checkpoint_key(setup: &Setup, p: &Persona) -> String {
+    format!("{}\n--- persona {}\n--- game\n{}", setup.text, p.name, setup.program.source.text)
+}
+
+/// Whether persona `k` has a checkpoint in this run's folder.
+pub fn has_checkpoint(setup: &Setup, k: usize) -> bool {
+    setup.out_dir.join(&setup.cfg.list[k].name).join("checkpoint.json").exists()
+}
+
+/// Persona `k`'s outcome when its checkpoint (of this config and game) says it finished.
+pub fn finished(setup: &Setup, k: usize) -> Option<PersonaOutcome> {
+    let p = &setup.cfg.list[k];
+    let dir = setup.out_dir.join(&p.name);
+    let text = crate::input::read_text_within(&dir.join("checkpoint.json"), 1 << 30).ok()?;
+    let ck: Checkpoint = serde_json::from_str(&text).ok()?;
+    if ck.key != checkpoint_key(setup, p) || ck.next_generation < setup.cfg.personas.generations {
+        return None;
+    }
+    let last = ck.history.last()?;
+    let best = Formula::parse(&last.best_formula).ok()?;
+    Some(PersonaOutcome { name: p.name.clone(), dir, best, goal: last.best, history: ck.history.clone(), interrupted: false })
+}
+
+/// Every persona of the config in its order: this run's outcomes, else the finished ones on
+/// disk (personas run in pieces with `--only` all reach the held-out table).
+pub fn with_finished(setup: &Setup, outcomes: &[(usize, PersonaOutcome)]) -> Vec<(usize, PersonaOutcome)> {
+    (0..setup.cfg.list.len())
+        .filter_map(|k| match outcomes.iter().find(|(j, _)| *j == k) {
+            Some((_, o)) => Some((k, o.clone())),
+            None => finished(setup, k).map(|o| (k, o)),
+        })
+        .collect()
+}
+
 /// Runs (or resumes) persona `k`; `progress(done)` is called as games finish.
 pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, progress: &(dyn Fn(&str) + Sync)) -> Result<PersonaOutcome> {
     let p = &setup.cfg.list[k];
     let s = &setup.cfg.personas;
     let dir = setup.out_dir.join(&p.name);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let key = format!("{}\n--- persona {}\n--- game\n{}", setup.text, p.name, setup.program.source.text);
+    let key = checkpoint_key(setup, p);
     let ck_path = dir.join("checkpoint.json");
+    if !(resume && ck_path.exists()) && dir.exists() {
+        // A fresh run of this persona: nothing of an older one stays beside the new outputs.
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pseed = setup.persona_seed(k);
     let mut ck = if resume && ck_path.exists() {
         let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
@@ -474,10 +521,11 @@ pub fn held_out(setup: &Setup, outcomes: &[(usize, PersonaOutcome)], done: &Atom
         let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, goal) };
         let rs = play_many(setup, &m, &agent, &seeds, |j| (base, *k as u64, 1, j), done)?;
         rows.push(held_row(&format!("vanilla ({} {})", p.direction, p.measure), &p.name, setup.vanilla().to_string(), &rs));
-        if rows.iter().all(|r| r.agent != "random") {
-            rows.push(held_row("random", "", String::new(), &random));
-        }
     }
+    // The random player's row: its own streams, whichever personas are in the table.
+    let m = setup.measured(&setup.cfg.list[0]);
+    let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (base, TAG_RANDOM, 2, j), done)?;
+    rows.push(held_row("random", "", String::new(), &random));
     let header: Vec<String> = ["agent", "persona", "measure", "score_mean", "score_sd", "score_min", "score_max", "legal_moves", "formula"]
         .iter()
         .map(|s| s.to_string())

@@ -214,7 +214,9 @@ impl Setup {
             });
         }
         let key_text = format!("{}\n--- game\n{game_text}", toml::to_string(&cfg).unwrap_or_default());
-        Ok(Setup { out_dir: out_root.join(&cfg.playtest.name), key: format!("{:016x}", fnv(&key_text)), game_path, conditions, cfg })
+        // One folder per (config name, seed): runs with another seed never overwrite it.
+        let out_dir = out_root.join(&cfg.playtest.name).join(format!("seed-{}", cfg.playtest.seed));
+        Ok(Setup { out_dir, key: format!("{:016x}", fnv(&key_text)), game_path, conditions, cfg })
     }
 
     /// The chance seed of replicate `r`.
