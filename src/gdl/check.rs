@@ -243,9 +243,13 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
     for r in &plain {
         let Some(&h) = index.get(&r.head.pred) else { continue };
         for l in &r.body {
+            // A relation without an arity had a wrong one (a keyword's), already an error.
             match l {
-                Literal::Pos(a) => edges[h].push((index[&a.pred], false, a.span)),
-                Literal::Not(a) => edges[h].push((index[&a.pred], true, a.span)),
+                Literal::Pos(a) | Literal::Not(a) => {
+                    if let Some(&t) = index.get(&a.pred) {
+                        edges[h].push((t, matches!(l, Literal::Not(_)), a.span));
+                    }
+                }
                 _ => {}
             }
         }
@@ -267,21 +271,22 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
             }
         }
     }
-    // Recursion restriction.
+    // Recursion restriction. (A relation without an index had a wrong arity: outside.)
+    let scc_of_pred = |p: Sym| index.get(&p).map(|&i| scc_index[i]);
     for r in &plain {
         let Some(&h) = index.get(&r.head.pred) else { continue };
         let head_vars = atom_vars(&r.head);
         let mut outside = Vec::new();
         for l in &r.body {
             if let Literal::Pos(a) = l
-                && scc_index[index[&a.pred]] != scc_index[h]
+                && scc_of_pred(a.pred) != Some(scc_index[h])
             {
                 outside.extend(atom_vars(a));
             }
         }
         for l in &r.body {
             if let Literal::Pos(a) = l
-                && scc_index[index[&a.pred]] == scc_index[h]
+                && scc_of_pred(a.pred) == Some(scc_index[h])
                 && recursive[scc_index[h]]
             {
                 let ok = a.args.iter().all(|t| {
