@@ -52,3 +52,48 @@ pub fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> String {
     let excerpt: String = rendered.lines().skip(2).collect::<Vec<_>>().join("\n");
     format!("{name}:{line}:{col}: {message}\n{excerpt}")
 }
+
+/// A path written in a config, resolved against the config file's folder (so a config works
+/// from any working directory). An older config whose path only holds from the working
+/// directory still works, with a warning naming the fix.
+pub fn resolve_path(config_path: &std::path::Path, p: &std::path::Path) -> std::path::PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    let dir = config_path.parent().unwrap_or(std::path::Path::new(""));
+    let beside = dir.join(p);
+    if beside.exists() || dir.as_os_str().is_empty() {
+        return beside;
+    }
+    if p.exists() {
+        eprintln!(
+            "warning: {}: `{}` is not beside the config; it was found from the working directory. Paths in a config are relative to the config file: write `{}`",
+            config_path.display(),
+            p.display(),
+            relative_from(dir, p).display()
+        );
+        return p.to_path_buf();
+    }
+    beside
+}
+
+/// `p` (relative to the working directory) written relative to `dir` (also relative to it).
+fn relative_from(dir: &std::path::Path, p: &std::path::Path) -> std::path::PathBuf {
+    let ups = dir.components().filter(|c| matches!(c, std::path::Component::Normal(_))).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in 0..ups {
+        out.push("..");
+    }
+    out.join(p)
+}
+
+/// Rewrites `[section] game` of a config read as a table from `config_path` so that it holds
+/// from the working directory (a base config merged into another keeps its own game).
+pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &std::path::Path) {
+    if let Some(toml::Value::Table(t)) = table.get_mut(section)
+        && let Some(toml::Value::String(g)) = t.get("game")
+    {
+        let p = resolve_path(config_path, std::path::Path::new(g));
+        t.insert("game".into(), toml::Value::String(p.display().to_string()));
+    }
+}

@@ -249,7 +249,9 @@ fn landscape_counts_every_neighbour() {
 fn shipped_balance_configs_parse() {
     for f in ["configs/hexmage_balance.toml", "configs/landscape_hexmage.toml"] {
         let text = std::fs::read_to_string(f).unwrap();
-        let cfg = BalanceConfig::parse(Path::new(f), &text).unwrap();
+        // Its game path is relative to the config file.
+        let cfg = BalanceConfig::load(Path::new(f)).unwrap();
+        assert_eq!(cfg.balance.game, Path::new("configs/../games/hex_arena.wgdl"));
         Codec::new(&cfg, Path::new(f), &text).unwrap();
     }
     let text = std::fs::read_to_string("configs/compare_optimizers.toml").unwrap();

@@ -775,3 +775,41 @@ fn regex_free_replace(text: &str, key: &str, value: &str) -> String {
     let end = at + text[at..].find('\n').unwrap_or(text.len() - at);
     format!("{}{value}{}", &text[..at], &text[end..])
 }
+
+/// Paths in a config are relative to the config file, so a run works from any working
+/// directory (they were resolved against the working directory); an older config whose path
+/// holds only from the working directory still loads. `verify` given a balance config says what
+/// it expected instead of "no game".
+#[test]
+fn config_paths_are_relative_to_the_config_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cfg = playforge::experiment::config::PlayConfig::load(&root.join("configs/simple_coins.toml")).unwrap();
+    assert_eq!(cfg.experiment.game, root.join("configs/../games/simple_coins.wgdl"));
+    let (p, _) = playforge::persona::config::PersonaConfig::load(&root.join("configs/personas_quick.toml")).unwrap();
+    assert!(p.personas.game.is_file(), "{}", p.personas.game.display());
+    // From another working directory, through the CLI.
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let elsewhere = std::env::temp_dir();
+    let o = std::process::Command::new(bin)
+        .args([
+            "landscape",
+            &root.join("configs/landscape_hexmage.toml").display().to_string(),
+            "--samples",
+            "1",
+            "--neighbours",
+            "1",
+            "--out",
+        ])
+        .arg(elsewhere.join(format!("playforge-landscape-{}", std::process::id())))
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // A path that holds only from the working directory (the tests run in the repository).
+    let old = playforge::config::resolve_path(Path::new("/nonexistent/configs/x.toml"), Path::new("games/simple_coins.wgdl"));
+    assert_eq!(old, Path::new("games/simple_coins.wgdl"));
+    let o = std::process::Command::new(bin).args(["verify", "configs/hexmage_balance.toml"]).current_dir(root).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("a balance config, not an encounter; expected a best_encounter.toml"), "{err}");
+}

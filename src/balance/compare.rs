@@ -108,8 +108,11 @@ pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Compari
             bail!("{}: two arms are called \"{}\"; expected distinct names", path.display(), a.name);
         }
     }
-    let base_text = crate::input::read_text(&h.base)?;
-    let mut table: toml::Table = crate::config::toml(&h.base.display().to_string(), &base_text).map_err(|e| anyhow!(e))?;
+    // Paths in a config are relative to the config file; so is the base's game to the base.
+    let base = crate::config::resolve_path(path, &h.base);
+    let base_text = crate::input::read_text(&base)?;
+    let mut table: toml::Table = crate::config::toml(&base.display().to_string(), &base_text).map_err(|e| anyhow!(e))?;
+    crate::config::anchor_game(&mut table, "balance", &base);
     merge(&mut table, &file.overrides);
     let dir = h.out.join(&h.name);
     let total = arms.len() as u64 * h.seeds;

@@ -340,7 +340,14 @@ impl BalanceConfig {
     /// Reads, parses and checks a config; every error names the file, the line and the key.
     pub fn load(path: &Path) -> Result<BalanceConfig> {
         let text = crate::input::read_text(path)?;
-        Self::parse(path, &text)
+        let mut cfg = Self::parse(path, &text)?;
+        cfg.resolve_paths(path);
+        Ok(cfg)
+    }
+
+    /// Paths in a config are relative to the config file at `path`.
+    pub fn resolve_paths(&mut self, path: &Path) {
+        self.balance.game = crate::config::resolve_path(path, &self.balance.game);
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<BalanceConfig> {

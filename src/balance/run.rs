@@ -332,6 +332,13 @@ pub struct EncounterFile {
 pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
     let text = crate::input::read_text(path)?;
     let v: toml::Table = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
+    if v.contains_key("balance") {
+        bail!(
+            "{}: a balance config, not an encounter; expected a best_encounter.toml that `playforge balance {}` writes (outputs/<name>/<optimizer>-seed-<seed>/best_encounter.toml)",
+            path.display(),
+            path.display()
+        );
+    }
     let game =
         v.get("game").and_then(|g| g.as_str()).ok_or_else(|| anyhow!("{}: no `game = \"…\"`; expected the game's path", path.display()))?;
     let turn_order = v.get("turn_order").and_then(|g| g.as_str()).map(String::from);

@@ -41,6 +41,7 @@ pub fn install_interrupt() {
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {
     let text = crate::input::read_text(path)?;
     let mut cfg = BalanceConfig::parse(path, &text)?;
+    cfg.resolve_paths(path);
     if let Some(s) = seed {
         cfg.balance.seed = s;
     }
@@ -156,6 +157,9 @@ pub struct LandscapeArgs {
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Write under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -165,7 +169,10 @@ pub fn landscape(args: &LandscapeArgs) -> Result<()> {
     if args.samples == 0 || args.neighbours == 0 {
         return Err(anyhow!("--samples and --neighbours must be at least 1"));
     }
-    let (cfg, text) = load_config(&args.config, args.seed, None)?;
+    let (mut cfg, text) = load_config(&args.config, args.seed, None)?;
+    if let Some(out) = &args.out {
+        cfg.balance.out = out.clone();
+    }
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples  (ETA {eta})").expect("a valid progress template"));
     let l = crate::balance::landscape::landscape(&cfg, &args.config, &text, args.samples, args.neighbours, &|d, t| {

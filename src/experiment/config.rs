@@ -242,7 +242,10 @@ pub enum ConfigError {
 impl PlayConfig {
     pub fn load(path: &Path) -> Result<PlayConfig, ConfigError> {
         let text = crate::input::read_text(path)?;
-        Self::parse(&path.display().to_string(), &text)
+        let mut cfg = Self::parse(&path.display().to_string(), &text)?;
+        // Paths in a config are relative to the config file.
+        cfg.experiment.game = crate::config::resolve_path(path, &cfg.experiment.game);
+        Ok(cfg)
     }
 
     pub fn parse(name: &str, text: &str) -> Result<PlayConfig, ConfigError> {

@@ -125,13 +125,16 @@ pub fn condition_config(
 
 pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
     let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
-    let file: ExperimentFile = crate::config::toml(&path.display().to_string(), &text)?;
+    let mut file: ExperimentFile = crate::config::toml(&path.display().to_string(), &text)?;
+    // Paths in a config are relative to the config file; so is the base's game to the base.
+    file.experiment.base = crate::config::resolve_path(path, &file.experiment.base);
     if file.conditions.is_empty() {
         return Err(format!("{}: no [[condition]]", path.display()));
     }
     let base_text = crate::input::read_text(&file.experiment.base)
         .map_err(|e| format!("{}: base = {}: {e}", path.display(), file.experiment.base.display()))?;
-    let base: toml::Table = crate::config::toml(&file.experiment.base.display().to_string(), &base_text)?;
+    let mut base: toml::Table = crate::config::toml(&file.experiment.base.display().to_string(), &base_text)?;
+    crate::config::anchor_game(&mut base, "experiment", &file.experiment.base);
     // Resolve every condition now, so a typo fails before hours of runs.
     for c in &file.conditions {
         condition_config(&file, &base, c, file.experiment.first_seed).map_err(|e| e.to_string())?;

@@ -89,7 +89,9 @@ pub struct AiConfig {
 impl TournamentConfig {
     pub fn load(path: &Path) -> Result<TournamentConfig> {
         let text = crate::input::read_text(path)?;
-        let cfg: TournamentConfig = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
+        let mut cfg: TournamentConfig = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
+        // Paths in a config are relative to the config file.
+        cfg.tournament.game = crate::config::resolve_path(path, &cfg.tournament.game);
         if cfg.tournament.encounters == 0 {
             bail!("{}: [tournament] encounters = 0; expected at least 1 encounter", path.display());
         }

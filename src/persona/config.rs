@@ -145,7 +145,10 @@ impl PersonaConfig {
     /// Reads, parses and checks a config.
     pub fn load(path: &Path) -> Result<(PersonaConfig, String)> {
         let text = crate::input::read_text(path)?;
-        Ok((Self::parse(path, &text)?, text))
+        let mut cfg = Self::parse(path, &text)?;
+        // Paths in a config are relative to the config file.
+        cfg.personas.game = crate::config::resolve_path(path, &cfg.personas.game);
+        Ok((cfg, text))
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<PersonaConfig> {

@@ -149,8 +149,16 @@ fn folder_name(s: &str) -> bool {
 impl PlaytestConfig {
     /// Reads, parses and checks a config.
     pub fn load(path: &Path) -> Result<(PlaytestConfig, String)> {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
-        Ok((Self::parse(path, &text)?, text))
+        let text = crate::input::read_text(path)?;
+        let mut cfg = Self::parse(path, &text)?;
+        // Paths in a config are relative to the config file.
+        cfg.playtest.game = crate::config::resolve_path(path, &cfg.playtest.game);
+        for st in &mut cfg.styles {
+            if let Some(f) = &st.formula_file {
+                st.formula_file = Some(crate::config::resolve_path(path, f));
+            }
+        }
+        Ok((cfg, text))
     }
 
     /// Parses and checks everything that needs no game (the runner checks names against it).

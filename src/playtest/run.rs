@@ -83,8 +83,7 @@ impl Setup {
         let s = &cfg.playtest;
         let game_path = s.game.clone();
         let base_dir = game_path.parent().map(Path::to_path_buf);
-        let game_text = std::fs::read_to_string(&game_path)
-            .map_err(|e| anyhow!("{}: cannot read game {}: {e}", at("playtest", 0, "game"), game_path.display()))?;
+        let game_text = crate::input::read_text(&game_path).map_err(|e| anyhow!("{}: game: {e}", at("playtest", 0, "game")))?;
         let name = game_path.display().to_string();
         let plain = CompileOptions { base_dir: base_dir.clone(), ..CompileOptions::default() };
         let probe = crate::wgdl::compile_str_with(&name, &game_text, &plain).map_err(|e| anyhow!("{e}"))?.program;
