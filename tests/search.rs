@@ -599,3 +599,34 @@ fn kept_states_change_no_tree() {
         assert_eq!(searched[0], searched[1], "{name}: search");
     }
 }
+
+/// A search under a wall-clock budget says, in its output and its resolved config, that its
+/// numbers are not reproducible (nothing said so); an iteration budget says nothing of the kind.
+#[test]
+fn a_wall_clock_budget_is_marked_not_reproducible() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("playforge-timed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let game = root.join("games/simple_coins.wgdl");
+    for (budget, timed) in [("budget_ms = 30", true), ("iterations = 50", false)] {
+        let cfg = dir.join("timed.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[experiment]\nname = \"timed\"\ngame = \"{}\"\n[result]\nterms = [{{ value = \"global.coins\", weight = 1.0, max = 2400 }}]\n[search]\n{budget}\nsubgoals = 1\n",
+                game.display()
+            ),
+        )
+        .unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_playforge"))
+            .args(["play", &cfg.display().to_string(), "-q", "--out", &dir.join("out").display().to_string()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let resolved = std::fs::read_to_string(dir.join("out/timed/seed-1/config.toml")).unwrap();
+        assert_eq!(stdout.contains("Not reproducible"), timed, "{stdout}");
+        assert_eq!(resolved.starts_with("# Not reproducible"), timed, "{resolved}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

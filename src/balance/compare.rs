@@ -77,9 +77,13 @@ pub struct Comparison {
 }
 
 /// Runs (or resumes) every (optimizer, seed); `progress(done runs, total, label)`.
-pub fn compare(path: &Path, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
+/// `out` replaces the config's output root.
+pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
     let text = crate::input::read_text(path)?;
-    let file: CompareFile = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
+    let mut file: CompareFile = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
+    if let Some(o) = out {
+        file.compare.out = o.to_path_buf();
+    }
     let h = &file.compare;
     if h.seeds == 0 {
         bail!("{}: seeds = 0; expected at least 1", super::config::locate(path, &text, "compare", 0, "seeds"));

@@ -12,6 +12,9 @@ use std::time::Duration;
 pub struct PlayArgs {
     /// The play configuration (TOML), e.g. configs/simple_coins.toml.
     pub config: PathBuf,
+    /// Write under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -24,6 +27,9 @@ pub struct PlayArgs {
 pub struct ExperimentArgs {
     /// The experiment (TOML), e.g. configs/experiments/e7_duplicates.toml.
     pub config: PathBuf,
+    /// Write under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Continue an interrupted experiment: keep the runs already in results.csv.
     #[arg(long)]
     pub resume: bool,
@@ -48,6 +54,12 @@ pub fn play(args: &PlayArgs) -> Result<()> {
     if let Some(s) = args.seed {
         cfg.experiment.seed = s;
     }
+    if let Some(o) = &args.out {
+        cfg.experiment.out = o.clone();
+    }
+    // Held for the run (a second run on this folder is refused); a fresh run starts empty.
+    let run_dir = crate::report::run_dir::RunDir::open(&play::out_dir(&cfg))?;
+    run_dir.clear()?;
     let budget = match cfg.budget() {
         crate::search::mcts::Budget::Millis(ms) => format!("{:.1} s", ms as f64 / 1000.0),
         crate::search::mcts::Budget::Iterations(n) => format!("{n} iterations"),
@@ -86,6 +98,9 @@ pub fn play(args: &PlayArgs) -> Result<()> {
         report.iterations as f64 / report.seconds.max(1e-9),
         report.stages.len()
     )?;
+    if matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_)) {
+        writeln!(out, "\n{}", crate::experiment::config::NOT_REPRODUCIBLE)?;
+    }
     writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png)", dir.display())?;
     Ok(())
 }
@@ -99,7 +114,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.set_style(
             ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} (ETA {eta})  {msg}").expect("valid template"),
         );
-        let c = crate::balance::compare::compare(&args.config, &|d, t, label| {
+        let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &|d, t, label| {
             pb.set_length(t);
             pb.set_position(d);
             pb.set_message(label.to_string());
@@ -123,7 +138,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.set_position(done as u64);
         pb.set_message(cond.to_string());
     };
-    let o = repeat::run(&args.config, args.resume, &progress).map_err(|e| anyhow!(e))?;
+    let o = repeat::run(&args.config, args.out.as_deref(), args.resume, &progress).map_err(|e| anyhow!(e))?;
     pb.finish_and_clear();
     let mut out = std::io::stdout().lock();
     writeln!(out, "{} ({} seeds per condition)\n", o.header.name, o.header.seeds)?;
@@ -140,6 +155,9 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
 pub struct TournamentArgs {
     /// The tournament (TOML), e.g. configs/hex_tournament.toml.
     pub config: PathBuf,
+    /// Write under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Override the number of random encounters.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub encounters: Option<u64>,
@@ -163,7 +181,13 @@ pub fn tournament(args: &TournamentArgs) -> Result<()> {
     if let Some(s) = args.seed {
         cfg.tournament.seed = s;
     }
-    let out = cfg.tournament.out.join(&cfg.tournament.name);
+    if let Some(o) = &args.out {
+        cfg.tournament.out = o.clone();
+    }
+    // One folder per (name, seed); held for the run, and a fresh run starts empty.
+    let out = cfg.tournament.out.join(&cfg.tournament.name).join(format!("seed-{}", cfg.tournament.seed));
+    let run_dir = crate::report::run_dir::RunDir::open(&out)?;
+    run_dir.clear()?;
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})").expect("a valid progress template"),

@@ -239,6 +239,10 @@ pub enum ConfigError {
     Toml(String),
 }
 
+/// What a run under a wall-clock budget says about its numbers (in its output and its
+/// resolved config).
+pub const NOT_REPRODUCIBLE: &str = "Not reproducible: the search has a wall-clock budget (budget_ms), so how many iterations it runs, and so its result, depend on this machine's speed and load; the same seed can give other numbers. Use `iterations = N` for reproducible runs.";
+
 impl PlayConfig {
     pub fn load(path: &Path) -> Result<PlayConfig, ConfigError> {
         let text = crate::input::read_text(path)?;

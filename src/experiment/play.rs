@@ -209,11 +209,19 @@ fn report(cfg: &PlayConfig, program: &Program, eval: &ResultEval, result: &Plan<
 
 /// Writes the run's folder: `config.toml` (resolved), `report.json`, `path.json`,
 /// `values.csv` (values over game time) and `values.png`. Returns the folder.
+/// The output folder of a play run: `<out>/<name>/seed-<seed>/`.
+pub fn out_dir(cfg: &PlayConfig) -> std::path::PathBuf {
+    cfg.experiment.out.join(&cfg.experiment.name).join(format!("seed-{}", cfg.experiment.seed))
+}
+
 pub fn write_outputs(cfg: &PlayConfig, r: &PlayReport) -> Result<std::path::PathBuf, String> {
     use crate::report::{chart, csv_bytes, write_atomic};
-    let dir = cfg.experiment.out.join(&cfg.experiment.name).join(format!("seed-{}", cfg.experiment.seed));
+    let dir = out_dir(cfg);
     let io = |e: std::io::Error| format!("writing {}: {e}", dir.display());
-    let resolved = toml::to_string_pretty(cfg).map_err(|e| e.to_string())?;
+    let mut resolved = toml::to_string_pretty(cfg).map_err(|e| e.to_string())?;
+    if matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_)) {
+        resolved = format!("# {}\n{resolved}", crate::experiment::config::NOT_REPRODUCIBLE);
+    }
     write_atomic(&dir.join("config.toml"), resolved.as_bytes()).map_err(io)?;
     let mut slim = r.clone();
     slim.trajectory.clear();

@@ -78,6 +78,8 @@ pub struct Run {
 
 pub struct Outcome {
     pub dir: PathBuf,
+    /// Some condition searches under a wall-clock budget (`budget_ms`): not reproducible.
+    pub timed: bool,
     pub header: Header,
     pub summaries: Vec<(String, Summary, f64)>,
     pub tests: Vec<(String, String, Welch)>,
@@ -178,10 +180,26 @@ fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
 }
 
 /// Runs (or resumes) the experiment; `progress` is told after every run.
-pub fn run(path: &Path, resume: bool, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<Outcome, String> {
-    let (file, base) = load(path)?;
+/// `out` replaces the config's output root.
+pub fn run(path: &Path, out: Option<&Path>, resume: bool, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<Outcome, String> {
+    let (mut file, base) = load(path)?;
+    if let Some(o) = out {
+        file.experiment.out = o.to_path_buf();
+    }
     let h = &file.experiment;
     let dir = h.out.join(&h.name);
+    let results0 = dir.join("results.csv");
+    if resume && !results0.exists() {
+        return Err(format!(
+            "--resume: no results in {}; expected the folder of an interrupted run of this experiment (run without --resume to start afresh)",
+            results0.display()
+        ));
+    }
+    // Held for the run (a second run on this folder is refused); a fresh run starts empty.
+    let run_dir = crate::report::run_dir::RunDir::open(&dir).map_err(|e| e.to_string())?;
+    if !resume {
+        run_dir.clear().map_err(|e| e.to_string())?;
+    }
     let results = dir.join("results.csv");
     let mut runs = if resume { read_done(&results) } else { Vec::new() };
     let mut todo = Vec::new();
@@ -194,6 +212,11 @@ pub fn run(path: &Path, resume: bool, progress: &(dyn Fn(usize, usize, &str) + S
         }
     }
     let total = file.conditions.len() * h.seeds as usize;
+    let mut timed = false;
+    for c in &file.conditions {
+        let (_, cfg) = condition_config(&file, &base, c, h.first_seed).map_err(|e| e.to_string())?;
+        timed |= matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_));
+    }
     let done = std::sync::Mutex::new((runs.len(), runs.clone()));
     let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> {
         let rep = play(cfg).map_err(|e| format!("condition `{name}`, seed {}: {e}", cfg.experiment.seed))?;
@@ -232,10 +255,10 @@ pub fn run(path: &Path, resume: bool, progress: &(dyn Fn(usize, usize, &str) + S
     let order: Vec<String> = file.conditions.iter().map(|c| c.get("name").and_then(|v| v.as_str()).unwrap_or("").to_string()).collect();
     runs.sort_by_key(|r| (order.iter().position(|o| *o == r.condition).unwrap_or(usize::MAX), r.seed));
     write_runs(&results, &runs).map_err(|e| e.to_string())?;
-    summarize(&dir, file.experiment.clone(), &order, &runs)
+    summarize(&dir, file.experiment.clone(), &order, &runs, timed)
 }
 
-fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run]) -> Result<Outcome, String> {
+fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run], timed: bool) -> Result<Outcome, String> {
     let io = |e: std::io::Error| format!("writing {}: {e}", dir.display());
     let mut summaries = Vec::new();
     for name in order {
@@ -280,7 +303,7 @@ fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run]) -> Resu
     let title = format!("{} — mean {} ± 95% CI ({} seeds)", header.name, header.metric, header.seeds);
     chart::bars(&dir.join("chart.png"), &title, &header.metric, &bars, 140 * bars.len().max(4) as u32 + 200, 520)
         .map_err(|e| format!("drawing chart.png: {e}"))?;
-    Ok(Outcome { dir: dir.to_path_buf(), header, summaries, tests })
+    Ok(Outcome { dir: dir.to_path_buf(), timed, header, summaries, tests })
 }
 
 /// The summary as a markdown table.
@@ -288,6 +311,9 @@ pub fn markdown_summary(o: &Outcome) -> String {
     let mut s = format!("| condition | n | mean {m} | 95% CI | sd | iterations/s |\n|---|---:|---:|---:|---:|---:|\n", m = o.header.metric);
     for (name, x, ips) in &o.summaries {
         s.push_str(&format!("| {name} | {} | {:.4} | ± {:.4} | {:.4} | {:.0} |\n", x.n, x.mean, x.ci95, x.sd, ips));
+    }
+    if o.timed {
+        s.push_str(&format!("\n{}\n", crate::experiment::config::NOT_REPRODUCIBLE));
     }
     s
 }
