@@ -201,7 +201,8 @@ fn resume_continues_with_identical_results_and_outputs_are_written() {
     }
     assert!(std::fs::read_dir(dir.join("replays")).unwrap().count() >= 1);
     let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
-    assert!(history.starts_with("iteration,f,balance,length,difference,wins,mean_turns,best_so_far,games,elapsed_s"));
+    assert!(history.starts_with("iteration,f,balance,length,difference,wins,mean_turns,best_so_far,games,penalized\n"));
+    assert!(dir.join("timing.csv").exists(), "the wall clock goes to timing.csv");
     assert_eq!(history.lines().count(), 1 + 5);
 }
 

@@ -193,7 +193,7 @@ pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str
                 (g as f64, v.clone().fold(f64::INFINITY, f64::min), v.fold(f64::NEG_INFINITY, f64::max))
             })
             .collect();
-        series.push(chart::Series { name: o.clone(), points: mean, band: Some(band) });
+        series.push(chart::Series { name: o.clone(), points: mean, band: Some(band), markers: false });
         let hits: Vec<(u64, u64)> =
             runs.iter().filter_map(|r| r.2.iter().find(|row| row.best_so_far > target).map(|row| (row.iteration + 1, row.games))).collect();
         let median = |mut v: Vec<u64>| {
@@ -239,7 +239,13 @@ pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str
     };
     chart::line_panels(
         &dir.join("chart.png"),
-        &format!("{}: {}", h.name, arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+        &format!(
+            "{}: {} (seeds {}–{})",
+            h.name,
+            arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(" vs "),
+            h.first_seed,
+            h.first_seed + h.seeds - 1
+        ),
         &[panel],
         1000,
         520,

@@ -38,6 +38,9 @@ pub struct Row {
     pub best_so_far: f64,
     pub games: u64,
     pub elapsed_s: f64,
+    /// F is the all-played penalty: a side never moved (or the game ended in the first round).
+    #[serde(default)]
+    pub penalized: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -207,6 +210,7 @@ pub fn run(
             best_so_far: best_f,
             games: ck.games_played,
             elapsed_s: ck.elapsed_s,
+            penalized: !current.all_played && cfg.fitness.all_played_penalty >= 0.0,
         });
         ck.finished = ck.games_played >= budget_games || reached(&ck);
         write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
@@ -231,9 +235,11 @@ pub fn run(
     Ok(Outcome { dir, best: ck.best, history: ck.history, games_played: ck.games_played, reached, interrupted, codec })
 }
 
+/// history.csv (the numbers, the same on every rerun and resume) and timing.csv (the wall
+/// clock, which is not).
 fn write_history(dir: &Path, history: &[Row]) -> Result<()> {
     let header: Vec<String> =
-        ["iteration", "f", "balance", "length", "difference", "wins", "mean_turns", "best_so_far", "games", "elapsed_s"]
+        ["iteration", "f", "balance", "length", "difference", "wins", "mean_turns", "best_so_far", "games", "penalized"]
             .map(String::from)
             .to_vec();
     let rows: Vec<Vec<String>> = history
@@ -249,11 +255,13 @@ fn write_history(dir: &Path, history: &[Row]) -> Result<()> {
                 format!("{:.2}", r.mean_turns),
                 format!("{:.5}", r.best_so_far),
                 r.games.to_string(),
-                format!("{:.2}", r.elapsed_s),
+                (r.penalized as u8).to_string(),
             ]
         })
         .collect();
     write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
+    let timing: Vec<Vec<String>> = history.iter().map(|r| vec![r.iteration.to_string(), format!("{:.2}", r.elapsed_s)]).collect();
+    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["iteration".to_string(), "elapsed_s".to_string()], &timing))?;
     Ok(())
 }
 
@@ -404,14 +412,22 @@ fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path,
 fn convergence_chart(cfg: &BalanceConfig, dir: &Path, h: &[Row]) -> Result<()> {
     use chart::{Panel, Series};
     let pts = |f: &dyn Fn(&Row) -> f64| h.iter().map(|r| (r.iteration as f64, f(r))).collect::<Vec<_>>();
-    let s = |name: &str, points| Series { name: name.into(), points, band: None };
+    let s = |name: &str, points| Series::line(name, points);
     let target = h.iter().map(|r| (r.iteration as f64, cfg.balance.target)).collect();
     let panels = [
         Panel {
             title: "combined fitness F".into(),
             x_label: "iteration".into(),
             y_label: "F".into(),
-            series: vec![s("current F", pts(&|r| r.f)), s("best so far (confirmed)", pts(&|r| r.best_so_far)), s("target", target)],
+            series: {
+                let mut v = vec![s("current F", pts(&|r| r.f)), s("best so far (confirmed)", pts(&|r| r.best_so_far)), s("target", target)];
+                // Why F fell to (almost) 0: the all-played penalty, marked where it struck.
+                let hit: Vec<(f64, f64)> = h.iter().filter(|r| r.penalized).map(|r| (r.iteration as f64, r.f)).collect();
+                if !hit.is_empty() {
+                    v.push(Series { markers: true, ..Series::line("penalty: a side never moved", hit) });
+                }
+                v
+            },
         },
         Panel {
             title: "terms of the current point".into(),

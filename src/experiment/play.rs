@@ -259,6 +259,7 @@ pub fn write_outputs(cfg: &PlayConfig, r: &PlayReport) -> Result<std::path::Path
                 name: String::new(),
                 points: r.trajectory.iter().map(|s| (if timed { s.time as f64 } else { s.moves as f64 }, s.values[i])).collect(),
                 band: None,
+                markers: false,
             }],
         })
         .collect();

@@ -300,7 +300,8 @@ fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run], timed: 
         .iter()
         .map(|(n, s, _)| chart::Bar { label: n.clone(), mean: s.mean, half_width: if s.ci95.is_finite() { s.ci95 } else { 0.0 } })
         .collect();
-    let title = format!("{} — mean {} ± 95% CI ({} seeds)", header.name, header.metric, header.seeds);
+    let title =
+        format!("{} — mean {} ± 95% CI (seeds {}–{})", header.name, header.metric, header.first_seed, header.first_seed + header.seeds - 1);
     chart::bars(&dir.join("chart.png"), &title, &header.metric, &bars, 140 * bars.len().max(4) as u32 + 200, 520)
         .map_err(|e| format!("drawing chart.png: {e}"))?;
     Ok(Outcome { dir: dir.to_path_buf(), timed, header, summaries, tests })

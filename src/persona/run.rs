@@ -397,7 +397,6 @@ pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[
         "random_score",
         "best_formula",
         "best_simplified",
-        "elapsed_s",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -421,12 +420,16 @@ pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[
                 f(r.random_score),
                 r.best_formula.clone(),
                 r.best_simplified.clone(),
-                format!("{:.1}", r.elapsed_s),
             ]
         })
         .collect();
     let path = dir.join("history.csv");
     write_atomic(&path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))?;
+    // The wall clock apart (history.csv is the same on every rerun and resume; this is not).
+    let timing: Vec<Vec<String>> = history.iter().map(|r| vec![r.generation.to_string(), format!("{:.1}", r.elapsed_s)]).collect();
+    let path = dir.join("timing.csv");
+    write_atomic(&path, &csv_bytes(&["generation".to_string(), "elapsed_s".to_string()], &timing))
+        .with_context(|| format!("cannot write {}", path.display()))?;
     // The hall of fame: each generation's best, newest first.
     let mut md = format!(
         "# {} — hall of fame\n\nEach generation's best individual ({} {} of `{}`, mean over {} games).\n\n| generation | mean | score | legal moves | formula (simplified) |\n|---:|---:|---:|---:|---|\n",
@@ -445,14 +448,14 @@ pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[
         );
         write_atomic(&dir.join("best_formula.txt"), text.as_bytes())?;
     }
-    convergence_png(p, &dir.join("convergence.png"), history)
+    convergence_png(p, &setup.cfg.personas.name, setup.cfg.personas.seed, &dir.join("convergence.png"), history)
 }
 
 /// The paper's Figs. 3–6: max, median and min of the population over generations, the two
 /// baselines, and the floor where the persona has one.
-pub fn convergence_png(p: &Persona, path: &Path, history: &[GenRow]) -> Result<()> {
+pub fn convergence_png(p: &Persona, config_name: &str, seed: u64, path: &Path, history: &[GenRow]) -> Result<()> {
     let pts = |f: &dyn Fn(&GenRow) -> f64| history.iter().map(|r| (r.generation as f64, f(r))).collect::<Vec<_>>();
-    let series = |name: &str, f: &dyn Fn(&GenRow) -> f64| chart::Series { name: name.into(), points: pts(f), band: None };
+    let series = |name: &str, f: &dyn Fn(&GenRow) -> f64| chart::Series::line(name, pts(f));
     let mut lines = vec![
         series("max", &|r| r.max),
         series("median", &|r| r.median),
@@ -470,7 +473,7 @@ pub fn convergence_png(p: &Persona, path: &Path, history: &[GenRow]) -> Result<(
         y_label: what,
         series: lines,
     };
-    chart::line_panels(path, &format!("{} convergence", p.name), &[panel], 900, 520)
+    chart::line_panels(path, &format!("{} convergence — {} (seed {})", p.name, config_name, seed), &[panel], 900, 520)
         .map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }
 

@@ -544,7 +544,7 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
         &dir.join("mann_whitney.csv"),
         &csv_bytes(&["a", "b", "u_a", "z", "p_two_sided", "exact", "higher_median"].map(String::from), &mw_rows),
     )?;
-    let title = format!("{}: {} replicates × {} rollouts", s.name, s.replicates, n);
+    let title = format!("{}: {} replicates × {} rollouts (seed {})", s.name, s.replicates, n, s.seed);
     chart::experiment_panels(&dir.join("playtest.png"), &title, &format!("highest {} seen", s.score), &chart_conds, 1500, 620)
         .map_err(|e| anyhow!("cannot draw {}: {e}", dir.join("playtest.png").display()))?;
     // summary.md

@@ -42,6 +42,42 @@ pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub band: Option<Vec<(f64, f64, f64)>>,
+    /// Draw the points as markers only (events such as penalties), not as a line.
+    pub markers: bool,
+}
+
+impl Series {
+    /// A line through `points`.
+    pub fn line(name: &str, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), points, band: None, markers: false }
+    }
+}
+
+/// The width of the legend strip beside a panel's plot (legends never cover the data).
+const LEGEND_WIDTH: u32 = 210;
+
+/// Draws a legend (a colour key per name) into `area`, outside any plot.
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, entries: &[(String, RGBColor, bool)]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    for (k, (name, c, marker)) in entries.iter().enumerate() {
+        let y = 40 + 18 * k as i32;
+        if *marker {
+            area.draw(&Circle::new((14, y), 4, c.filled()))?;
+        } else {
+            area.draw(&PathElement::new(vec![(4, y), (24, y)], c.stroke_width(2)))?;
+        }
+        area.draw(&Text::new(name.clone(), (30, y - 7), font.clone()))?;
+    }
+    Ok(())
+}
+
+/// Whether every x of the panel is a whole number (generations, iterations): its axis then
+/// shows whole-number ticks only.
+fn integer_x(panel: &Panel) -> bool {
+    panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).all(|x| x.fract() == 0.0)
 }
 
 /// One panel: a title, axis labels and its series.
@@ -70,7 +106,8 @@ fn bounds(panel: &Panel) -> (f64, f64, f64, f64) {
         ys = (0.0, 1.0);
     }
     if xs.1 <= xs.0 {
-        xs.1 = xs.0 + 1.0;
+        // One x (a run of one generation): centred.
+        xs = (xs.0 - 0.5, xs.0 + 0.5);
     }
     if ys.1 <= ys.0 {
         ys.1 = ys.0 + 1.0;
@@ -94,13 +131,36 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
         let areas = rest.split_evenly((panels.len().max(1), 1));
         for (area, panel) in areas.iter().zip(panels) {
             let (x0, x1, y0, y1) = bounds(panel);
-            let mut chart = ChartBuilder::on(area)
+            let legend = panel.series.len() > 1 || panel.series.iter().any(|s| !s.name.is_empty());
+            let (plot, key) =
+                if legend { area.split_horizontally(width.saturating_sub(LEGEND_WIDTH)) } else { area.split_horizontally(width) };
+            let mut chart = ChartBuilder::on(&plot)
                 .caption(&panel.title, ("sans-serif", 16))
                 .margin(8)
                 .x_label_area_size(34)
                 .y_label_area_size(60)
                 .build_cartesian_2d(x0..x1, y0..y1)?;
-            chart.configure_mesh().x_desc(panel.x_label.as_str()).y_desc(panel.y_label.as_str()).label_style(("sans-serif", 12)).draw()?;
+            let whole = integer_x(panel);
+            // Whole-number axes: a label at whole numbers only, printed without a fraction.
+            let x_fmt = |x: &f64| {
+                if !whole {
+                    format!("{x}")
+                } else if x.fract().abs() < 1e-9 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            };
+            let span = (x1 - x0).ceil() as usize;
+            chart
+                .configure_mesh()
+                .x_desc(panel.x_label.as_str())
+                .y_desc(panel.y_label.as_str())
+                .x_labels(if whole { (span + 1).clamp(2, 12) } else { 10 })
+                .x_label_formatter(&x_fmt)
+                .label_style(("sans-serif", 12))
+                .draw()?;
+            let mut entries = Vec::new();
             for (i, s) in panel.series.iter().enumerate() {
                 let c = color(i);
                 if let Some(band) = &s.band {
@@ -108,19 +168,17 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
                     poly.extend(band.iter().rev().map(|&(x, lo, _)| (x, lo)));
                     chart.draw_series(std::iter::once(Polygon::new(poly, c.mix(0.18).filled())))?;
                 }
-                chart
-                    .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+                // Markers where there is no line to see: marker series and single points.
+                if s.markers || s.points.len() == 1 {
+                    chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+                }
+                if !s.markers {
+                    chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?;
+                }
+                entries.push((s.name.clone(), c, s.markers));
             }
-            if panel.series.len() > 1 || panel.series.iter().any(|s| !s.name.is_empty()) {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font(("sans-serif", 12))
-                    .position(SeriesLabelPosition::LowerRight)
-                    .draw()?;
+            if legend {
+                draw_legend(&key, &entries)?;
             }
         }
         root.present()?;
@@ -136,6 +194,16 @@ pub struct Bar {
     pub half_width: f64,
 }
 
+/// The y range of a bar chart: always holding 0, so that a bar's height is its value (an axis
+/// from 1 450 made a ratio of 0.70 look like 1/7), and the error bars, padded.
+fn bar_y_range(bars: &[Bar]) -> (f64, f64) {
+    let lo = bars.iter().map(|b| b.mean - b.half_width).filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+    let hi = bars.iter().map(|b| b.mean + b.half_width).filter(|x| x.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() { (lo.min(0.0), hi.max(0.0)) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.08).max(1e-9);
+    (if lo < 0.0 { lo - pad } else { 0.0 }, hi + pad)
+}
+
 /// A bar chart of means with ± error bars.
 pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, height: u32) -> DrawResult {
     init_fonts();
@@ -143,18 +211,14 @@ pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, h
     {
         let root = BitMapBackend::new(&tmp, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let lo = bars.iter().map(|b| b.mean - b.half_width).fold(f64::INFINITY, f64::min);
-        let hi = bars.iter().map(|b| b.mean + b.half_width).fold(f64::NEG_INFINITY, f64::max);
-        let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-        let pad = ((hi - lo) * 0.15).max(1e-9);
-        let y0 = if lo >= 0.0 && lo - pad * 4.0 < 0.0 { 0.0 } else { lo - pad };
+        let (y0, y1) = bar_y_range(bars);
         let n = bars.len().max(1);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(70)
             .y_label_area_size(70)
-            .build_cartesian_2d(0f64..n as f64, y0..hi + pad)?;
+            .build_cartesian_2d(0f64..n as f64, y0..y1)?;
         let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
         chart
             .configure_mesh()
@@ -272,6 +336,7 @@ fn draw_experiment(tmp: &Path, title: &str, y_label: &str, conditions: &[Conditi
     let (top, rest) = root.split_vertically(40);
     top.titled(title, ("sans-serif", 22))?;
     let (left, right) = rest.split_horizontally(width * 2 / 5);
+    let (right, key) = right.split_horizontally((width - width * 2 / 5).saturating_sub(LEGEND_WIDTH));
     let (y0, y1) = experiment_y_range(conditions);
 
     // (a) Category labels: horizontal if every name fits its slot at 12 or 10 px, else rotated
@@ -371,20 +436,10 @@ fn draw_experiment(tmp: &Path, title: &str, y_label: &str, conditions: &[Conditi
             // One point draws no line: mark it.
             chart.draw_series(std::iter::once(Circle::new((x, y), 4, col.filled())))?;
         }
-        chart
-            .draw_series(LineSeries::new(pts.iter().map(|&(x, y, ..)| (x, y)), col.stroke_width(2)))?
-            .label(c.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
+        chart.draw_series(LineSeries::new(pts.iter().map(|&(x, y, ..)| (x, y)), col.stroke_width(2)))?;
     }
-    if !conditions.is_empty() {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 12))
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
-    }
+    let entries: Vec<(String, RGBColor, bool)> = conditions.iter().enumerate().map(|(i, c)| (c.name.clone(), color(i), false)).collect();
+    draw_legend(&key, &entries)?;
     root.present()?;
     Ok(())
 }
@@ -401,6 +456,28 @@ fn tmp_path(path: &Path) -> Result<std::path::PathBuf, std::io::Error> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn bars_start_at_zero_and_whole_number_axes_and_single_points_read_right() {
+        let bar = |mean: f64| Bar { label: String::new(), mean, half_width: 10.0 };
+        let (y0, y1) = bar_y_range(&[bar(1450.0), bar(1500.0)]);
+        assert_eq!(y0, 0.0);
+        assert!(y1 > 1510.0);
+        let (y0, y1) = bar_y_range(&[bar(-50.0), bar(20.0)]);
+        assert!(y0 < -60.0 && y1 > 30.0);
+        // One generation: the x axis is centred on it and whole-numbered.
+        let panel = Panel {
+            title: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            series: vec![Series::line("max", vec![(0.0, 5.0)])],
+        };
+        let (x0, x1, ..) = bounds(&panel);
+        assert_eq!((x0, x1), (-0.5, 0.5));
+        assert!(integer_x(&panel));
+        let frac = Panel { series: vec![Series::line("x", vec![(0.5, 1.0), (1.0, 2.0)])], ..panel };
+        assert!(!integer_x(&frac));
+    }
 
     /// A fresh directory under the system temp dir (no `tempfile` dev-dependency in this crate).
     fn scratch(name: &str) -> PathBuf {
