@@ -24,6 +24,9 @@ mod gdl;
 mod hex_arena;
 /// The hex arena against its hand-written native twin, move for move on random encounters.
 mod hex_arena_native;
+/// Nothing lost: balance, personas, playtest and experiment killed with SIGKILL and resumed
+/// give byte-identical outputs.
+mod kill_resume;
 /// Magic Land: the shipped social building game compiles, plays and meets its design.
 mod magic_land;
 /// Match-3: the paper's scoring on crafted boards, the tile-grid built-ins, seeded chance, and

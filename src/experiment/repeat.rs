@@ -144,38 +144,45 @@ pub fn load(path: &Path) -> Result<(ExperimentFile, toml::Table), String> {
     Ok((file, base))
 }
 
+/// The runs in results.csv, with their seconds from timing.csv beside it (0 if missing).
 fn read_done(path: &Path) -> Vec<Run> {
     let Ok(mut r) = csv::Reader::from_path(path) else { return Vec::new() };
+    let mut seconds = std::collections::HashMap::new();
+    if let Ok(mut t) = csv::Reader::from_path(path.with_file_name("timing.csv")) {
+        for rec in t.records().flatten() {
+            if let (Some(c), Some(s), Some(x)) =
+                (rec.get(0), rec.get(1).and_then(|s| s.parse::<u64>().ok()), rec.get(2).and_then(|x| x.parse::<f64>().ok()))
+            {
+                seconds.insert((c.to_string(), s), x);
+            }
+        }
+    }
     r.records()
         .filter_map(|rec| {
             let rec = rec.ok()?;
+            let (condition, seed) = (rec.get(0)?.to_string(), rec.get(1)?.parse().ok()?);
             Some(Run {
-                condition: rec.get(0)?.to_string(),
-                seed: rec.get(1)?.parse().ok()?,
+                seconds: seconds.get(&(condition.clone(), seed)).copied().unwrap_or(0.0),
+                condition,
+                seed,
                 metric: rec.get(2)?.parse().ok()?,
                 value: rec.get(3)?.parse().ok()?,
                 iterations: rec.get(4)?.parse().ok()?,
-                seconds: rec.get(5)?.parse().ok()?,
             })
         })
         .collect()
 }
 
+/// results.csv (the numbers, the same on every rerun and resume) and timing.csv (seconds).
 fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
-    let header: Vec<String> = ["condition", "seed", "metric", "value", "iterations", "seconds"].iter().map(|s| s.to_string()).collect();
+    let header: Vec<String> = ["condition", "seed", "metric", "value", "iterations"].iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<String>> = runs
         .iter()
-        .map(|r| {
-            vec![
-                r.condition.clone(),
-                r.seed.to_string(),
-                r.metric.to_string(),
-                r.value.to_string(),
-                r.iterations.to_string(),
-                format!("{:.4}", r.seconds),
-            ]
-        })
+        .map(|r| vec![r.condition.clone(), r.seed.to_string(), r.metric.to_string(), r.value.to_string(), r.iterations.to_string()])
         .collect();
+    let timing: Vec<Vec<String>> =
+        runs.iter().map(|r| vec![r.condition.clone(), r.seed.to_string(), format!("{:.4}", r.seconds)]).collect();
+    write_atomic(&path.with_file_name("timing.csv"), &csv_bytes(&["condition", "seed", "seconds"].map(String::from), &timing))?;
     write_atomic(path, &csv_bytes(&header, &rows))
 }
 
@@ -278,11 +285,10 @@ fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run], timed: 
             }
         }
     }
-    let header_row: Vec<String> =
-        ["condition", "n", "mean", "sd", "ci95_low", "ci95_high", "iterations_per_s"].iter().map(|s| s.to_string()).collect();
+    let header_row: Vec<String> = ["condition", "n", "mean", "sd", "ci95_low", "ci95_high"].iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<String>> = summaries
         .iter()
-        .map(|(n, s, ips)| {
+        .map(|(n, s, _)| {
             vec![
                 n.clone(),
                 s.n.to_string(),
@@ -290,7 +296,6 @@ fn summarize(dir: &Path, header: Header, order: &[String], runs: &[Run], timed: 
                 s.sd.to_string(),
                 (s.mean - s.ci95).to_string(),
                 (s.mean + s.ci95).to_string(),
-                format!("{ips:.0}"),
             ]
         })
         .collect();

@@ -249,6 +249,9 @@ pub struct Replicate {
     pub rollouts: u64,
     pub exhausted: bool,
     pub nodes: usize,
+    /// Wall-clock seconds: kept beside the record (`rep-NN.seconds`), not in it, so that the
+    /// record is the same bytes on every rerun and resume.
+    #[serde(skip, default)]
     pub seconds: f64,
     /// The best rollout's moves, as `playforge run --moves` reads them.
     pub trace: Vec<String>,
@@ -381,6 +384,8 @@ pub fn run_playtest(setup: &Setup, resume: bool, progress: &AtomicU64) -> Result
         if let Some(rep) = run_replicate(setup, c, r, progress)? {
             let path = setup.rep_path(c, r);
             let bytes = serde_json::to_vec(&rep)?;
+            write_atomic(&path.with_extension("seconds"), format!("{:.3}\n", rep.seconds).as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
             write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())
@@ -403,8 +408,9 @@ pub fn run_playtest(setup: &Setup, resume: bool, progress: &AtomicU64) -> Result
 fn load_rep(setup: &Setup, c: &Condition, r: u64) -> Result<Option<Replicate>> {
     let path = setup.rep_path(c, r);
     let Ok(bytes) = std::fs::read(&path) else { return Ok(None) };
-    let rep: Replicate =
+    let mut rep: Replicate =
         serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged; delete it to run it again", path.display()))?;
+    rep.seconds = std::fs::read_to_string(path.with_extension("seconds")).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0.0);
     Ok((rep.key == setup.key && rep.replicate == r).then_some(rep))
 }
 
@@ -428,6 +434,7 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
     let n = s.rollouts;
     let mut rows = Vec::new();
     let mut finals_rows = Vec::new();
+    let mut timing_rows: Vec<Vec<String>> = Vec::new();
     let mut chart_conds = Vec::new();
     let mut bound_hits = Vec::new();
     for (c, reps) in setup.conditions.iter().zip(&out.reps) {
@@ -448,8 +455,8 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
                 r.rollouts.to_string(),
                 r.exhausted.to_string(),
                 r.nodes.to_string(),
-                format!("{:.2}", r.seconds),
             ]);
+            timing_rows.push(vec![c.name.clone(), (r.replicate + 1).to_string(), format!("{:.2}", r.seconds)]);
             if let Some(b) = s.upper_bound
                 && r.best > b
             {
@@ -504,11 +511,10 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
     }
     write_atomic(
         &dir.join("finals.csv"),
-        &csv_bytes(
-            &["condition", "replicate", "game_seed", "best", "rollouts", "exhausted", "nodes", "seconds"].map(String::from),
-            &finals_rows,
-        ),
+        &csv_bytes(&["condition", "replicate", "game_seed", "best", "rollouts", "exhausted", "nodes"].map(String::from), &finals_rows),
     )?;
+    // The wall clock apart: finals.csv is the same on every rerun and resume; this is not.
+    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["condition", "replicate", "seconds"].map(String::from), &timing_rows))?;
     // Pairwise Mann-Whitney U on the final best scores.
     let mut mw_rows = Vec::new();
     let mut mw_md = String::new();
