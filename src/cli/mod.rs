@@ -59,7 +59,7 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// Play AIs (MCTS, WGDL policies, random) against each other on random valid encounters of
     /// a two-player game; print a win-rate table with 95% CIs, write games.csv, table.csv/.md
-    /// and a few replays to outputs/<name>/.
+    /// and a few replays to outputs/<name>/seed-<seed>/.
     Tournament(experiment::TournamentArgs),
     /// Generate a balanced encounter: evolve the declared parameters of a two-player game so that
     /// AI pairs' games come out even, last the target length and the teams differ (HexMage's ES,
@@ -74,7 +74,7 @@ enum Command {
     Landscape(balance::LandscapeArgs),
     /// Evolve procedural personas: genetic programming over the MCTS selection formula so that
     /// an MCTS player maximizes or minimizes a measure (score, legal moves, any game value) —
-    /// Mugrai et al. 2019 on any WGDL game. Writes outputs/<name>/<persona>/ (history.csv,
+    /// Mugrai et al. 2019 on any WGDL game. Writes outputs/<name>/seed-<seed>/<persona>/ (history.csv,
     /// convergence.png, hall_of_fame.md, best_formula.txt, population.csv, checkpoint.json) and
     /// held_out.md comparing every persona with vanilla MCTS and a random player on fresh seeds.
     Personas(persona::PersonasArgs),
@@ -83,7 +83,7 @@ enum Command {
     PersonaPlay(persona::PersonaPlayArgs),
     /// Playtest experiment (Monster Carlo): play styles × design variants × replicates of an MCTS
     /// search over the whole game with fixed chance per replicate; compare the highest scores
-    /// seen. Writes outputs/<name>/ (summary.md with Mann-Whitney U tests, playtest.png with the
+    /// seen. Writes outputs/<name>/seed-<seed>/ (summary.md with Mann-Whitney U tests, playtest.png with the
     /// final scores and the best-so-far curves, curves/*.csv, finals.csv, best/*.moves, runs/).
     Playtest(playtest::PlaytestArgs),
     /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
