@@ -97,3 +97,40 @@ pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &std::pa
         t.insert("game".into(), toml::Value::String(p.display().to_string()));
     }
 }
+
+/// `file:line:column` of `key` in table `table` (its `nth` occurrence for arrays of tables;
+/// `""` is the top level), for messages about values that parsed but make no sense.
+pub fn locate(path: &std::path::Path, text: &str, table: &str, nth: usize, key: &str) -> String {
+    let mut seen: usize = 0;
+    let mut in_target = table.is_empty();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        // A header is `[name]` or `[[name]]` on its own; `["a", "b"],` inside a value is not.
+        let bare = t.split('#').next().unwrap_or("").trim_end();
+        let header = bare.starts_with('[') && bare.ends_with(']') && !bare.contains(',') && !bare.contains('=');
+        if let Some(h) = t.strip_prefix('[').filter(|_| header) {
+            let array = h.starts_with('[');
+            let name = h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+            in_target = name == table && {
+                if array {
+                    seen += 1;
+                    seen == nth + 1
+                } else {
+                    true
+                }
+            };
+            if key.is_empty() && in_target {
+                return format!("{}:{}:1", path.display(), i + 1);
+            }
+            continue;
+        }
+        if in_target {
+            let k = t.split('=').next().unwrap_or("").trim().trim_matches(['"', '\'']);
+            if t.contains('=') && k == key {
+                let col = line.len() - t.len() + 1;
+                return format!("{}:{}:{}", path.display(), i + 1, col);
+            }
+        }
+    }
+    format!("{} ([{table}] {key})", path.display())
+}

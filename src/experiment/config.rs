@@ -253,46 +253,69 @@ impl PlayConfig {
     }
 
     pub fn parse(name: &str, text: &str) -> Result<PlayConfig, ConfigError> {
+        Self::parse_located(name, text, true)
+    }
+
+    /// `located`: `text` is the user's file, so errors can name its lines (a merged table's
+    /// text is not).
+    fn parse_located(name: &str, text: &str, located: bool) -> Result<PlayConfig, ConfigError> {
         let cfg: PlayConfig = crate::config::toml(name, text).map_err(ConfigError::Toml)?;
-        cfg.validate(name)?;
+        cfg.validate(name, located.then_some(text))?;
         Ok(cfg)
     }
 
     /// From a TOML table (used by experiments after merging overrides).
     pub fn from_table(name: &str, table: toml::Table) -> Result<PlayConfig, ConfigError> {
         let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid { path: name.into(), message: e.to_string() })?;
-        Self::parse(name, &text)
+        Self::parse_located(name, &text, false)
     }
 
-    fn validate(&self, name: &str) -> Result<(), ConfigError> {
-        let bad = |message: String| Err(ConfigError::Invalid { path: name.into(), message });
+    /// Checks what parsed but makes no sense; each error names `file:line:column` of its key
+    /// (in `text`, the config as read).
+    fn validate(&self, name: &str, text: Option<&str>) -> Result<(), ConfigError> {
+        let path = Path::new(name);
+        let bad = |table: &str, key: &str, message: String| {
+            let path = match text {
+                Some(text) => crate::config::locate(path, text, table, 0, key),
+                None => name.to_string(),
+            };
+            Err(ConfigError::Invalid { path, message })
+        };
         if self.result.terms.is_empty() {
-            return bad("[result] needs at least one term, e.g. terms = [{ value = \"global.coins\", weight = 1.0, max = 2400 }]".into());
+            return bad(
+                "result",
+                "terms",
+                "[result] needs at least one term, e.g. terms = [{ value = \"global.coins\", weight = 1.0, max = 2400 }]".into(),
+            );
         }
         for t in &self.result.terms {
             if !(t.max > t.min) {
-                return bad(format!("result term `{}`: max ({}) must be greater than min ({})", t.value, t.max, t.min));
+                return bad("result", "terms", format!("result term `{}`: max ({}) must be greater than min ({})", t.value, t.max, t.min));
             }
             if !(t.weight >= 0.0) {
-                return bad(format!("result term `{}`: weight must be ≥ 0", t.value));
+                return bad("result", "terms", format!("result term `{}`: weight must be ≥ 0", t.value));
             }
         }
         let s = &self.search;
         if s.budget_ms.is_some() && s.iterations.is_some() {
-            return bad("[search] give either budget_ms or iterations, not both".into());
+            return bad("search", "iterations", "[search] give either budget_ms or iterations, not both".into());
         }
         if s.algorithm != "mcts" && s.algorithm != "nmcs" {
-            return bad(format!("[search] algorithm = \"{}\": expected \"mcts\" or \"nmcs\"", s.algorithm));
+            return bad("search", "algorithm", format!("[search] algorithm = \"{}\": expected \"mcts\" or \"nmcs\"", s.algorithm));
         }
         if let Err(e) = self.formula() {
-            return bad(format!("[search] formula: {e}"));
+            return bad("search", "formula", format!("[search] formula: {e}"));
         }
         if !(s.forfeit == 0.0 || s.forfeit >= 1.0) {
-            return bad(format!("[search] forfeit = {}: expected 0 (off) or a factor ≥ 1 (the thesis's default is 2, best 1)", s.forfeit));
+            return bad(
+                "search",
+                "forfeit",
+                format!("[search] forfeit = {}: expected 0 (off) or a factor ≥ 1 (the thesis's default is 2, best 1)", s.forfeit),
+            );
         }
         for (k, v) in [("split_runs", s.split_runs), ("root_parallel", s.root_parallel), ("tree_parallel", s.tree_parallel)] {
             if v == 0 {
-                return bad(format!("[search] {k} must be at least 1"));
+                return bad("search", k, format!("[search] {k} must be at least 1"));
             }
         }
         Ok(())
@@ -381,6 +404,14 @@ mod tests {
         assert_eq!(c.search.groups, Groups::Named(GroupsNamed::Game));
         let e = PlayConfig::parse("x.toml", &format!("{MIN}[search]\nbudget = 5\n")).unwrap_err().to_string();
         assert!(e.starts_with("x.toml:7:1: unknown field `budget`") && e.contains("7 | budget = 5"), "{e}");
+    }
+
+    #[test]
+    fn checks_after_parsing_name_the_key_line() {
+        let e = PlayConfig::parse("x.toml", &format!("{MIN}[search]\nalgorithm = \"dfs\"\n")).unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:7:1: [search] algorithm = \"dfs\""), "{e}");
+        let e = PlayConfig::parse("x.toml", &format!("{MIN}[search]\niterations = 5\nbudget_ms = 9\n")).unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:7:1:"), "{e}");
     }
 
     #[test]
