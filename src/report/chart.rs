@@ -479,6 +479,45 @@ mod tests {
         assert!(!integer_x(&frac));
     }
 
+    /// The RGB pixels of a PNG as (width, height, bytes).
+    fn pixels(path: &Path) -> (usize, usize, Vec<u8>) {
+        let d = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut r = d.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size()];
+        let info = r.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        (info.width as usize, info.height as usize, buf)
+    }
+
+    /// Columns `xs` of the image that hold a pixel of colour `c`.
+    fn columns_with(img: &(usize, usize, Vec<u8>), c: RGBColor, xs: std::ops::Range<usize>) -> usize {
+        let (w, h, b) = img;
+        xs.filter(|&x| (0..*h).any(|y| b[(y * w + x) * 3..(y * w + x) * 3 + 3] == [c.0, c.1, c.2])).count()
+    }
+
+    #[test]
+    fn a_single_point_is_drawn_in_the_plot_and_the_legend_stands_beside_it() {
+        let dir = scratch("single");
+        let path = dir.join("one.png");
+        // One generation: two series of one point each, at x = 3.
+        let panel = Panel {
+            title: "one generation".into(),
+            x_label: "generation".into(),
+            y_label: "score".into(),
+            series: vec![Series::line("max", vec![(3.0, 5.0)]), Series::line("min", vec![(3.0, 1.0)])],
+        };
+        line_panels(&path, "t", &[panel], 600, 300).unwrap();
+        let img = pixels(&path);
+        let plot_right = 600 - LEGEND_WIDTH as usize;
+        // The point stands in the middle of the plot (x = 3 centred), as a marker.
+        let mid = (60 + plot_right) / 2;
+        assert!(columns_with(&img, color(0), mid - 30..mid + 30) >= 4, "no marker for the single point");
+        // The legend keys are in the strip beside the plot, not over it.
+        assert!(columns_with(&img, color(0), plot_right..600) >= 4 && columns_with(&img, color(1), plot_right..600) >= 4);
+        assert_eq!(columns_with(&img, color(0), plot_right - 60..plot_right - 8), 0, "a legend key inside the plot");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A fresh directory under the system temp dir (no `tempfile` dev-dependency in this crate).
     fn scratch(name: &str) -> PathBuf {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
