@@ -74,6 +74,16 @@ where
     Ok(())
 }
 
+/// A tick label: whole numbers without a fraction (4000, not 4000.0), others with at most four
+/// decimals and no trailing zeros (0.3, not 0.30000000000000004).
+fn tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        return format!("{:.0}", v.round() + 0.0);
+    }
+    let s = format!("{v:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Whether every x of the panel is a whole number (generations, iterations): its axis then
 /// shows whole-number ticks only.
 fn integer_x(panel: &Panel) -> bool {
@@ -142,15 +152,7 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
                 .build_cartesian_2d(x0..x1, y0..y1)?;
             let whole = integer_x(panel);
             // Whole-number axes: a label at whole numbers only, printed without a fraction.
-            let x_fmt = |x: &f64| {
-                if !whole {
-                    format!("{x}")
-                } else if x.fract().abs() < 1e-9 {
-                    format!("{x:.0}")
-                } else {
-                    String::new()
-                }
-            };
+            let x_fmt = |x: &f64| if whole && x.fract().abs() >= 1e-9 { String::new() } else { tick(*x) };
             let span = (x1 - x0).ceil() as usize;
             chart
                 .configure_mesh()
@@ -158,6 +160,7 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
                 .y_desc(panel.y_label.as_str())
                 .x_labels(if whole { (span + 1).clamp(2, 12) } else { 10 })
                 .x_label_formatter(&x_fmt)
+                .y_label_formatter(&|y| tick(*y))
                 .label_style(("sans-serif", 12))
                 .draw()?;
             let mut entries = Vec::new();
@@ -477,6 +480,7 @@ mod tests {
         assert!(integer_x(&panel));
         let frac = Panel { series: vec![Series::line("x", vec![(0.5, 1.0), (1.0, 2.0)])], ..panel };
         assert!(!integer_x(&frac));
+        assert_eq!([tick(4000.0), tick(0.1 + 0.2), tick(-0.0), tick(2.5)], ["4000", "0.3", "0", "2.5"]);
     }
 
     /// The RGB pixels of a PNG as (width, height, bytes).
@@ -515,6 +519,26 @@ mod tests {
         // The legend keys are in the strip beside the plot, not over it.
         assert!(columns_with(&img, color(0), plot_right..600) >= 4 && columns_with(&img, color(1), plot_right..600) >= 4);
         assert_eq!(columns_with(&img, color(0), plot_right - 60..plot_right - 8), 0, "a legend key inside the plot");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_event_series_is_marked_not_joined() {
+        // The balance chart's penalty: iterations 0 and 10 marked, nothing drawn between them.
+        let dir = scratch("events");
+        let path = dir.join("events.png");
+        let panel = Panel {
+            title: "F".into(),
+            x_label: "iteration".into(),
+            y_label: "F".into(),
+            series: vec![Series { markers: true, ..Series::line("penalty", vec![(0.0, 0.0), (10.0, 0.0)]) }],
+        };
+        line_panels(&path, "t", &[panel], 600, 300).unwrap();
+        let img = pixels(&path);
+        let plot_right = 600 - LEGEND_WIDTH as usize;
+        let mid = (60 + plot_right) / 2;
+        assert_eq!(columns_with(&img, color(0), mid - 40..mid + 40), 0, "the events are joined by a line");
+        assert!(columns_with(&img, color(0), 60..100) >= 4 && columns_with(&img, color(0), plot_right - 50..plot_right) >= 4);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
