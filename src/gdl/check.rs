@@ -37,7 +37,7 @@ pub struct Checked {
     pub roles: Vec<Sym>,
 }
 
-/// The keyword relations' symbols (and, through [`Keywords::arity`], their arities).
+/// The keyword relations' symbols (and, through `Keywords::arity`, their arities).
 #[derive(Clone, Copy, Debug)]
 pub struct Keywords {
     pub role: Sym,

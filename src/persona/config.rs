@@ -29,7 +29,7 @@ pub struct PersonaConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Output folder name: outputs/<name>/.
+    /// Output folder name: `outputs/<name>/seed-<seed>/`.
     pub name: String,
     /// The game (relative to the working directory).
     pub game: PathBuf,

@@ -31,7 +31,7 @@ pub struct PlaytestConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Output folder: outputs/<name>/.
+    /// Output folder: `outputs/<name>/seed-<seed>/`.
     pub name: String,
     /// The game (relative to the working directory).
     pub game: PathBuf,

@@ -2,7 +2,7 @@
 //! variant) and replicate, one MCTS search over the whole game from its start, with the game's
 //! chance fixed by the replicate's seed (the thesis's determinization), raw-score rewards, and
 //! the highest score seen recorded after every rollout. Each finished replicate is written at
-//! once (outputs/<name>/runs/<condition>/rep-NN.json, atomically), which is the checkpoint:
+//! once (`outputs/<name>/seed-<seed>/runs/<condition>/rep-NN.json`, atomically), which is the checkpoint:
 //! `resume` skips replicates already on disk for the same config and game. The reports
 //! (curves, finals, Mann-Whitney table, two-panel chart, best traces) are built from those files.
 //!
@@ -426,8 +426,8 @@ pub struct ConditionSummary {
     pub exhausted: usize,
 }
 
-/// Writes curves/<condition>.csv, finals.csv, mann_whitney.csv, summary.md, playtest.png and
-/// best/<condition>.moves; returns the summary rows and the summary's text.
+/// Writes `curves/<condition>.csv`, finals.csv, timing.csv, mann_whitney.csv, summary.md,
+/// playtest.png and `best/<condition>.moves`; returns the summary rows and the summary's text.
 pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSummary>, String)> {
     let s = &setup.cfg.playtest;
     let dir = &setup.out_dir;

@@ -1,4 +1,4 @@
-//! Parser: tokens → [`ast::File`]. Second stage (text → tokens → **AST** → checked model → program).
+//! Parser: tokens → [`crate::wgdl::ast::File`]. Second stage (text → tokens → **AST** → checked model → program).
 //!
 //! The file is cut into lines; each line is one declaration chosen by its first word, as in the
 //! thesis (Appendix B). Parsing never fails: a bad line becomes a diagnostic and the parser moves

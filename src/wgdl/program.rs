@@ -341,7 +341,7 @@ pub struct ActionInfo {
     /// How many leading conditions read neither the owner nor the binding (`global.energy > 0`):
     /// move generation checks them once per action, not once per owner.
     pub global_conds: usize,
-    /// Rules: the parts of the state the conditions read ([`super::deps`]), set when the
+    /// Rules: the parts of the state the conditions read (`wgdl::deps`), set when the
     /// program is finished.
     pub reads: super::deps::Parts,
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
@@ -453,7 +453,7 @@ pub struct OutcomeInfo {
     pub winner: Option<u8>,
     pub expr: ExprId,
     pub text: String,
-    /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
+    /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
     pub reads: super::deps::Parts,
 }
 
@@ -532,7 +532,7 @@ pub struct GoalInfo {
     pub k: u32,
     pub expr: ExprId,
     pub text: String,
-    /// The parts of the state `expr` reads ([`super::deps`]), set when the program is finished.
+    /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
     pub reads: super::deps::Parts,
 }
 
@@ -606,7 +606,7 @@ pub struct Program {
     pub session_pause: i64,
     /// Each class's subtree as an interval `(first, last)` of a pre-order numbering of the
     /// class tree (linear memory): class a is b or derives from b iff a's number is in b's
-    /// interval ([`within`]).
+    /// interval (`within`).
     pub is_sub: Vec<(u32, u32)>,
     pub max_stack: usize,
     /// Extensions: sides, turns, outcomes, round hooks, hex map, grids, parameters, policies.
@@ -635,7 +635,7 @@ pub struct Program {
     /// order of first appearance, whether selected or not; and the ones selected.
     pub overlays: Vec<(super::ast::OverlayKind, String)>,
     pub selected: Vec<String>,
-    /// The closures that evaluate `code` ([`super::fast`]), built on first use; one slot per
+    /// The closures that evaluate `code` (`wgdl::fast`), built on first use; one slot per
     /// code index (`fast.resize(code.len())` after appending code).
     pub fast: super::fast::FastCode,
     /// Each action's group (`actions[a].group`), compact for playout policies.
@@ -713,7 +713,7 @@ pub struct State {
     /// Set by an `endTurn` consequence during the current move.
     pub end_turn: bool,
     /// The parts of the state written since the last check of outcomes and goals
-    /// ([`super::deps`]); ignored by equality and hashing.
+    /// (`wgdl::deps`); ignored by equality and hashing.
     pub dirty: super::deps::Dirty,
 }
 
