@@ -1,7 +1,7 @@
 //! playforge: machine playtesting and balancing of games written in WGDL.
 //!
 //! Games are text ([`wgdl`], or GDL through [`gdl`]); they compile to a [`wgdl::Program`] whose states every searcher
-//! plays through the [`game::Game`] contract. See ARCHITECTURE.md for the map.
+//! plays through the [`game::Game`] contract. The map is README.md, section Architecture.
 
 pub mod balance;
 pub mod cli;
