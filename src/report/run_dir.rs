@@ -3,7 +3,7 @@
 //! id), so a second run on the same folder is refused with the first one's process id instead of
 //! racing it; a fresh run (not `--resume`) first removes every file an older run left there, so
 //! no chart, replay or table of another run survives beside the new ones. Only folders
-//! playforge made (they hold `.playforge` or a `checkpoint.json`) are ever cleared: a `--out` pointing at a folder of
+//! playforge made (they hold `.playforge`, or a checkpoint, config or results of an older run) are ever cleared: a `--out` pointing at a folder of
 //! the user's own is refused, not emptied.
 
 use std::path::{Path, PathBuf};
@@ -39,8 +39,10 @@ impl RunDir {
     /// resumed one keeps what is there.
     pub fn open(path: &Path) -> Result<RunDir, RunDirError> {
         let io = |err| RunDirError::Io { path: path.display().to_string(), err };
-        // Ours: it has the marker, or a checkpoint (a run of an older version, a copied run).
-        let ours = path.join(MARKER).exists() || path.join("checkpoint.json").exists();
+        // Ours: it has the marker, or what a run of an older version (or a copied run) leaves:
+        // a checkpoint, a resolved config, an experiment's results. (A run folder is always
+        // `<out>/<name>/…`, never `--out` itself, so a folder of the user's own is met rarely.)
+        let ours = [MARKER, "checkpoint.json", "config.toml", "results.csv"].iter().any(|f| path.join(f).exists());
         if path.exists() && !ours && std::fs::read_dir(path).map_err(io)?.next().is_some() {
             return Err(RunDirError::Foreign { path: path.display().to_string() });
         }
