@@ -49,21 +49,19 @@ pub fn text_from_bytes(name: &str, mut bytes: Vec<u8>) -> Result<String, InputEr
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         bytes.drain(..3);
     }
-    let bad = |at: usize, what: String| {
+    let bad = |bytes: &[u8], at: usize, what: String| {
         let (line, col) = line_col(&bytes[..at]);
         InputError::Encoding { path: name.to_string(), line, col, what }
     };
-    let text = match String::from_utf8(bytes.clone()) {
-        Ok(t) => t,
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            return Err(bad(at, format!("byte 0x{:02X} is not UTF-8", bytes[at])));
-        }
-    };
-    if let Some(at) = text.bytes().position(|b| b == 0) {
-        return Err(bad(at, "a NUL byte (\\0), as in a binary file".into()));
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.into_bytes();
+        bad(&bytes, at, format!("byte 0x{:02X} is not UTF-8", bytes[at]))
+    })?;
+    match text.bytes().position(|b| b == 0) {
+        Some(at) => Err(bad(text.as_bytes(), at, "a NUL byte (\\0), as in a binary file".into())),
+        None => Ok(text),
     }
-    Ok(text)
 }
 
 /// Line and column (1-based, in characters) just after `before`, which is valid UTF-8.

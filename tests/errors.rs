@@ -586,25 +586,7 @@ fn compile_and_play(name: &str, text: &str, seed: u64) -> Option<String> {
         panic!("errors among the warnings of a successful compile");
     }
     let p = compiled.program;
-    let mut r = rng::stream(seed, 1, 0, 0);
-    let mut st = match p.initial_state() {
-        Ok(st) => st,
-        Err(e) => return Some(e.render(&p)),
-    };
-    let mut legal = Vec::new();
-    for _ in 0..60 {
-        if let Err(e) = p.legal_actions(&st, &mut legal) {
-            return Some(e.render(&p));
-        }
-        if legal.is_empty() {
-            break;
-        }
-        let a = legal[r.random_range(0..legal.len())];
-        if let Err(e) = p.apply(&mut st, a) {
-            return Some(e.render(&p));
-        }
-    }
-    None
+    super::util::random_moves(&p, seed, 60).err().map(|e| e.render(&p))
 }
 
 /// Mutates `original` once per seed; returns (inputs that gave an error, inputs that played fine).

@@ -282,23 +282,7 @@ fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path) -> b
                     return false;
                 }
             };
-            let p = c.program;
-            let mut r = rng::stream(seed, 1, 0, 0);
-            let Ok(mut st) = p.initial_state() else { return false };
-            let mut legal = Vec::new();
-            for _ in 0..60 {
-                if p.legal_actions(&st, &mut legal).is_err() {
-                    return false;
-                }
-                if legal.is_empty() {
-                    break;
-                }
-                let a = legal[r.random_range(0..legal.len())];
-                if p.apply(&mut st, a).is_err() {
-                    return false;
-                }
-            }
-            true
+            super::util::random_moves(&c.program, seed, 60).is_ok()
         }
         Kind::Gdl => {
             use playforge::game::Game;

@@ -49,3 +49,21 @@ pub fn play(p: &Program, st: &mut State, name: &str) {
         .unwrap_or_else(|| panic!("`{name}` is not legal; legal: {:?}", names(p, st)));
     p.apply(st, a).unwrap_or_else(|e| panic!("{}", e.render(p)));
 }
+
+/// Plays up to `moves` uniformly random legal moves from the start (stream `seed`); the first
+/// runtime error, if any.
+#[allow(dead_code)]
+pub fn random_moves(p: &Program, seed: u64, moves: usize) -> Result<(), wgdl::RuntimeError> {
+    use rand::RngExt;
+    let mut r = playforge::rng::stream(seed, 1, 0, 0);
+    let mut st = p.initial_state()?;
+    let mut legal = Vec::new();
+    for _ in 0..moves {
+        p.legal_actions(&st, &mut legal)?;
+        if legal.is_empty() {
+            break;
+        }
+        p.apply(&mut st, legal[r.random_range(0..legal.len())])?;
+    }
+    Ok(())
+}

@@ -142,8 +142,7 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
         for (area, panel) in areas.iter().zip(panels) {
             let (x0, x1, y0, y1) = bounds(panel);
             let legend = panel.series.len() > 1 || panel.series.iter().any(|s| !s.name.is_empty());
-            let (plot, key) =
-                if legend { area.split_horizontally(width.saturating_sub(LEGEND_WIDTH)) } else { area.split_horizontally(width) };
+            let (plot, key) = area.split_horizontally(if legend { width.saturating_sub(LEGEND_WIDTH) } else { width });
             let mut chart = ChartBuilder::on(&plot)
                 .caption(&panel.title, ("sans-serif", 16))
                 .margin(8)

@@ -408,46 +408,10 @@ impl<'a> Compiler<'a> {
                 self.classes[i].parent = None;
             }
         }
-        // Depth (parents first: a parent's depth is known when a child is reached from the
-        // top); chains deeper than MAX_INHERITANCE are cut there, with one error.
-        let mut depth = vec![usize::MAX; n];
-        let mut reported = false;
-        for i in 0..n {
-            walk.clear();
-            let mut c = i;
-            while depth[c] == usize::MAX {
-                walk.push(c);
-                match self.classes[c].parent {
-                    Some(p) => c = p as usize,
-                    None => break,
-                }
-            }
-            while let Some(w) = walk.pop() {
-                let d = match self.classes[w].parent {
-                    Some(p) if depth[p as usize] != usize::MAX => depth[p as usize] + 1,
-                    _ => 0,
-                };
-                if d > MAX_INHERITANCE {
-                    if !reported {
-                        reported = true;
-                        let span = self.classes[w].span;
-                        self.error(
-                            span,
-                            DiagKind::Invalid {
-                                what: format!("a chain of more than {MAX_INHERITANCE} parent classes"),
-                                expected: format!("classes at most {MAX_INHERITANCE} levels below the top"),
-                            },
-                        );
-                    }
-                    self.classes[w].parent = None;
-                    depth[w] = 0;
-                } else {
-                    depth[w] = d;
-                }
-            }
-        }
         // Parents before children, and each class's subtree as an interval of a pre-order
-        // numbering (linear in the number of classes, however deep the chains).
+        // numbering (linear in the number of classes, however deep the chains). A class more
+        // than MAX_INHERITANCE levels down is cut from its parent (one error) and numbered as
+        // a tree of its own.
         let mut kids: Vec<Vec<ClassId>> = vec![Vec::new(); n];
         let mut roots = Vec::new();
         for (i, c) in self.classes.iter().enumerate() {
@@ -456,20 +420,45 @@ impl<'a> Compiler<'a> {
                 None => roots.push(i as ClassId),
             }
         }
+        // Popped in declaration order.
+        roots.reverse();
+        let mut depth = vec![0usize; n];
         let mut span = vec![(0u32, 0u32); n];
         let mut next = 0u32;
+        let mut reported = false;
         // (class, entered): a class is numbered on entry and closed after its subtree.
-        let mut stack: Vec<(ClassId, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
-        while let Some((c, entered)) = stack.pop() {
-            if entered {
-                span[c as usize].1 = next - 1;
-                continue;
-            }
-            span[c as usize].0 = next;
-            next += 1;
-            stack.push((c, true));
-            for &k in kids[c as usize].iter().rev() {
-                stack.push((k, false));
+        let mut stack: Vec<(ClassId, bool)> = Vec::new();
+        while let Some(root) = roots.pop() {
+            stack.push((root, false));
+            while let Some((c, entered)) = stack.pop() {
+                let c = c as usize;
+                if entered {
+                    span[c].1 = next - 1;
+                    continue;
+                }
+                span[c].0 = next;
+                next += 1;
+                stack.push((c as ClassId, true));
+                for &k in kids[c].iter().rev() {
+                    if depth[c] < MAX_INHERITANCE {
+                        depth[k as usize] = depth[c] + 1;
+                        stack.push((k, false));
+                        continue;
+                    }
+                    if !reported {
+                        reported = true;
+                        let span = self.classes[k as usize].span;
+                        self.error(
+                            span,
+                            DiagKind::Invalid {
+                                what: format!("a chain of more than {MAX_INHERITANCE} parent classes"),
+                                expected: format!("classes at most {MAX_INHERITANCE} levels below the top"),
+                            },
+                        );
+                    }
+                    self.classes[k as usize].parent = None;
+                    roots.push(k);
+                }
             }
         }
         let mut order: Vec<ClassId> = (0..n as ClassId).collect();

@@ -201,7 +201,7 @@ pub fn render(file: &SourceFile, span: Span, severity: &str, message: &str) -> S
     }
     width = width.min(to.saturating_sub(col - 1).max(1));
     let pad: String = text.chars().take(lead).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-    let message = crate::wgdl::parser::clip(message, SHOWN_MESSAGE);
+    let message = clip(message, SHOWN_MESSAGE);
     format!(
         "{severity}: {message}\n{:gutter$}--> {}:{line}:{col}\n{:gutter$} |\n{line} | {text}\n{:gutter$} | {pad}{}\n",
         "",
@@ -210,6 +210,16 @@ pub fn render(file: &SourceFile, span: Span, severity: &str, message: &str) -> S
         "",
         "^".repeat(width),
     )
+}
+
+/// `text` cut to about `max` characters, with `…` where it was cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max).collect();
+    s.push('…');
+    s
 }
 
 /// The most characters of a source line an error shows (a window around the caret).

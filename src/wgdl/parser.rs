@@ -12,7 +12,7 @@
 //! Unary `-` and `!`/`not` bind tightest.
 
 use super::ast::*;
-use super::diag::{DiagKind, Diagnostic, Span};
+use super::diag::{DiagKind, Diagnostic, Span, clip};
 use super::lexer::{Tok, Token};
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
@@ -89,16 +89,6 @@ fn double_literal(digits: &str, span: Span) -> PResult<f64> {
             DiagKind::BadLiteral { ty: "double", text: clip(digits, 40), expected: "a number below 1.8e308 (a finite double)" },
         )),
     }
-}
-
-/// `text` cut to about `max` characters, with `…` where it was cut.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(max).collect();
-    s.push('…');
-    s
 }
 
 fn describe(t: Option<&Token>) -> String {
