@@ -1,6 +1,9 @@
 //! Shared pieces of the TOML configs: counts read within a range (with the value's line and
-//! column when out of it) and TOML errors rendered as `file:line:column: message` with the
-//! offending line, the same shape as a game's errors.
+//! column when out of it), TOML errors rendered as `file:line:column: message` with the
+//! offending line (the same shape as a game's errors), keys located for checks made after
+//! parsing, and paths resolved against the config file.
+
+use std::path::{Path, PathBuf};
 
 /// Counts in configs (games, iterations, threads, replays, budgets): read as a whole number in
 /// `LO..=HI`, else a deserialization error, which the TOML reader reports with the value's line
@@ -10,9 +13,13 @@ where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de> + Copy + TryInto<u64>,
 {
+    use serde::de::Error;
     let v = T::deserialize(d)?;
-    check_count::<D::Error, LO, HI>(v)?;
-    Ok(v)
+    match v.try_into() {
+        Ok(x) if (LO..=HI).contains(&x) => Ok(v),
+        Ok(x) => Err(D::Error::custom(format!("{x} is out of range; expected a whole number from {LO} to {HI}"))),
+        Err(_) => Err(D::Error::custom(format!("expected a whole number from {LO} to {HI}"))),
+    }
 }
 
 /// [`count`] for an optional field (also give it `#[serde(default)]`).
@@ -21,17 +28,7 @@ where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de> + Copy + TryInto<u64>,
 {
-    let v = T::deserialize(d)?;
-    check_count::<D::Error, LO, HI>(v)?;
-    Ok(Some(v))
-}
-
-fn check_count<E: serde::de::Error, const LO: u64, const HI: u64>(v: impl TryInto<u64>) -> Result<(), E> {
-    match v.try_into() {
-        Ok(x) if (LO..=HI).contains(&x) => Ok(()),
-        Ok(x) => Err(E::custom(format!("{x} is out of range; expected a whole number from {LO} to {HI}"))),
-        Err(_) => Err(E::custom(format!("expected a whole number from {LO} to {HI}"))),
-    }
+    count::<D, T, LO, HI>(d).map(Some)
 }
 
 /// Reads TOML text into `T`; an error names `name:line:column` (of the offending key or value)
@@ -56,11 +53,11 @@ pub fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> String {
 /// A path written in a config, resolved against the config file's folder (so a config works
 /// from any working directory). An older config whose path only holds from the working
 /// directory still works, with a warning naming the fix.
-pub fn resolve_path(config_path: &std::path::Path, p: &std::path::Path) -> std::path::PathBuf {
+pub fn resolve_path(config_path: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() {
         return p.to_path_buf();
     }
-    let dir = config_path.parent().unwrap_or(std::path::Path::new(""));
+    let dir = config_path.parent().unwrap_or(Path::new(""));
     let beside = dir.join(p);
     if beside.exists() || dir.as_os_str().is_empty() {
         return beside;
@@ -78,9 +75,9 @@ pub fn resolve_path(config_path: &std::path::Path, p: &std::path::Path) -> std::
 }
 
 /// `p` (relative to the working directory) written relative to `dir` (also relative to it).
-fn relative_from(dir: &std::path::Path, p: &std::path::Path) -> std::path::PathBuf {
+fn relative_from(dir: &Path, p: &Path) -> PathBuf {
     let ups = dir.components().filter(|c| matches!(c, std::path::Component::Normal(_))).count();
-    let mut out = std::path::PathBuf::new();
+    let mut out = PathBuf::new();
     for _ in 0..ups {
         out.push("..");
     }
@@ -89,18 +86,18 @@ fn relative_from(dir: &std::path::Path, p: &std::path::Path) -> std::path::PathB
 
 /// Rewrites `[section] game` of a config read as a table from `config_path` so that it holds
 /// from the working directory (a base config merged into another keeps its own game).
-pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &std::path::Path) {
+pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &Path) {
     if let Some(toml::Value::Table(t)) = table.get_mut(section)
         && let Some(toml::Value::String(g)) = t.get("game")
     {
-        let p = resolve_path(config_path, std::path::Path::new(g));
+        let p = resolve_path(config_path, Path::new(g));
         t.insert("game".into(), toml::Value::String(p.display().to_string()));
     }
 }
 
 /// `file:line:column` of `key` in table `table` (its `nth` occurrence for arrays of tables;
 /// `""` is the top level), for messages about values that parsed but make no sense.
-pub fn locate(path: &std::path::Path, text: &str, table: &str, nth: usize, key: &str) -> String {
+pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> String {
     let mut seen: usize = 0;
     let mut in_target = table.is_empty();
     for (i, line) in text.lines().enumerate() {

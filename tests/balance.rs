@@ -251,7 +251,7 @@ fn shipped_balance_configs_parse() {
     for f in ["configs/hexmage_balance.toml", "configs/landscape_hexmage.toml"] {
         let text = std::fs::read_to_string(f).unwrap();
         // Its game path is relative to the config file.
-        let cfg = BalanceConfig::load(Path::new(f)).unwrap();
+        let (cfg, _) = BalanceConfig::load(Path::new(f)).unwrap();
         assert_eq!(cfg.balance.game, Path::new("configs/../games/hex_arena.wgdl"));
         Codec::new(&cfg, Path::new(f), &text).unwrap();
     }

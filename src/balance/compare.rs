@@ -85,9 +85,6 @@ pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str
         file.compare.out = o.to_path_buf();
     }
     let h = &file.compare;
-    if h.seeds == 0 {
-        bail!("{}: seeds = 0; expected at least 1", super::config::locate(path, &text, "compare", 0, "seeds"));
-    }
     let mut arms: Vec<Arm> =
         h.optimizers.iter().map(|o| Arm { name: o.clone(), optimizer: o.clone(), overrides: toml::Table::new() }).collect();
     arms.extend(file.arms.iter().cloned());

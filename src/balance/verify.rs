@@ -48,9 +48,7 @@ pub fn verify(file: &Path, config: Option<&Path>, games: u64, seed: u64, progres
         .map(Path::to_path_buf)
         .or(enc.config.clone())
         .ok_or_else(|| anyhow!("{}: no `config = \"…\"` naming the balance config; expected one, or pass --config", file.display()))?;
-    let text = crate::input::read_text(&cfg_path)?;
-    let mut cfg = BalanceConfig::parse(&cfg_path, &text)?;
-    cfg.resolve_paths(&cfg_path);
+    let (cfg, _) = BalanceConfig::load(&cfg_path)?;
     let opts = CompileOptions { overrides: enc.overrides.clone(), turn_order: enc.turn_order.clone(), ..CompileOptions::default() };
     let program = wgdl::load_with(&enc.game, &opts).map_err(|e| anyhow!("{}: {e}", file.display()))?.program;
     let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;

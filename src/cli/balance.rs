@@ -17,11 +17,11 @@ pub struct BalanceArgs {
     #[arg(long)]
     pub resume: bool,
     /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Write the run's folder under DIR instead of the config's `out` (default outputs/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Override the optimizer: es, sa or cma.
     #[arg(long)]
     pub optimizer: Option<String>,
@@ -39,9 +39,7 @@ pub fn install_interrupt() {
 }
 
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {
-    let text = crate::input::read_text(path)?;
-    let mut cfg = BalanceConfig::parse(path, &text)?;
-    cfg.resolve_paths(path);
+    let (mut cfg, text) = BalanceConfig::load(path)?;
     if let Some(s) = seed {
         cfg.balance.seed = s;
     }
@@ -166,9 +164,6 @@ pub struct LandscapeArgs {
 }
 
 pub fn landscape(args: &LandscapeArgs) -> Result<()> {
-    if args.samples == 0 || args.neighbours == 0 {
-        return Err(anyhow!("--samples and --neighbours must be at least 1"));
-    }
     let (mut cfg, text) = load_config(&args.config, args.seed, None)?;
     if let Some(out) = &args.out {
         cfg.balance.out = out.clone();

@@ -98,7 +98,7 @@ pub fn play(args: &PlayArgs) -> Result<()> {
         report.iterations as f64 / report.seconds.max(1e-9),
         report.stages.len()
     )?;
-    if matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_)) {
+    if cfg.timed() {
         writeln!(out, "\n{}", crate::experiment::config::NOT_REPRODUCIBLE)?;
     }
     writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png)", dir.display())?;
@@ -173,9 +173,6 @@ pub fn tournament(args: &TournamentArgs) -> Result<()> {
     use crate::experiment::tournament::{TournamentConfig, run};
     let mut cfg = TournamentConfig::load(&args.config)?;
     if let Some(n) = args.encounters {
-        if n == 0 {
-            return Err(anyhow!("--encounters 0; expected at least 1"));
-        }
         cfg.tournament.encounters = n;
     }
     if let Some(s) = args.seed {

@@ -142,9 +142,6 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
             (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", ")
         );
     }
-    if a.matches == 0 || a.matches > 100_000 {
-        bail!("--matches {}: expected 1 to 100 000", a.matches);
-    }
     let stem = a.game.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
     let out = a.out.clone().unwrap_or_else(|| Path::new("outputs/gdl_match").join(format!("{stem}-seed-{}", a.seed)));
     std::fs::create_dir_all(&out)?;

@@ -73,9 +73,6 @@ fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option
         cfg.personas.seed = s;
     }
     if let Some(g) = generations {
-        if g == 0 {
-            bail!("--generations 0; expected at least 1");
-        }
         cfg.personas.generations = g;
     }
     // The checkpoint key is the resolved config, so command-line overrides count.
@@ -112,7 +109,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
         .map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
     // The held-out table holds every persona finished so far, in the config's order.
     let others = (0..setup.cfg.list.len()).filter(|k| !chosen.contains(k) && finished(&setup, *k).is_some()).count();
-    let total = setup.total_games(chosen.len()) + setup.held_out_games(chosen.len() + others) - setup.held_out_games(chosen.len());
+    let total = setup.total_games(chosen.len(), chosen.len() + others);
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games, ETA {eta}  {msg}")

@@ -39,15 +39,11 @@ pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates
     if let Some(s) = seed {
         cfg.playtest.seed = s;
     }
-    for (flag, v, slot) in
-        [("--rollouts", rollouts, &mut cfg.playtest.rollouts), ("--replicates", replicates, &mut cfg.playtest.replicates)]
-    {
-        if let Some(v) = v {
-            if v == 0 {
-                bail!("{flag} 0; expected at least 1");
-            }
-            *slot = v;
-        }
+    if let Some(n) = rollouts {
+        cfg.playtest.rollouts = n;
+    }
+    if let Some(n) = replicates {
+        cfg.playtest.replicates = n;
     }
     Setup::new(cfg, &text, config, out.unwrap_or(Path::new("outputs")))
 }

@@ -313,11 +313,6 @@ impl PlayConfig {
                 format!("[search] forfeit = {}: expected 0 (off) or a factor ≥ 1 (the thesis's default is 2, best 1)", s.forfeit),
             );
         }
-        for (k, v) in [("split_runs", s.split_runs), ("root_parallel", s.root_parallel), ("tree_parallel", s.tree_parallel)] {
-            if v == 0 {
-                return bad("search", k, format!("[search] {k} must be at least 1"));
-            }
-        }
         Ok(())
     }
 
@@ -327,6 +322,11 @@ impl PlayConfig {
             Some(f) => Ok(f),
             None => Formula::parse(&s.formula).map_err(|e| e.to_string()),
         }
+    }
+
+    /// A wall-clock budget (`budget_ms`): the run's numbers are not reproducible.
+    pub fn timed(&self) -> bool {
+        matches!(self.budget(), Budget::Millis(_))
     }
 
     pub fn budget(&self) -> Budget {

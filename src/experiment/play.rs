@@ -219,7 +219,7 @@ pub fn write_outputs(cfg: &PlayConfig, r: &PlayReport) -> Result<std::path::Path
     let dir = out_dir(cfg);
     let io = |e: std::io::Error| format!("writing {}: {e}", dir.display());
     let mut resolved = toml::to_string_pretty(cfg).map_err(|e| e.to_string())?;
-    if matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_)) {
+    if cfg.timed() {
         resolved = format!("# {}\n{resolved}", crate::experiment::config::NOT_REPRODUCIBLE);
     }
     write_atomic(&dir.join("config.toml"), resolved.as_bytes()).map_err(io)?;

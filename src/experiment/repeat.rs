@@ -195,11 +195,11 @@ pub fn run(path: &Path, out: Option<&Path>, resume: bool, progress: &(dyn Fn(usi
     }
     let h = &file.experiment;
     let dir = h.out.join(&h.name);
-    let results0 = dir.join("results.csv");
-    if resume && !results0.exists() {
+    let results = dir.join("results.csv");
+    if resume && !results.exists() {
         return Err(format!(
             "--resume: no results in {}; expected the folder of an interrupted run of this experiment (run without --resume to start afresh)",
-            results0.display()
+            results.display()
         ));
     }
     // Held for the run (a second run on this folder is refused); a fresh run starts empty.
@@ -207,23 +207,19 @@ pub fn run(path: &Path, out: Option<&Path>, resume: bool, progress: &(dyn Fn(usi
     if !resume {
         run_dir.clear().map_err(|e| e.to_string())?;
     }
-    let results = dir.join("results.csv");
     let mut runs = if resume { read_done(&results) } else { Vec::new() };
     let mut todo = Vec::new();
+    let mut timed = false;
     for c in &file.conditions {
         for seed in h.first_seed..h.first_seed + h.seeds {
             let (name, cfg) = condition_config(&file, &base, c, seed).map_err(|e| e.to_string())?;
+            timed |= cfg.timed();
             if !runs.iter().any(|r| r.condition == name && r.seed == seed) {
                 todo.push((name, cfg));
             }
         }
     }
     let total = file.conditions.len() * h.seeds as usize;
-    let mut timed = false;
-    for c in &file.conditions {
-        let (_, cfg) = condition_config(&file, &base, c, h.first_seed).map_err(|e| e.to_string())?;
-        timed |= matches!(cfg.budget(), crate::search::mcts::Budget::Millis(_));
-    }
     let done = std::sync::Mutex::new((runs.len(), runs.clone()));
     let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> {
         let rep = play(cfg).map_err(|e| format!("condition `{name}`, seed {}: {e}", cfg.experiment.seed))?;

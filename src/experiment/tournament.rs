@@ -92,9 +92,6 @@ impl TournamentConfig {
         let mut cfg: TournamentConfig = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
         // Paths in a config are relative to the config file.
         cfg.tournament.game = crate::config::resolve_path(path, &cfg.tournament.game);
-        if cfg.tournament.encounters == 0 {
-            bail!("{}: [tournament] encounters = 0; expected at least 1 encounter", path.display());
-        }
         if cfg.ais.len() < 2 {
             bail!("{}: {} [[ai]] tables; expected at least 2 AIs to compare", path.display(), cfg.ais.len());
         }
@@ -133,9 +130,6 @@ pub(crate) fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
                 None => None,
             };
             let iterations = ai.iterations.unwrap_or(100);
-            if iterations == 0 {
-                bail!("AI `{}`: iterations = 0; expected at least 1", ai.name);
-            }
             Agent::Mcts {
                 iterations,
                 c: ai.c.unwrap_or(std::f64::consts::SQRT_2),

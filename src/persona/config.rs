@@ -158,13 +158,6 @@ impl PersonaConfig {
         if s.name.is_empty() || s.name.contains(['/', '\\']) || s.name.starts_with('.') {
             bail!("{}: name = \"{}\"; expected a folder name for outputs/<name>/", at("personas", 0, "name"), s.name);
         }
-        for (key, v, lo) in
-            [("generations", s.generations, 1), ("games", s.games, 1), ("iterations", s.iterations, 1), ("held_out", s.held_out, 0)]
-        {
-            if v < lo {
-                bail!("{}: {key} = {v}; expected at least {lo}", at("personas", 0, key));
-            }
-        }
         if !matches!(s.reward.as_str(), "binary" | "continuous") {
             bail!("{}: reward = \"{}\"; expected \"binary\" or \"continuous\"", at("personas", 0, "reward"), s.reward);
         }

@@ -170,17 +170,12 @@ impl Setup {
         derive(self.cfg.personas.seed, k as u64, 0, 0)
     }
 
-    /// Games a full run plays (for the progress bar).
-    pub fn total_games(&self, personas: usize) -> u64 {
+    /// Games a run plays (for the progress bar): `evolved` personas evolved, then a held-out
+    /// table of `in_table` personas (three agents each, then the random player's row).
+    pub fn total_games(&self, evolved: usize, in_table: usize) -> u64 {
         let s = &self.cfg.personas;
-        personas as u64 * s.generations * (self.cfg.gp.population as u64 + 2) * s.games + self.held_out_games(personas)
-    }
-
-    /// Games the held-out table plays for `personas` personas (three agents each, then the
-    /// random player's row).
-    pub fn held_out_games(&self, personas: usize) -> u64 {
-        let h = self.cfg.personas.held_out;
-        if h == 0 { 0 } else { (3 * personas as u64 + 1) * h }
+        let held_out = if s.held_out == 0 { 0 } else { (3 * in_table as u64 + 1) * s.held_out };
+        evolved as u64 * s.generations * (self.cfg.gp.population as u64 + 2) * s.games + held_out
     }
 }
 

@@ -169,14 +169,6 @@ impl PlaytestConfig {
         if !folder_name(&s.name) {
             bail!("{}: name = \"{}\"; expected a folder name for outputs/<name>/", at("playtest", 0, "name"), s.name);
         }
-        for (key, v) in [("replicates", s.replicates), ("rollouts", s.rollouts)] {
-            if v < 1 {
-                bail!("{}: {key} = {v}; expected at least 1", at("playtest", 0, key));
-            }
-        }
-        if s.max_playout_moves < 1 {
-            bail!("{}: max_playout_moves = 0; expected at least 1", at("playtest", 0, "max_playout_moves"));
-        }
         if !matches!(s.game_seed.as_str(), "per_replicate" | "shared") {
             bail!("{}: game_seed = \"{}\"; expected \"per_replicate\" or \"shared\"", at("playtest", 0, "game_seed"), s.game_seed);
         }
