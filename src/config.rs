@@ -22,13 +22,22 @@ where
     }
 }
 
-/// [`count`] for an optional field (also give it `#[serde(default)]`).
+/// [`count`] for an optional field (also give it `#[serde(default)]`). An explicit null (JSON,
+/// as a job's context carries a config) is `None`.
 pub fn opt_count<'de, D, T, const LO: u64, const HI: u64>(d: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de> + Copy + TryInto<u64>,
 {
-    count::<D, T, LO, HI>(d).map(Some)
+    use serde::de::Error;
+    match <Option<T> as serde::Deserialize>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) => match v.try_into() {
+            Ok(x) if (LO..=HI).contains(&x) => Ok(Some(v)),
+            Ok(x) => Err(D::Error::custom(format!("{x} is out of range; expected a whole number from {LO} to {HI}"))),
+            Err(_) => Err(D::Error::custom(format!("expected a whole number from {LO} to {HI}"))),
+        },
+    }
 }
 
 /// Reads TOML text into `T`; an error names `name:line:column` (of the offending key or value)

@@ -7,6 +7,7 @@ pub mod balance;
 pub mod cli;
 pub mod config;
 pub mod evolve;
+pub mod exec;
 pub mod experiment;
 pub mod game;
 pub mod gdl;

@@ -273,7 +273,7 @@ fn optimizer_comparison_runs_every_arm_and_resumes() {
         out.display()
     );
     std::fs::write(&cmp, &text).unwrap();
-    let c = playforge::balance::compare::compare(&cmp, None, &|_, _, _| {}).unwrap();
+    let c = playforge::balance::compare::compare(&cmp, None, &playforge::exec::Executor::Local, &|_, _, _| {}).unwrap();
     for arm in ["| es |", "| cma |", "| sa-classic |"] {
         assert!(c.markdown.contains(arm), "{arm}: {}", c.markdown);
     }
@@ -288,15 +288,15 @@ fn optimizer_comparison_runs_every_arm_and_resumes() {
         assert!((60..60 + 4 * 3 + 40).contains(&games), "{line}");
     }
     // Run again: every run resumes from its finished checkpoint, same table.
-    let again = playforge::balance::compare::compare(&cmp, None, &|_, _, _| {}).unwrap();
+    let again = playforge::balance::compare::compare(&cmp, None, &playforge::exec::Executor::Local, &|_, _, _| {}).unwrap();
     assert_eq!(c.markdown, again.markdown);
     // A changed config: the stale checkpoints are replaced by fresh runs, not an error.
     std::fs::write(&cmp, text.replace("max_evaluations = 30", "max_evaluations = 40")).unwrap();
-    let changed = playforge::balance::compare::compare(&cmp, None, &|_, _, _| {}).unwrap();
+    let changed = playforge::balance::compare::compare(&cmp, None, &playforge::exec::Executor::Local, &|_, _, _| {}).unwrap();
     assert!(changed.markdown.contains("(80 games)"), "{}", changed.markdown);
     // A bad arm is named.
     std::fs::write(&cmp, text.replace("optimizer = \"sa\"", "optimizer = \"hill\"")).unwrap();
-    let err = playforge::balance::compare::compare(&cmp, None, &|_, _, _| {}).err().unwrap().to_string();
+    let err = playforge::balance::compare::compare(&cmp, None, &playforge::exec::Executor::Local, &|_, _, _| {}).err().unwrap().to_string();
     assert!(err.contains("hill") && err.contains("expected"), "{err}");
 }
 

@@ -7,34 +7,14 @@
 
 use playforge::rng;
 use rand::RngExt;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::util::outputs;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every output file under `dir` (relative path → bytes), bookkeeping left out.
-fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else if !matches!(name.as_str(), "timing.csv" | "checkpoint.json" | ".lock" | ".playforge")
-                && !name.ends_with(".seconds")
-                && !name.contains(".tmp")
-            {
-                out.insert(p.strip_prefix(base).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 fn run(args: &[String]) -> std::process::Output {

@@ -15,6 +15,8 @@ mod differential;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;
+/// The executor seam: runs through serialized jobs write the same files as local runs.
+mod exec;
 /// The fuzzing campaign over every shipped game and config (no panic, no hang, bounded
 /// memory) and its kept crash inputs (tests/data/fuzz/).
 mod fuzz;

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests.
 
 use playforge::wgdl::{self, Action, Compiled, Diagnostics, Program, State};
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// Compiles WGDL text, panicking with the rendered diagnostics on failure.
 #[allow(dead_code)]
@@ -66,4 +67,27 @@ pub fn random_moves(p: &Program, seed: u64, moves: usize) -> Result<(), wgdl::Ru
         p.apply(&mut st, legal[r.random_range(0..legal.len())])?;
     }
     Ok(())
+}
+
+/// Every output file under `dir` (relative path → bytes), bookkeeping left out (timing,
+/// checkpoints, locks, temporary files): what must be byte-identical between two runs.
+#[allow(dead_code)]
+pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else if !matches!(name.as_str(), "timing.csv" | "checkpoint.json" | ".lock" | ".playforge")
+                && !name.ends_with(".seconds")
+                && !name.contains(".tmp")
+            {
+                out.insert(p.strip_prefix(base).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
 }

@@ -78,7 +78,7 @@ pub struct Comparison {
 
 /// Runs (or resumes) every (optimizer, seed); `progress(done runs, total, label)`.
 /// `out` replaces the config's output root.
-pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
+pub fn compare(path: &Path, out: Option<&Path>, exec: &crate::exec::Executor, progress: &dyn Fn(u64, u64, &str)) -> Result<Comparison> {
     let text = crate::input::read_text(path)?;
     let mut file: CompareFile = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
     if let Some(o) = out {
@@ -151,7 +151,7 @@ pub fn compare(path: &Path, out: Option<&Path>, progress: &dyn Fn(u64, u64, &str
                 &cfg,
                 &where_,
                 &run_text,
-                &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true },
+                &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true, exec: exec.clone() },
                 &|_, _, _, _| {},
             )?;
             if out.interrupted {

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod config;
 pub mod dna;
 pub mod fitness;
+pub mod jobs;
 pub mod landscape;
 pub mod optim;
 pub mod run;

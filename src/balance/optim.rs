@@ -19,6 +19,8 @@
 use super::config::{BalanceConfig, EsConfig};
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator};
+use super::jobs::{BalanceContext, BalanceGame, GameJob};
+use crate::exec::Executor;
 use crate::rng::{Rng, derive, stream};
 use crate::wgdl::Program;
 use anyhow::Result;
@@ -40,6 +42,9 @@ pub const CONFIRM: u64 = 1 << 42;
 pub struct Ctx<'a> {
     pub codec: &'a Codec,
     pub ev: &'a Evaluator,
+    /// Where the games run, and what a job sent elsewhere carries.
+    pub exec: &'a Executor,
+    pub jobs: &'a BalanceContext,
     pub seed: u64,
     pub iteration: u64,
     /// Games played so far in the whole run, and the budget in games.
@@ -82,17 +87,19 @@ impl Ctx<'_> {
         let e = &self.ev.cfg.evaluation;
         let (pairs, games) = (self.ev.n_pairs(), e.games as usize);
         let first = self.evals.len();
-        let jobs: Vec<(usize, usize, usize)> =
-            (0..cands.len()).flat_map(|c| (0..pairs).flat_map(move |p| (0..games).map(move |g| (c, p, g)))).collect();
-        let outcomes = jobs
-            .par_iter()
-            .map(|&(c, p, g)| {
-                let who = if e.common_random_numbers { CRN } else { (first + c) as u64 };
-                self.ev.play(&cands[c].1, p, derive(self.seed, self.iteration, who, (p * games + g) as u64), None)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.games_played += jobs.len() as u64;
         let per = pairs * games;
+        let mut jobs = Vec::with_capacity(cands.len() * per);
+        for (c, (x, _)) in cands.iter().enumerate() {
+            let dna = self.codec.full(x);
+            let who = if e.common_random_numbers { CRN } else { (first + c) as u64 };
+            for p in 0..pairs {
+                for g in 0..games {
+                    jobs.push(GameJob { dna: dna.clone(), pair: p, seed: derive(self.seed, self.iteration, who, (p * games + g) as u64) });
+                }
+            }
+        }
+        let outcomes = self.exec.map::<BalanceGame>(self.jobs, &jobs, |i, j| self.ev.play(&cands[i / per].1, j.pair, j.seed, None))?;
+        self.games_played += jobs.len() as u64;
         let evals: Vec<Eval> = cands
             .iter()
             .enumerate()

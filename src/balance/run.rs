@@ -11,7 +11,9 @@
 use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator, target_band};
+use super::jobs::{BalanceContext, BalanceGame, GameJob};
 use super::optim::{CONFIRM, Ctx, Optimizer};
+use crate::exec::Executor;
 use crate::experiment::tournament::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};
 use crate::rng::derive;
@@ -76,6 +78,8 @@ pub struct RunOptions {
     /// With `resume`: a checkpoint of another configuration is replaced by a fresh run
     /// instead of being an error (the comparison after its config changed).
     pub restart_stale: bool,
+    /// Where the games run (this process by default; `--ray` elsewhere).
+    pub exec: Executor,
 }
 
 /// What a run did.
@@ -105,6 +109,7 @@ pub fn run(
 ) -> Result<Outcome> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
     let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
+    let jobs = BalanceContext::new(cfg, cfg_path, cfg_text, &codec)?;
     let dir = out_dir(cfg);
     // Held until the run returns: a second run on this folder is refused, not raced.
     let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
@@ -168,6 +173,8 @@ pub fn run(
         let mut ctx = Ctx {
             codec: &codec,
             ev: &ev,
+            exec: &opts.exec,
+            jobs: &jobs,
             seed: cfg.balance.seed,
             iteration: it,
             games_played: ck.games_played,
@@ -184,12 +191,12 @@ pub fn run(
             let dna = codec.full(&x);
             let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
             let games = cfg.evaluation.confirm_games as usize;
-            let jobs: Vec<(usize, usize)> = (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| (p, g))).collect();
-            let outcomes = jobs
-                .par_iter()
-                .map(|&(p, g)| ev.play(&program, p, derive(cfg.balance.seed, it, CONFIRM, (p * games + g) as u64), None))
-                .collect::<Result<Vec<_>>>()?;
-            games_played += jobs.len() as u64;
+            let confirm: Vec<GameJob> = (0..ev.n_pairs())
+                .flat_map(|p| (0..games).map(move |g| (p, g)))
+                .map(|(p, g)| GameJob { dna: dna.clone(), pair: p, seed: derive(cfg.balance.seed, it, CONFIRM, (p * games + g) as u64) })
+                .collect();
+            let outcomes = opts.exec.map::<BalanceGame>(&jobs, &confirm, |_, j| ev.play(&program, j.pair, j.seed, None))?;
+            games_played += confirm.len() as u64;
             let confirmed = ev.score(&outcomes, codec.team_distance(&dna));
             if ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f) {
                 ck.best = Some(Best { dna, eval: confirmed, iteration: it });

@@ -28,6 +28,10 @@ pub struct BalanceArgs {
     /// Stop after this many iterations (resumable with --resume).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub iterations: Option<u64>,
+    /// Run the games on a Ray cluster: `local` starts a private local instance, `auto` joins
+    /// the running cluster, or a cluster's address. Needs the Python package (README, Ray).
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -57,13 +61,17 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
     if let Some(out) = &args.out {
         cfg.balance.out = out.clone();
     }
+    let exec = match &args.ray {
+        Some(address) => crate::exec::connect(address)?,
+        None => crate::exec::Executor::Local,
+    };
     install_interrupt();
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
             .expect("a valid progress template"),
     );
-    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, light: false, restart_stale: false };
+    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, light: false, restart_stale: false, exec: exec.clone() };
     let o = run(&cfg, &args.config, &text, &opts, &|done, total, best, it| {
         bar.set_length(total);
         bar.set_position(done);

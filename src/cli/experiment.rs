@@ -114,7 +114,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.set_style(
             ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} (ETA {eta})  {msg}").expect("valid template"),
         );
-        let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &|d, t, label| {
+        let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &crate::exec::Executor::Local, &|d, t, label| {
             pb.set_length(t);
             pb.set_position(d);
             pb.set_message(label.to_string());

@@ -1,0 +1,103 @@
+//! The balance fan-out as jobs for the [executor](crate::exec): one job is one game of one
+//! candidate encounter (its full DNA) by one AI pair on one seed, and its output the
+//! [`GameOutcome`] the fitness reads. The context is the resolved config with the game's
+//! absolute path and content hash, so a worker anywhere compiles the same game (and refuses
+//! another version of it) and builds the same encounter from the DNA.
+
+use super::config::BalanceConfig;
+use super::dna::Codec;
+use super::fitness::{Evaluator, GameOutcome};
+use crate::exec::JobKind;
+use crate::wgdl::Program;
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// What every game of a balance run shares.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BalanceContext {
+    /// The resolved config, its game path made absolute (workers need not share the driver's
+    /// working directory).
+    pub config: BalanceConfig,
+    /// The config's path and text (for error positions only).
+    pub config_path: PathBuf,
+    pub config_text: String,
+    /// [`Codec::game_hash`] of the game the driver compiled.
+    pub game_hash: u64,
+}
+
+impl BalanceContext {
+    pub fn new(cfg: &BalanceConfig, cfg_path: &Path, cfg_text: &str, codec: &Codec) -> Result<BalanceContext> {
+        let mut config = cfg.clone();
+        config.balance.game = std::path::absolute(&cfg.balance.game)?;
+        Ok(BalanceContext {
+            config,
+            config_path: std::path::absolute(cfg_path)?,
+            config_text: cfg_text.to_string(),
+            game_hash: codec.game_hash(),
+        })
+    }
+}
+
+/// One game: the candidate's full DNA, the AI pair, the game's stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GameJob {
+    pub dna: Vec<f64>,
+    pub pair: usize,
+    pub seed: u64,
+}
+
+/// A worker's state: the codec and evaluator of the context, and the encounters it built last
+/// (consecutive jobs of a batch mostly share one).
+pub struct Worker {
+    codec: Codec,
+    ev: Evaluator,
+    built: Mutex<Vec<(Vec<f64>, Arc<Program>)>>,
+}
+
+/// One balance game (`balance.game`).
+pub struct BalanceGame;
+
+impl JobKind for BalanceGame {
+    const NAME: &'static str = "balance.game";
+    type Context = BalanceContext;
+    type Worker = Worker;
+    type Job = GameJob;
+    type Output = GameOutcome;
+
+    fn worker(ctx: &BalanceContext) -> Result<Worker> {
+        let codec = Codec::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
+        if codec.game_hash() != ctx.game_hash {
+            bail!(
+                "{}: this worker reads another version of the game than the driver compiled (hash {:016x}, expected {:016x}); expected the same files on every node",
+                ctx.config.balance.game.display(),
+                codec.game_hash(),
+                ctx.game_hash
+            );
+        }
+        let ev = Evaluator::new(&ctx.config, &codec.probe).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
+        Ok(Worker { codec, ev, built: Mutex::new(Vec::new()) })
+    }
+
+    fn run(w: &Worker, job: &GameJob) -> Result<GameOutcome> {
+        let program = w.encounter(&job.dna)?;
+        w.ev.play(&program, job.pair, job.seed, None)
+    }
+}
+
+impl Worker {
+    fn encounter(&self, dna: &[f64]) -> Result<Arc<Program>> {
+        let same = |d: &[f64]| d.len() == dna.len() && d.iter().zip(dna).all(|(a, b)| a.to_bits() == b.to_bits());
+        if let Some((_, p)) = self.built.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(d, _)| same(d)) {
+            return Ok(p.clone());
+        }
+        let p = self.codec.build(dna)?.ok_or_else(|| anyhow!("a job's encounter breaks a constraint; expected a valid candidate"))?;
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if built.len() >= 4 {
+            built.remove(0);
+        }
+        built.push((dna.to_vec(), p.clone()));
+        Ok(p)
+    }
+}

@@ -1,0 +1,203 @@
+//! The executor seam: every fan-out of games hands a batch of *jobs* to an [`Executor`] and gets
+//! the results back in job order. A job kind ([`JobKind`]) is plain data on both sides (serde): a
+//! *context* sent once per batch (a resolved config, the game's path and content hash), the jobs
+//! (a parameter vector, a pair of players, a seed), and their outputs.
+//!
+//! - [`Executor::Local`] is the rayon fan-out the commands always had: each job runs in this
+//!   process on the objects the driver already built, nothing is serialized.
+//! - [`Executor::RoundTrip`] runs the worker's path in this process: context and jobs written to
+//!   JSON, read back by [`run_batch`] (which builds the worker state from the context alone, as a
+//!   remote worker does), outputs written and read back. Tests hold it to the local results byte
+//!   for byte, which is the proof that a job carries everything its result depends on.
+//! - [`Executor::Remote`] hands the JSON to another executor, today the Ray executor of the
+//!   Python package (`--ray ADDRESS`), whose workers call [`run_batch`] through the extension.
+//!
+//! A worker builds the state of a context once and keeps it ([`worker`]): the game is compiled
+//! once per worker process, keyed by the context's hash, not once per job.
+
+use anyhow::{Result, anyhow};
+use rayon::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::any::Any;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A kind of job: what a worker needs (built once per context), and how one job runs on it.
+pub trait JobKind: 'static {
+    /// The kind's name on the wire (`balance.game`, …).
+    const NAME: &'static str;
+    /// What every job of a batch shares; sent once per batch.
+    type Context: Serialize + DeserializeOwned;
+    /// What a worker builds from a context (a compiled game, an evaluator).
+    type Worker: Send + Sync + 'static;
+    type Job: Serialize + DeserializeOwned + Sync;
+    type Output: Serialize + DeserializeOwned + Send;
+    fn worker(ctx: &Self::Context) -> Result<Self::Worker>;
+    fn run(w: &Self::Worker, job: &Self::Job) -> Result<Self::Output>;
+}
+
+/// An executor outside this process: runs a batch of serialized jobs of the named kind and
+/// returns their serialized outputs in job order.
+pub trait Remote: Send + Sync {
+    fn run(&self, kind: &str, context: &str, jobs: Vec<String>) -> Result<Vec<String>>;
+    /// A line for the run's summary: the executor, its CPUs, the jobs each node ran.
+    fn describe(&self) -> String;
+}
+
+/// Where jobs run.
+#[derive(Clone, Default)]
+pub enum Executor {
+    /// This process, on rayon's threads.
+    #[default]
+    Local,
+    /// This process, through the serialized worker path (a test of the seam).
+    RoundTrip,
+    Remote(Arc<dyn Remote>),
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Executor::Local => "Local",
+            Executor::RoundTrip => "RoundTrip",
+            Executor::Remote(_) => "Remote",
+        })
+    }
+}
+
+impl Executor {
+    /// Runs `jobs` and returns their outputs in job order. Locally `local(index, job)` runs each
+    /// job on the driver's own objects; elsewhere the kind's [`JobKind::run`] does, on a worker built from
+    /// `ctx`. The two must give the same outputs (tested through [`Executor::RoundTrip`]).
+    pub fn map<K: JobKind>(
+        &self,
+        ctx: &K::Context,
+        jobs: &[K::Job],
+        local: impl Fn(usize, &K::Job) -> Result<K::Output> + Sync + Send,
+    ) -> Result<Vec<K::Output>> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let remote = match self {
+            Executor::Local => return jobs.par_iter().enumerate().map(|(i, j)| local(i, j)).collect(),
+            Executor::RoundTrip => None,
+            Executor::Remote(r) => Some(r),
+        };
+        let context = serde_json::to_string(ctx)?;
+        let wire: Vec<String> = jobs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
+        let outputs = match remote {
+            None => run_batch(K::NAME, &context, &wire, true)?,
+            Some(r) => r.run(K::NAME, &context, wire)?,
+        };
+        if outputs.len() != jobs.len() {
+            return Err(anyhow!("the executor returned {} results for {} {} jobs", outputs.len(), jobs.len(), K::NAME));
+        }
+        outputs.iter().map(|o| serde_json::from_str(o).map_err(|e| anyhow!("a {} result from the executor: {e}", K::NAME))).collect()
+    }
+
+    /// What the run's summary says of the executor.
+    pub fn describe(&self) -> String {
+        match self {
+            Executor::Local => format!("local ({} threads)", rayon::current_num_threads()),
+            Executor::RoundTrip => "local, serialized jobs (round trip)".into(),
+            Executor::Remote(r) => r.describe(),
+        }
+    }
+}
+
+/// Makes a remote executor from a `--ray ADDRESS`; set by the Python package before it runs
+/// the command line, so that `playforge … --ray` works from the wheel's console script.
+pub type Connect = dyn Fn(&str) -> Result<Arc<dyn Remote>> + Send + Sync;
+
+fn connector() -> &'static Mutex<Option<Arc<Connect>>> {
+    static CONNECT: OnceLock<Mutex<Option<Arc<Connect>>>> = OnceLock::new();
+    CONNECT.get_or_init(|| Mutex::new(None))
+}
+
+/// Installs the `--ray` connector (the Python package does, before it runs the command line).
+pub fn set_connector(c: Arc<Connect>) {
+    *connector().lock().unwrap_or_else(|p| p.into_inner()) = Some(c);
+}
+
+/// Whether a `--ray` connector is installed (this process runs inside the Python package).
+pub fn can_connect() -> bool {
+    connector().lock().unwrap_or_else(|p| p.into_inner()).is_some()
+}
+
+/// The executor of a `--ray ADDRESS` (`local`: a private local Ray instance; `auto`: the running
+/// cluster; `ray://host:port` or `host:port`: that cluster's address).
+pub fn connect(address: &str) -> Result<Executor> {
+    let c = connector().lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match c {
+        Some(c) => Ok(Executor::Remote(c(address)?)),
+        None => Err(anyhow!(
+            "--ray {address}: this playforge runs without its Python package, which the Ray executor needs; expected it installed (`bash python/setup.sh`, then `.venv/bin/playforge …` or `python -m playforge …`)"
+        )),
+    }
+}
+
+/// Runs a serialized batch of the named kind on this process's worker for `context` (built on
+/// first use); `parallel`: on rayon's threads (in-process), else one after another (a remote
+/// task has its own CPU). Outputs are serialized, in job order.
+pub fn run_batch(kind: &str, context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
+    match kind {
+        crate::balance::jobs::BalanceGame::NAME => run_kind::<crate::balance::jobs::BalanceGame>(context, jobs, parallel),
+        _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
+    }
+}
+
+/// The job kinds [`run_batch`] knows.
+pub const KINDS: &[&str] = &[crate::balance::jobs::BalanceGame::NAME];
+
+fn run_kind<K: JobKind>(context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
+    let w = worker::<K>(context)?;
+    let one = |j: &String| -> Result<String> {
+        let job: K::Job = serde_json::from_str(j).map_err(|e| anyhow!("a {} job: {e}", K::NAME))?;
+        Ok(serde_json::to_string(&K::run(&w, &job)?)?)
+    };
+    if parallel { jobs.par_iter().map(one).collect() } else { jobs.iter().map(one).collect() }
+}
+
+/// Worker states kept per process, newest last: (kind, hash of the context text, state).
+type Cache = Vec<(&'static str, u64, Arc<dyn Any + Send + Sync>)>;
+const CACHED: usize = 8;
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The worker state of a serialized context: from the cache, or built and cached (the oldest
+/// of [`CACHED`] dropped).
+pub fn worker<K: JobKind>(context: &str) -> Result<Arc<K::Worker>> {
+    let h = fnv(context.as_bytes());
+    {
+        let c = cache().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = c.iter().find(|(k, ch, _)| *k == K::NAME && *ch == h).and_then(|(_, _, w)| w.clone().downcast::<K::Worker>().ok())
+        {
+            return Ok(w);
+        }
+    }
+    let ctx: K::Context = serde_json::from_str(context).map_err(|e| anyhow!("a {} context: {e}", K::NAME))?;
+    let w = Arc::new(K::worker(&ctx)?);
+    let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
+    if c.len() >= CACHED {
+        c.remove(0);
+    }
+    c.push((K::NAME, h, w.clone()));
+    Ok(w)
+}
+
+/// How many worker states this process has built and keeps (tests: one per context).
+pub fn cached_workers() -> usize {
+    cache().lock().unwrap_or_else(|p| p.into_inner()).len()
+}
+
+/// FNV-1a, 64 bits: the cache key of a context and the content hash of a file.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
