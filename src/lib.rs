@@ -14,6 +14,8 @@ pub mod gdl;
 pub mod input;
 pub mod persona;
 pub mod playtest;
+#[cfg(feature = "python")]
+mod python;
 pub mod report;
 pub mod rng;
 pub mod search;

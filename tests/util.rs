@@ -70,7 +70,7 @@ pub fn random_moves(p: &Program, seed: u64, moves: usize) -> Result<(), wgdl::Ru
 }
 
 /// Every output file under `dir` (relative path → bytes), bookkeeping left out (timing,
-/// checkpoints, locks, temporary files): what must be byte-identical between two runs.
+/// the executor's summary, checkpoints, locks, temporary files): what must be byte-identical between two runs.
 #[allow(dead_code)]
 pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
@@ -79,7 +79,7 @@ pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let name = e.file_name().to_string_lossy().into_owned();
             if p.is_dir() {
                 walk(base, &p, out);
-            } else if !matches!(name.as_str(), "timing.csv" | "checkpoint.json" | ".lock" | ".playforge")
+            } else if !matches!(name.as_str(), "timing.csv" | "executor.txt" | "checkpoint.json" | ".lock" | ".playforge")
                 && !name.ends_with(".seconds")
                 && !name.contains(".tmp")
             {

@@ -229,6 +229,10 @@ pub fn run(
         interrupted = true;
     }
     write_history(&dir, &ck.history)?;
+    // How the games ran (not what they computed): beside timing.csv, out of every comparison.
+    if !matches!(opts.exec, Executor::Local) {
+        write_atomic(&dir.join("executor.txt"), format!("{}\n", opts.exec.describe()).as_bytes())?;
+    }
     if let Some(b) = &ck.best {
         write_best(cfg, &codec, &dir, b)?;
         if !opts.light {

@@ -103,6 +103,9 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         }
         None => writeln!(out, "no encounter evaluated yet")?,
     }
+    if args.ray.is_some() {
+        writeln!(out, "executor: {}", exec.describe())?;
+    }
     let interrupted = o.interrupted || INTERRUPTED.load(Ordering::SeqCst);
     if interrupted {
         writeln!(out, "interrupted; continue with: playforge balance {} --resume", args.config.display())?;

@@ -129,7 +129,50 @@ fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    if let Some(code) = ray_through_python() {
+        return ExitCode::from(code);
+    }
+    ExitCode::from(main_from(std::env::args_os()))
+}
+
+/// `--ray` given to the plain binary: the Ray executor lives in the Python package, so the
+/// command is run again as `python -m playforge …` with the Python that has it
+/// (`$PLAYFORGE_PYTHON`, else this checkout's `.venv` that `python/setup.sh` makes). `None`:
+/// no `--ray`, or no such Python (the command then says how to install it).
+fn ray_through_python() -> Option<u8> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if !args.iter().any(|a| a == "--ray" || a.to_string_lossy().starts_with("--ray=")) {
+        return None;
+    }
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let python = std::env::var_os("PLAYFORGE_PYTHON").map(PathBuf::from).or_else(|| venv.exists().then_some(venv))?;
+    let has_it = std::process::Command::new(&python)
+        .args(["-c", "import playforge._core"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_it {
+        return None;
+    }
+    let status = std::process::Command::new(&python).args(["-m", "playforge"]).args(&args).status().ok()?;
+    Some(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
+/// The command line on `args` (the program name first), returning the exit status instead of
+/// exiting: `--help`, `--version` and argument errors print and return as `main` would exit.
+/// The Python package's `playforge` script and `python -m playforge` run this.
+pub fn main_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code().clamp(0, 255) as u8;
+        }
+    };
     let result = match cli.command {
         Command::Check { game } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game),
         Command::Check { game } => run::check(&game),
@@ -149,20 +192,20 @@ pub fn main() -> ExitCode {
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             if e.downcast_ref::<Interrupted>().is_some() {
-                return ExitCode::from(130);
+                return 130;
             }
             // A closed pipe (`playforge run … | head`) is not an error.
             if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
-                return ExitCode::SUCCESS;
+                return 0;
             }
             eprint!("{e:#}");
             if !format!("{e:#}").ends_with('\n') {
                 eprintln!();
             }
-            ExitCode::FAILURE
+            1
         }
     }
 }

@@ -155,24 +155,6 @@ pub fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every named value of a state, for printing differences: (name, type, value).
-fn values(p: &Program, st: &State) -> Vec<(String, Ty, i64)> {
-    let mut v = Vec::new();
-    v.push(("game.time".to_string(), Ty::Long, st.clock));
-    v.push(("game.sessionsFinished".to_string(), Ty::Long, st.sessions));
-    for (i, path) in p.store.paths.iter().enumerate().skip(1) {
-        v.push((format!("game.{path}"), Ty::Long, st.slots[i]));
-    }
-    for (id, o) in st.objects.iter().enumerate() {
-        let name = p.object_label(st, id as u32);
-        for (k, a) in p.classes[o.class as usize].attrs.iter().enumerate() {
-            let val = if o.alive { st.slots[(o.base as usize) + k] } else { 0 };
-            v.push((format!("{name}.{}", a.name), a.ty, val));
-        }
-    }
-    v
-}
-
 fn diff(p: &Program, before: &[(String, Ty, i64)], after: &[(String, Ty, i64)]) -> String {
     let mut parts = Vec::new();
     for (i, (name, ty, v)) in after.iter().enumerate() {
@@ -274,13 +256,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
             None if args.groups => crate::game::pick_grouped(&game, &legal, &weights, &mut rng),
             None => legal[rng.random_range(0..legal.len())],
         };
-        let before = if args.quiet { Vec::new() } else { values(p, &st) };
+        let before = if args.quiet { Vec::new() } else { p.named_values(&st) };
         let name = p.action_name(&st, a);
         p.apply(&mut st, a).map_err(rt)?;
         recorded.push(name.clone());
         step += 1;
         if !args.quiet {
-            writeln!(out, "{step:>5}  t={:<6} {name}  {}", st.clock, diff(p, &before, &values(p, &st)))?;
+            writeln!(out, "{step:>5}  t={:<6} {name}  {}", st.clock, diff(p, &before, &p.named_values(&st)))?;
         }
     };
     let why = match status {

@@ -1963,6 +1963,26 @@ impl Program {
         }
     }
 
+    /// Every named value of a state, in a fixed order (the clock, the game's values, then each
+    /// object's attributes): (name, type, value). `run` prints their differences; a state's text
+    /// form lists them.
+    pub fn named_values(&self, st: &State) -> Vec<(String, Ty, i64)> {
+        let mut v = Vec::new();
+        v.push(("game.time".to_string(), Ty::Long, st.clock));
+        v.push(("game.sessionsFinished".to_string(), Ty::Long, st.sessions));
+        for (i, path) in self.store.paths.iter().enumerate().skip(1) {
+            v.push((format!("game.{path}"), Ty::Long, st.slots[i]));
+        }
+        for (id, o) in st.objects.iter().enumerate() {
+            let name = self.object_label(st, id as u32);
+            for (k, a) in self.classes[o.class as usize].attrs.iter().enumerate() {
+                let val = if o.alive { st.slots[(o.base as usize) + k] } else { 0 };
+                v.push((format!("{name}.{}", a.name), a.ty, val));
+            }
+        }
+        v
+    }
+
     /// A 64-bit hash of everything mutable in the state (FxHash-style mixing; no allocation).
     pub fn hash_state(&self, st: &State) -> u64 {
         st.fingerprint()

@@ -1,0 +1,103 @@
+"""playforge: machine playtesting and balancing of games written in WGDL.
+
+The game API follows pyspiel's::
+
+    import playforge
+    game = playforge.load_game("games/connect_four.wgdl")
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        state.apply_action(state.legal_actions()[0])
+    print(state.returns())
+
+Every command of the command line runs as ``python -m playforge …`` (or the ``playforge``
+script this package installs); ``--ray ADDRESS`` runs a command's games on a Ray cluster
+(``pip install 'playforge[ray]'``). Errors raise ``ValueError`` (bad input, with the
+``file:line:column`` of the command line's messages) or ``RuntimeError`` (a game's runtime error).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from . import _core
+from ._core import State, __version__, job_kinds, run_batch
+
+__all__ = ["Game", "State", "Parameters", "load_game", "main", "run_batch", "job_kinds", "__version__"]
+
+
+class Parameters(NamedTuple):
+    """A game's declared parameters, in declaration order."""
+
+    names: List[str]
+    low: np.ndarray
+    high: np.ndarray
+    integer: np.ndarray
+    values: np.ndarray
+
+
+class Game:
+    """A compiled WGDL game (``load_game``)."""
+
+    def __init__(self, core: "_core.Game"):
+        self._core = core
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def players(self) -> List[str]:
+        return self._core.players
+
+    def num_players(self) -> int:
+        return self._core.num_players()
+
+    @property
+    def parameters(self) -> Parameters:
+        """Names, ranges and current values of the declared ``parameter`` lines."""
+        table = self._core.parameter_table()
+        return Parameters(
+            names=[t[0] for t in table],
+            low=np.array([t[1] for t in table], dtype=float),
+            high=np.array([t[2] for t in table], dtype=float),
+            integer=np.array([t[3] for t in table], dtype=bool),
+            values=np.array([t[4] for t in table], dtype=float),
+        )
+
+    def with_parameters(self, values: Sequence[float]) -> "Game":
+        """The same game with every declared parameter set (an array in declaration order);
+        a value outside its declared range raises ``ValueError``."""
+        return Game(self._core.with_parameter_values([float(v) for v in np.asarray(values, dtype=float).ravel()]))
+
+    def new_initial_state(self, seed: int = 0) -> State:
+        """The start state; ``seed`` starts the game's own chance stream."""
+        return self._core.new_initial_state(seed)
+
+    def random_playout(self, seed: int, chance_seed: int = 0, max_moves: int = 1_000_000) -> List[str]:
+        """One uniformly random game as ``playforge run GAME --random MAX --seed SEED`` plays it:
+        the names of its moves."""
+        return self._core.random_playout(seed, chance_seed, max_moves)
+
+    def random_playouts(self, n: int, seed: int) -> int:
+        """``n`` uniformly random games played in Rust; returns the moves played."""
+        return self._core.random_playouts(n, seed)
+
+    def __repr__(self) -> str:
+        return f"<playforge.Game {self.path}>"
+
+
+def load_game(path: str, params: Optional[Dict[str, float]] = None, turn_order: Optional[str] = None) -> Game:
+    """Loads a WGDL game. ``params`` sets declared parameters by name
+    (``{"red1.maxHp": 40}``); ``turn_order`` is ``"grouped"`` or ``"alternating"``."""
+    items = None if params is None else [(str(k), float(v)) for k, v in params.items()]
+    return Game(_core.load_game(str(path), items, turn_order))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line (``argv`` without the program name; default ``sys.argv[1:]``) and
+    returns its exit status. ``--ray ADDRESS`` works here."""
+    from .__main__ import main as _main
+
+    return _main(argv)

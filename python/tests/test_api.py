@@ -1,0 +1,99 @@
+"""The Python API against the command line: the same random games for the same seed,
+parameters that round-trip, errors raised with the command line's positions, and the pyspiel
+state protocol (legal moves, apply, clone, returns, the terminal player)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import playforge
+from conftest import ROOT, playforge as cli
+
+
+@pytest.mark.parametrize("game,seed", [("connect_four.wgdl", 7), ("hex_arena.wgdl", 3), ("simple_coins.wgdl", 11)])
+def test_random_playout_is_the_cli_run(tmp_path, game, seed):
+    record = tmp_path / "game.json"
+    cli(["run", f"games/{game}", "--random", "300", "--seed", str(seed), "--record", str(record), "--quiet"])
+    moves = json.loads(record.read_text())["moves"]
+    assert len(moves) > 5
+    g = playforge.load_game(str(ROOT / "games" / game))
+    assert g.random_playout(seed, max_moves=300) == moves
+
+
+def test_a_python_loop_plays_legal_games_to_their_end():
+    g = playforge.load_game(str(ROOT / "games/connect_four.wgdl"))
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        s = g.new_initial_state()
+        while not s.is_terminal():
+            assert s.current_player() in (0, 1)
+            s.apply_action(int(rng.choice(s.legal_actions())))
+        assert s.current_player() == -4
+        assert 7 <= s.move_number() <= 42
+        assert sum(s.returns()) == 0 and set(s.returns()) <= {-1.0, 0.0, 1.0}
+        assert s.status() in ("won:red", "won:yellow", "draw")
+
+
+def test_states_clone_and_refuse_illegal_moves():
+    g = playforge.load_game(str(ROOT / "games/connect_four.wgdl"))
+    s = g.new_initial_state()
+    a = s.legal_actions()[3]
+    assert s.action_to_string(a) == "drop(red, 3)"
+    t = s.clone()
+    t.apply_action(a)
+    assert s.move_number() == 0 and t.move_number() == 1
+    assert "red.row = 0" in str(s)
+    assert t.current_player() == 1
+    with pytest.raises(ValueError, match="not legal here"):
+        s.apply_action(123456789)
+
+
+def test_parameters_round_trip_and_are_checked():
+    g = playforge.load_game(str(ROOT / "games/hex_arena.wgdl"))
+    p = g.parameters
+    assert p.names[0] == "red1.maxHp" and len(p.names) == len(p.low) == len(p.high) == len(p.values)
+    assert np.all(p.low <= p.values) and np.all(p.values <= p.high)
+    same = g.with_parameters(p.values)
+    assert np.array_equal(same.parameters.values, p.values)
+    v = p.values.copy()
+    v[0] = p.low[0]
+    assert g.with_parameters(v).parameters.values[0] == p.low[0]
+    v[0] = p.high[0] + 1
+    with pytest.raises(ValueError, match="red1.maxHp"):
+        g.with_parameters(v)
+    by_name = playforge.load_game(str(ROOT / "games/hex_arena.wgdl"), params={"red1.maxHp": 40})
+    assert by_name.parameters.values[0] == 40
+
+
+def test_bad_input_raises_with_its_position(tmp_path):
+    bad = tmp_path / "bad.wgdl"
+    bad.write_text("class coin\nattribute coin value long zz\n")
+    with pytest.raises(ValueError) as e:
+        playforge.load_game(str(bad))
+    assert re.search(r"bad\.wgdl:2:\d+", str(e.value)), str(e.value)
+    with pytest.raises(ValueError, match="cannot read"):
+        playforge.load_game(str(tmp_path / "missing.wgdl"))
+
+
+def test_python_m_playforge_lists_the_commands_of_the_binary():
+    out = subprocess.run([sys.executable, "-m", "playforge", "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ["balance", "verify", "landscape", "personas", "persona-play", "playtest", "tournament", "experiment", "play", "run", "check", "bench", "replay", "gdl-match", "ggp"]:
+        assert re.search(rf"^\s+{re.escape(command)}\s", out, re.M), f"{command} missing from:\n{out}"
+    binary = ROOT / "target/release/playforge"
+    if binary.exists():
+        assert subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout == out
+    # Errors and their exit status are the binary's too.
+    bad = subprocess.run([sys.executable, "-m", "playforge", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unrecognized subcommand" in bad.stderr
+
+
+def test_run_batch_builds_the_game_once_and_reports_bad_jobs():
+    assert "balance.game" in playforge.job_kinds()
+    with pytest.raises(RuntimeError, match="unknown job kind"):
+        playforge.run_batch("nope", "{}", [])
