@@ -56,6 +56,9 @@ impl Remote for PyRemote {
         Python::attach(|py| self.0.call_method0(py, "describe").and_then(|d| d.extract::<String>(py)))
             .unwrap_or_else(|e| format!("ray (no description: {e})"))
     }
+    fn cpus(&self) -> usize {
+        Python::attach(|py| self.0.getattr(py, "cpus").and_then(|c| c.extract::<usize>(py))).unwrap_or(1)
+    }
 }
 
 /// Installs `connect(address) -> executor`, which `--ray ADDRESS` calls.

@@ -391,3 +391,26 @@ fn a_style_can_search_with_a_persona_formula_from_a_file() {
     let o = run_playtest(&s, false, &done).unwrap();
     assert!(o.reps[0].iter().all(|r| r.best > 0.0 && r.rollouts == 100));
 }
+
+/// The replicates sent through the serialized worker path (as a Ray worker gets them) write the
+/// same files as the local run, byte for byte (tests/exec.rs does balance and personas).
+#[test]
+fn replicates_through_serialized_jobs_write_the_same_files() {
+    let run = |exec: playforge::exec::Executor, tag: &str| {
+        let dir = temp_dir(tag);
+        let mut s = setup(SMALL, &dir);
+        s.exec = exec;
+        let done = AtomicU64::new(0);
+        let o = run_playtest(&s, false, &done).unwrap();
+        assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), s.total_rollouts());
+        write_reports(&s, &o).unwrap();
+        s.out_dir.clone()
+    };
+    let local = crate::util::outputs(&run(playforge::exec::Executor::Local, "wire-local"));
+    let wire = crate::util::outputs(&run(playforge::exec::Executor::RoundTrip, "wire-wire"));
+    assert!(local.contains_key(Path::new("summary.md")) && local.keys().any(|k| k.starts_with("runs")), "{:?}", local.keys());
+    assert_eq!(local.keys().collect::<Vec<_>>(), wire.keys().collect::<Vec<_>>());
+    for (name, bytes) in &local {
+        assert!(bytes == &wire[name], "{} differs between the local and the serialized executor", name.display());
+    }
+}

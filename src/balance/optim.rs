@@ -98,7 +98,8 @@ impl Ctx<'_> {
                 }
             }
         }
-        let outcomes = self.exec.map::<BalanceGame>(self.jobs, &jobs, |i, j| self.ev.play(&cands[i / per].1, j.pair, j.seed, None))?;
+        let outcomes =
+            self.exec.map::<BalanceGame>(|| Ok(self.jobs.clone()), &jobs, |i, j| self.ev.play(&cands[i / per].1, j.pair, j.seed, None))?;
         self.games_played += jobs.len() as u64;
         let evals: Vec<Eval> = cands
             .iter()

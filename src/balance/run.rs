@@ -195,7 +195,7 @@ pub fn run(
                 .flat_map(|p| (0..games).map(move |g| (p, g)))
                 .map(|(p, g)| GameJob { dna: dna.clone(), pair: p, seed: derive(cfg.balance.seed, it, CONFIRM, (p * games + g) as u64) })
                 .collect();
-            let outcomes = opts.exec.map::<BalanceGame>(&jobs, &confirm, |_, j| ev.play(&program, j.pair, j.seed, None))?;
+            let outcomes = opts.exec.map::<BalanceGame>(|| Ok(jobs.clone()), &confirm, |_, j| ev.play(&program, j.pair, j.seed, None))?;
             games_played += confirm.len() as u64;
             let confirmed = ev.score(&outcomes, codec.team_distance(&dna));
             if ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f) {
@@ -229,10 +229,6 @@ pub fn run(
         interrupted = true;
     }
     write_history(&dir, &ck.history)?;
-    // How the games ran (not what they computed): beside timing.csv, out of every comparison.
-    if !matches!(opts.exec, Executor::Local) {
-        write_atomic(&dir.join("executor.txt"), format!("{}\n", opts.exec.describe()).as_bytes())?;
-    }
     if let Some(b) = &ck.best {
         write_best(cfg, &codec, &dir, b)?;
         if !opts.light {

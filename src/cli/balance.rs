@@ -28,10 +28,8 @@ pub struct BalanceArgs {
     /// Stop after this many iterations (resumable with --resume).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub iterations: Option<u64>,
-    /// Run the games on a Ray cluster: `local` starts a private local instance, `auto` joins
-    /// the running cluster, or a cluster's address. Needs the Python package (README, Ray).
-    #[arg(long, value_name = "ADDRESS")]
-    pub ray: Option<String>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -61,10 +59,7 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
     if let Some(out) = &args.out {
         cfg.balance.out = out.clone();
     }
-    let exec = match &args.ray {
-        Some(address) => crate::exec::connect(address)?,
-        None => crate::exec::Executor::Local,
-    };
+    let exec = args.exec.executor()?;
     install_interrupt();
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
@@ -103,8 +98,8 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         }
         None => writeln!(out, "no encounter evaluated yet")?,
     }
-    if args.ray.is_some() {
-        writeln!(out, "executor: {}", exec.describe())?;
+    if let Some(line) = args.exec.summary(&exec, &o.dir)? {
+        writeln!(out, "{line}")?;
     }
     let interrupted = o.interrupted || INTERRUPTED.load(Ordering::SeqCst);
     if interrupted {

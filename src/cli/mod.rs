@@ -102,6 +102,38 @@ enum Command {
     Ggp(gdl::GgpCommand),
 }
 
+/// `--ray ADDRESS`, shared by the commands that fan games out.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct ExecArgs {
+    /// Run the games on a Ray cluster: `local` starts a private local instance (`local:N` with N
+    /// CPUs), `auto` joins the running cluster, or give a cluster's address. Same outputs as
+    /// without it. Needs the Python package (`bash python/setup.sh`; README, Python and Ray).
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
+}
+
+impl ExecArgs {
+    /// The executor: Ray's when `--ray` is given, else this process.
+    pub(crate) fn executor(&self) -> anyhow::Result<crate::exec::Executor> {
+        match &self.ray {
+            Some(address) => crate::exec::connect(address),
+            None => Ok(crate::exec::Executor::Local),
+        }
+    }
+
+    /// The line a command prints about where its games ran (`None` when they ran here), and
+    /// writes as `executor.txt` beside `timing.csv` (a stale one of an earlier run is removed).
+    pub(crate) fn summary(&self, exec: &crate::exec::Executor, dir: &std::path::Path) -> anyhow::Result<Option<String>> {
+        if self.ray.is_none() {
+            let _ = std::fs::remove_file(dir.join("executor.txt"));
+            return Ok(None);
+        }
+        let line = exec.describe();
+        crate::report::write_atomic(&dir.join("executor.txt"), format!("{line}\n").as_bytes())?;
+        Ok(Some(format!("executor: {line}")))
+    }
+}
+
 /// A run that stopped at Ctrl-C after saving its checkpoint: the process exits 130 (128 +
 /// SIGINT, what shells and schedulers expect of an interrupted command), not 0, since the run
 /// is unfinished. The command has already said how to resume.

@@ -29,6 +29,8 @@ pub struct PersonasArgs {
     /// Override the number of generations.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub generations: Option<u64>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -81,7 +83,8 @@ fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option
 }
 
 pub fn personas(args: &PersonasArgs) -> Result<()> {
-    let setup = setup(&args.config, args.seed, args.generations, args.out.as_deref())?;
+    let mut setup = setup(&args.config, args.seed, args.generations, args.out.as_deref())?;
+    setup.exec = args.exec.executor()?;
     let chosen: Vec<usize> = if args.only.is_empty() {
         (0..setup.cfg.list.len()).collect()
     } else {
@@ -170,6 +173,9 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
         outln!()?;
         out!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default())?;
     }
+    if let Some(line) = args.exec.summary(&setup.exec, out)? {
+        outln!("{line}")?;
+    }
     outln!(
         "\n{} in {:.1} s; outputs in {}/ (per persona: history.csv, convergence.png, hall_of_fame.md, best_formula.txt, population.csv)",
         total_label(&done),
@@ -254,7 +260,7 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
             let goal = match (args.goal, saved_goal) {
                 (Some(g), _) | (None, Some(g)) => g,
                 (None, None) => {
-                    let rs = crate::persona::run::play_many(&setup, &m, &Agent::Random, &seeds, player, &done)?;
+                    let rs = crate::persona::run::play_many(&setup, k, &Agent::Random, &seeds, player, &done)?;
                     rs.iter().map(|r| r.measure).sum::<f64>() / rs.len() as f64
                 }
             };

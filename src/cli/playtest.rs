@@ -28,6 +28,8 @@ pub struct PlaytestArgs {
     /// Override the replicates per condition.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub replicates: Option<u64>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -49,7 +51,8 @@ pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates
 }
 
 pub fn playtest(args: &PlaytestArgs) -> Result<()> {
-    let setup = setup(&args.config, args.seed, args.rollouts, args.replicates, args.out.as_deref())?;
+    let mut setup = setup(&args.config, args.seed, args.rollouts, args.replicates, args.out.as_deref())?;
+    setup.exec = args.exec.executor()?;
     let out = setup.out_dir.clone();
     if args.resume && !out.join("runs").exists() {
         bail!(
@@ -69,12 +72,13 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     let s = &setup.cfg.playtest;
     if !args.quiet {
         eprintln!(
-            "{}: {} conditions × {} replicates × {} rollouts on {} threads",
+            "{}: {} conditions × {} replicates × {} rollouts on {} {}",
             s.name,
             setup.conditions.len(),
             s.replicates,
             s.rollouts,
-            rayon::current_num_threads()
+            setup.exec.cpus(),
+            if args.exec.ray.is_some() { "Ray CPUs" } else { "threads" }
         );
     }
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(setup.total_rollouts()) };
@@ -105,6 +109,9 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     }
     let (_, md) = write_reports(&setup, &outcome)?;
     out!("{md}")?;
+    if let Some(line) = args.exec.summary(&setup.exec, &out)? {
+        outln!("{line}")?;
+    }
     outln!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display())?;
     Ok(())
 }

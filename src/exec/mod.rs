@@ -42,6 +42,8 @@ pub trait Remote: Send + Sync {
     fn run(&self, kind: &str, context: &str, jobs: Vec<String>) -> Result<Vec<String>>;
     /// A line for the run's summary: the executor, its CPUs, the jobs each node ran.
     fn describe(&self) -> String;
+    /// The CPUs the executor runs jobs on (for batching).
+    fn cpus(&self) -> usize;
 }
 
 /// Where jobs run.
@@ -67,11 +69,11 @@ impl std::fmt::Debug for Executor {
 
 impl Executor {
     /// Runs `jobs` and returns their outputs in job order. Locally `local(index, job)` runs each
-    /// job on the driver's own objects; elsewhere the kind's [`JobKind::run`] does, on a worker built from
-    /// `ctx`. The two must give the same outputs (tested through [`Executor::RoundTrip`]).
+    /// job on the driver's own objects; elsewhere the kind's [`JobKind::run`] does, on a worker
+    /// built from the context `ctx()` makes (only then). The two must give the same outputs (tested through [`Executor::RoundTrip`]).
     pub fn map<K: JobKind>(
         &self,
-        ctx: &K::Context,
+        ctx: impl FnOnce() -> Result<K::Context>,
         jobs: &[K::Job],
         local: impl Fn(usize, &K::Job) -> Result<K::Output> + Sync + Send,
     ) -> Result<Vec<K::Output>> {
@@ -83,7 +85,7 @@ impl Executor {
             Executor::RoundTrip => None,
             Executor::Remote(r) => Some(r),
         };
-        let context = serde_json::to_string(ctx)?;
+        let context = serde_json::to_string(&ctx()?)?;
         let wire: Vec<String> = jobs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
         let outputs = match remote {
             None => run_batch(K::NAME, &context, &wire, true)?,
@@ -93,6 +95,14 @@ impl Executor {
             return Err(anyhow!("the executor returned {} results for {} {} jobs", outputs.len(), jobs.len(), K::NAME));
         }
         outputs.iter().map(|o| serde_json::from_str(o).map_err(|e| anyhow!("a {} result from the executor: {e}", K::NAME))).collect()
+    }
+
+    /// The CPUs jobs run on at once.
+    pub fn cpus(&self) -> usize {
+        match self {
+            Executor::Local | Executor::RoundTrip => rayon::current_num_threads(),
+            Executor::Remote(r) => r.cpus().max(1),
+        }
     }
 
     /// What the run's summary says of the executor.
@@ -140,14 +150,18 @@ pub fn connect(address: &str) -> Result<Executor> {
 /// first use); `parallel`: on rayon's threads (in-process), else one after another (a remote
 /// task has its own CPU). Outputs are serialized, in job order.
 pub fn run_batch(kind: &str, context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
+    use crate::{balance::jobs::BalanceGame, persona::jobs::PersonaGame, playtest::jobs::PlaytestReplicate};
     match kind {
-        crate::balance::jobs::BalanceGame::NAME => run_kind::<crate::balance::jobs::BalanceGame>(context, jobs, parallel),
+        BalanceGame::NAME => run_kind::<BalanceGame>(context, jobs, parallel),
+        PersonaGame::NAME => run_kind::<PersonaGame>(context, jobs, parallel),
+        PlaytestReplicate::NAME => run_kind::<PlaytestReplicate>(context, jobs, parallel),
         _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
     }
 }
 
 /// The job kinds [`run_batch`] knows.
-pub const KINDS: &[&str] = &[crate::balance::jobs::BalanceGame::NAME];
+pub const KINDS: &[&str] =
+    &[crate::balance::jobs::BalanceGame::NAME, crate::persona::jobs::PersonaGame::NAME, crate::playtest::jobs::PlaytestReplicate::NAME];
 
 fn run_kind<K: JobKind>(context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
     let w = worker::<K>(context)?;

@@ -5,5 +5,6 @@
 //! with checkpoints, charts and a held-out comparison.
 
 pub mod config;
+pub mod jobs;
 pub mod play;
 pub mod run;

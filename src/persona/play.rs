@@ -148,7 +148,7 @@ impl Goals for Measured {
 }
 
 /// What a search maximizes at the end of a rollout.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Reward {
     /// 1 when the measure beats the goal (above it for `max`, below for `min`), else 0: the
     /// paper's "win".

@@ -13,8 +13,10 @@
 //! on any number of threads.
 
 use super::config::{Persona, PersonaConfig};
+use super::jobs::{AgentSpec, GameJob, PersonaContext, PersonaGame};
 use super::play::{Agent, GameResult, Measure, Measured, Reward, Search, play_game};
 use crate::evolve::gp::{self, Origin};
+use crate::exec::Executor;
 use crate::game::WgdlGame;
 use crate::report::{chart, csv_bytes, write_atomic};
 use crate::rng::{derive, stream};
@@ -22,7 +24,6 @@ use crate::search::formula::Formula;
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{CompileOptions, Program};
 use anyhow::{Context, Result, anyhow, bail};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,6 +100,8 @@ pub struct Setup {
     pub out_dir: PathBuf,
     /// Stop after this many generations in one call (tests; the checkpoint stays resumable).
     pub max_generations: Option<u64>,
+    /// Where the games run (this process by default; `--ray` elsewhere).
+    pub exec: Executor,
 }
 
 impl Setup {
@@ -129,7 +132,17 @@ impl Setup {
         let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
         // One folder per (config name, seed): runs with another seed never overwrite it.
         let out_dir = out_root.join(&s.name).join(format!("seed-{}", s.seed));
-        Ok(Setup { cfg, text, config_path: config_path.to_path_buf(), program, score, search, out_dir, max_generations: None })
+        Ok(Setup {
+            cfg,
+            text,
+            config_path: config_path.to_path_buf(),
+            program,
+            score,
+            search,
+            out_dir,
+            max_generations: None,
+            exec: Executor::Local,
+        })
     }
 
     /// The measured game of persona `p` (chance seed 0; games reseed it).
@@ -183,29 +196,40 @@ impl Setup {
 /// of the player's own stream.
 pub type Job<'a> = (&'a Agent, u64, (u64, u64, u64, u64));
 
-/// Plays every job in parallel (results in job order); counts finished games in `done`.
-pub fn play_jobs(setup: &Setup, m: &Measured, jobs: &[Job], done: &AtomicU64) -> Result<Vec<GameResult>> {
-    jobs.par_iter()
-        .map(|&(agent, seed, (a, b, c, d))| {
-            let mut rng = stream(a, b, c, d);
-            let r = play_game(m, seed, setup.score, agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)));
+/// Plays every job of persona `k` (whose measure is read) on the setup's executor (results in
+/// job order); counts finished games in `done`.
+pub fn play_jobs(setup: &Setup, k: usize, jobs: &[Job], done: &AtomicU64) -> Result<Vec<GameResult>> {
+    let m = setup.measured(&setup.cfg.list[k]);
+    let wire: Vec<GameJob> =
+        jobs.iter().map(|&(agent, seed, stream)| GameJob { persona: k, agent: AgentSpec::of(agent), seed, stream }).collect();
+    let results = setup.exec.map::<PersonaGame>(
+        || PersonaContext::new(setup),
+        &wire,
+        |i, _| {
+            let (agent, seed, (a, b, c, d)) = jobs[i];
+            let r = play_game(&m, seed, setup.score, agent, &setup.search, &mut stream(a, b, c, d))
+                .map_err(|e| anyhow!("{}", e.render(&setup.program)));
             done.fetch_add(1, Ordering::Relaxed);
             r
-        })
-        .collect()
+        },
+    )?;
+    if !matches!(setup.exec, Executor::Local) {
+        done.fetch_add(results.len() as u64, Ordering::Relaxed);
+    }
+    Ok(results)
 }
 
-/// Plays `agent` on every seed in parallel; `stream_seed(game index)` gives its stream.
+/// Plays `agent` of persona `k` on every seed; `stream_seed(game index)` gives its stream.
 pub fn play_many(
     setup: &Setup,
-    m: &Measured,
+    k: usize,
     agent: &Agent,
     seeds: &[u64],
     stream_seed: impl Fn(u64) -> (u64, u64, u64, u64),
     done: &AtomicU64,
 ) -> Result<Vec<GameResult>> {
-    let jobs: Vec<Job> = seeds.iter().enumerate().map(|(k, &seed)| (agent, seed, stream_seed(k as u64))).collect();
-    play_jobs(setup, m, &jobs, done)
+    let jobs: Vec<Job> = seeds.iter().enumerate().map(|(j, &seed)| (agent, seed, stream_seed(j as u64))).collect();
+    play_jobs(setup, k, &jobs, done)
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -285,7 +309,6 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             elapsed_s: 0.0,
         }
     };
-    let m = setup.measured(p);
     let t0 = Instant::now();
     let elapsed0 = ck.elapsed_s;
     let mut interrupted = false;
@@ -300,11 +323,11 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             ck.population.iter().map(|t| Formula::parse(t).map_err(|e| anyhow!("{}: {e}", ck_path.display()))).collect::<Result<_>>()?;
         let seeds = setup.game_seeds(g);
         // The random player first: its mean is the first generation's goal.
-        let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (pseed, g, TAG_RANDOM, j), done)?;
+        let random = play_many(setup, k, &Agent::Random, &seeds, |j| (pseed, g, TAG_RANDOM, j), done)?;
         let random_mean = mean(random.iter().map(|r| r.measure));
         let goal = ck.goal.unwrap_or(random_mean);
         let vanilla_agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, random_mean) };
-        let vanilla = play_many(setup, &m, &vanilla_agent, &seeds, |j| (pseed, g, TAG_VANILLA, j), done)?;
+        let vanilla = play_many(setup, k, &vanilla_agent, &seeds, |j| (pseed, g, TAG_VANILLA, j), done)?;
         // Every individual on every seed, in parallel over (individual, game).
         let agents: Vec<Agent> = pop.iter().map(|f| Agent::Mcts { formula: f.clone(), reward: setup.reward(p, goal) }).collect();
         let jobs: Vec<Job> = agents
@@ -312,7 +335,7 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             .enumerate()
             .flat_map(|(i, agent)| seeds.iter().enumerate().map(move |(j, &seed)| (agent, seed, (pseed, g, i as u64, j as u64))))
             .collect();
-        let results = play_jobs(setup, &m, &jobs, done)?;
+        let results = play_jobs(setup, k, &jobs, done)?;
         let n = seeds.len();
         let means: Vec<f64> = (0..pop.len()).map(|i| mean(results[i * n..(i + 1) * n].iter().map(|r| r.measure))).collect();
         let fitness: Vec<f64> = means.iter().map(|&v| if p.maximize() { v } else { -v }).collect();
@@ -509,20 +532,18 @@ pub fn held_out(setup: &Setup, outcomes: &[(usize, PersonaOutcome)], done: &Atom
     let base = derive(setup.cfg.personas.seed, 1, TAG_HELD_OUT, 0);
     for (k, o) in outcomes {
         let p = &setup.cfg.list[*k];
-        let m = setup.measured(p);
         let agent = Agent::Mcts { formula: o.best.clone(), reward: setup.reward(p, o.goal) };
-        let rs = play_many(setup, &m, &agent, &seeds, |j| (base, *k as u64, 0, j), done)?;
+        let rs = play_many(setup, *k, &agent, &seeds, |j| (base, *k as u64, 0, j), done)?;
         rows.push(held_row(&p.name, &p.name, gp::pretty(&o.best), &rs));
         // Vanilla with this persona's measure, held to beating the random player.
-        let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (base, *k as u64, 2, j), done)?;
+        let random = play_many(setup, *k, &Agent::Random, &seeds, |j| (base, *k as u64, 2, j), done)?;
         let goal = mean(random.iter().map(|r| r.measure));
         let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, goal) };
-        let rs = play_many(setup, &m, &agent, &seeds, |j| (base, *k as u64, 1, j), done)?;
+        let rs = play_many(setup, *k, &agent, &seeds, |j| (base, *k as u64, 1, j), done)?;
         rows.push(held_row(&format!("vanilla ({} {})", p.direction, p.measure), &p.name, setup.vanilla().to_string(), &rs));
     }
     // The random player's row: its own streams, whichever personas are in the table.
-    let m = setup.measured(&setup.cfg.list[0]);
-    let random = play_many(setup, &m, &Agent::Random, &seeds, |j| (base, TAG_RANDOM, 2, j), done)?;
+    let random = play_many(setup, 0, &Agent::Random, &seeds, |j| (base, TAG_RANDOM, 2, j), done)?;
     rows.push(held_row("random", "", String::new(), &random));
     let header: Vec<String> = ["agent", "persona", "measure", "score_mean", "score_sd", "score_min", "score_max", "legal_moves", "formula"]
         .iter()

@@ -6,4 +6,5 @@
 
 pub mod config;
 pub mod encode;
+pub mod jobs;
 pub mod run;

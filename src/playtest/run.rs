@@ -11,6 +11,8 @@
 
 use super::config::PlaytestConfig;
 use super::encode::{EState, Encoded};
+use super::jobs::{Done, PlaytestContext, PlaytestReplicate, ReplicateJob};
+use crate::exec::Executor;
 use crate::experiment::stats::{mann_whitney, median, summary};
 use crate::game::{Game, WgdlGame};
 use crate::report::chart;
@@ -21,7 +23,6 @@ use crate::search::mcts::{self, Budget, Evaluator, MctsConfig, Rollout, SubGame}
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{CompileOptions, Program, State};
 use anyhow::{Context, Result, anyhow, bail};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,11 @@ pub struct Setup {
     /// are not reused.
     pub key: String,
     pub game_path: PathBuf,
+    /// The config's path and text (for jobs sent elsewhere).
+    pub config_path: PathBuf,
+    pub text: String,
+    /// Where the replicates run (this process by default; `--ray` elsewhere).
+    pub exec: Executor,
 }
 
 /// The raw score as the search's reward.
@@ -215,7 +221,16 @@ impl Setup {
         let key_text = format!("{}\n--- game\n{game_text}", toml::to_string(&cfg).unwrap_or_default());
         // One folder per (config name, seed): runs with another seed never overwrite it.
         let out_dir = out_root.join(&cfg.playtest.name).join(format!("seed-{}", cfg.playtest.seed));
-        Ok(Setup { out_dir, key: format!("{:016x}", fnv(&key_text)), game_path, conditions, cfg })
+        Ok(Setup {
+            out_dir,
+            key: format!("{:016x}", fnv(&key_text)),
+            game_path,
+            conditions,
+            cfg,
+            config_path: config_path.to_path_buf(),
+            text: text.to_string(),
+            exec: Executor::Local,
+        })
     }
 
     /// The chance seed of replicate `r`.
@@ -376,20 +391,46 @@ pub fn run_playtest(setup: &Setup, resume: bool, progress: &AtomicU64) -> Result
             }
         }
     }
-    jobs.par_iter().try_for_each(|&(ci, r)| -> Result<()> {
+    let save = |ci: usize, done: &Done| -> Result<()> {
+        let path = setup.rep_path(&setup.conditions[ci], done.rep.replicate);
+        let bytes = serde_json::to_vec(&done.rep)?;
+        write_atomic(&path.with_extension("seconds"), format!("{:.3}\n", done.seconds).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
+    };
+    let jobs: Vec<ReplicateJob> = jobs.into_iter().map(|(condition, replicate)| ReplicateJob { condition, replicate }).collect();
+    // Here every replicate is written as it finishes; elsewhere a wave of them at a time, two
+    // per CPU, so that a driver stopped mid-run keeps all but the wave in flight.
+    let local = matches!(setup.exec, Executor::Local);
+    let wave = if local { jobs.len().max(1) } else { 2 * setup.exec.cpus() };
+    for chunk in jobs.chunks(wave) {
         if INTERRUPTED.load(Ordering::Relaxed) {
-            return Ok(());
+            break;
         }
-        let c = &setup.conditions[ci];
-        if let Some(rep) = run_replicate(setup, c, r, progress)? {
-            let path = setup.rep_path(c, r);
-            let bytes = serde_json::to_vec(&rep)?;
-            write_atomic(&path.with_extension("seconds"), format!("{:.3}\n", rep.seconds).as_bytes())
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        let finished = setup.exec.map::<PlaytestReplicate>(
+            || PlaytestContext::new(setup, &setup.config_path, &setup.text),
+            chunk,
+            |_, j| -> Result<Option<Done>> {
+                if INTERRUPTED.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                let done = run_replicate(setup, &setup.conditions[j.condition], j.replicate, progress)?
+                    .map(|rep| Done { seconds: rep.seconds, rep });
+                if let Some(d) = &done {
+                    save(j.condition, d)?;
+                }
+                Ok(done)
+            },
+        )?;
+        if !local {
+            for (j, d) in chunk.iter().zip(&finished) {
+                if let Some(d) = d {
+                    progress.fetch_add(s.rollouts, Ordering::Relaxed);
+                    save(j.condition, d)?;
+                }
+            }
         }
-        Ok(())
-    })?;
+    }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     let mut reps = Vec::new();
     for c in &setup.conditions {
