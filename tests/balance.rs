@@ -223,7 +223,7 @@ fn best_encounter_loads_back_as_an_override_and_verifies() {
     let mut want_sorted = want.clone();
     want_sorted.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(got, want_sorted, "every parameter round-trips");
-    let r = playforge::balance::verify::verify(&file, None, 10, 1, &|_, _| {}).unwrap();
+    let r = playforge::balance::verify::verify(&file, None, 10, 1, &playforge::exec::Executor::Local, &|_, _| {}).unwrap();
     assert_eq!(r.pairs.len(), 1);
     let p = &r.pairs[0];
     assert_eq!(p.wins[0] + p.wins[1] + p.draws, 10);
@@ -240,7 +240,8 @@ fn landscape_counts_every_neighbour() {
     let out = tmp("landscape");
     let text = config(&out, "");
     let cfg = parse(&text).unwrap();
-    let l = playforge::balance::landscape::landscape(&cfg, Path::new("b.toml"), &text, 4, 3, &|_, _| {}).unwrap();
+    let l = playforge::balance::landscape::landscape(&cfg, Path::new("b.toml"), &text, 4, 3, &playforge::exec::Executor::Local, &|_, _| {})
+        .unwrap();
     assert_eq!(l.better + l.worse + l.equal, 12);
     assert!(l.markdown.contains("worse : better"));
     assert!(out.join("t/landscape/landscape.csv").exists());

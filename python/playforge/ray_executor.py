@@ -15,6 +15,7 @@ N CPUs), ``auto`` (the cluster this machine belongs to), or a cluster's address
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import List, Tuple
 
@@ -66,14 +67,17 @@ class RayExecutor:
         ray.get([ray.remote(num_cpus=1)(_warm).remote() for _ in range(self.cpus)])
         self.jobs_per_node: Counter = Counter()
         self._context = None
+        # Commands may call from several threads at once.
+        self._lock = threading.Lock()
         self.tasks = 0
 
     def run(self, kind: str, context: str, jobs: List[str]) -> List[str]:
         ray = self._ray
         # A run sends the same context with every batch: put it in the object store once.
-        if self._context is None or self._context[0] != context:
-            self._context = (context, ray.put(context))
-        ctx = self._context[1]
+        with self._lock:
+            if self._context is None or self._context[0] != context:
+                self._context = (context, ray.put(context))
+            ctx = self._context[1]
         k = max(1, min(len(jobs), self.cpus * CHUNKS_PER_CPU))
         # Job i goes to chunk i mod k: every chunk gets a share of each kind of game in the
         # batch (a batch lists its games pair by pair, and pairs differ in cost).
@@ -83,8 +87,10 @@ class RayExecutor:
             if len(results) != len(range(c, len(jobs), k)):
                 raise RuntimeError(f"a Ray task returned {len(results)} results for {len(range(c, len(jobs), k))} jobs")
             out[c::k] = results
-            self.jobs_per_node[node] += len(results)
-        self.tasks += len(refs)
+            with self._lock:
+                self.jobs_per_node[node] += len(results)
+        with self._lock:
+            self.tasks += len(refs)
         return out
 
     def describe(self) -> str:

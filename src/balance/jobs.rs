@@ -1,8 +1,11 @@
-//! The balance fan-out as jobs for the [executor](crate::exec): one job is one game of one
-//! candidate encounter (its full DNA) by one AI pair on one seed, and its output the
-//! [`GameOutcome`] the fitness reads. The context is the resolved config with the game's
-//! absolute path and content hash, so a worker anywhere compiles the same game (and refuses
-//! another version of it) and builds the same encounter from the DNA.
+//! The balance fan-outs as jobs for the [executor](crate::exec). The context of all three is
+//! the resolved config with the game's absolute path and content hash, so a worker anywhere
+//! compiles the same game (and refuses another version of it).
+//!
+//! - `balance.game`: one game of one candidate encounter (its full DNA) by one AI pair on one
+//!   seed; its output the [`GameOutcome`] the fitness reads (balance iterations, confirmation).
+//! - `landscape.sample`: one landscape sample (a random point and its neighbours).
+//! - `verify.game`: one game of an encounter given as parameter values.
 
 use super::config::BalanceConfig;
 use super::dna::Codec;
@@ -99,5 +102,78 @@ impl Worker {
         }
         built.push((dna.to_vec(), p.clone()));
         Ok(p)
+    }
+}
+
+/// One landscape sample: sample `sample` with `neighbours` neighbours.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct SampleJob {
+    pub sample: u64,
+    pub neighbours: u64,
+}
+
+/// One landscape sample (`landscape.sample`); its rows (sample, neighbour, F₀, F₁).
+pub struct LandscapeSample;
+
+impl JobKind for LandscapeSample {
+    const NAME: &'static str = "landscape.sample";
+    type Context = BalanceContext;
+    type Worker = Worker;
+    type Job = SampleJob;
+    type Output = Vec<(u64, u64, f64, f64)>;
+
+    fn worker(ctx: &BalanceContext) -> Result<Worker> {
+        BalanceGame::worker(ctx)
+    }
+
+    fn run(w: &Worker, job: &SampleJob) -> Result<Self::Output> {
+        super::landscape::sample(&w.codec, &w.ev, job)
+    }
+}
+
+/// What every game of a verification shares: the balance config, and the encounter as
+/// parameter values of the game (absolute path) with its text's hash.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VerifyContext {
+    pub config: BalanceConfig,
+    pub config_path: PathBuf,
+    pub game: PathBuf,
+    pub overrides: Vec<(String, f64)>,
+    pub turn_order: Option<String>,
+    pub game_hash: u64,
+}
+
+/// One verification game: AI pair `pair` on stream `seed`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct VerifyJob {
+    pub pair: usize,
+    pub seed: u64,
+}
+
+/// One verification game (`verify.game`).
+pub struct VerifyGame;
+
+impl JobKind for VerifyGame {
+    const NAME: &'static str = "verify.game";
+    type Context = VerifyContext;
+    type Worker = (Arc<Program>, Evaluator);
+    type Job = VerifyJob;
+    type Output = GameOutcome;
+
+    fn worker(ctx: &VerifyContext) -> Result<Self::Worker> {
+        let text = crate::input::read_text(&ctx.game)?;
+        if crate::exec::fnv(text.as_bytes()) != ctx.game_hash {
+            bail!(
+                "{}: this worker reads another version of the game than the driver; expected the same files on every node",
+                ctx.game.display()
+            );
+        }
+        let program = super::verify::encounter_program(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
+        let ev = Evaluator::new(&ctx.config, &program).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
+        Ok((program, ev))
+    }
+
+    fn run((program, ev): &Self::Worker, job: &VerifyJob) -> Result<GameOutcome> {
+        ev.play(program, job.pair, job.seed, None)
     }
 }

@@ -7,11 +7,12 @@
 use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::Evaluator;
+use super::jobs::{BalanceContext, LandscapeSample, SampleJob};
 use super::optim::mutate;
+use crate::exec::Executor;
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::{derive, stream};
 use anyhow::Result;
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Stream tag of landscape samples.
@@ -29,43 +30,54 @@ pub struct Landscape {
     pub dir: PathBuf,
 }
 
+/// One sample's rows (sample, neighbour, F of the point, F of the neighbour): a random valid
+/// point and `neighbours` one-mutation neighbours, all played on the sample's game seeds.
+pub(crate) fn sample(codec: &Codec, ev: &Evaluator, j: &SampleJob) -> Result<Vec<(u64, u64, f64, f64)>> {
+    let (cfg, s) = (&ev.cfg, j.sample);
+    let seed = cfg.balance.seed;
+    let (pairs, games) = (ev.n_pairs(), cfg.evaluation.games as usize);
+    let (x, p0) = codec.random(&mut stream(seed, LANDSCAPE, s, 0))?;
+    let score = |x: &[f64], program: &std::sync::Arc<crate::wgdl::Program>| -> Result<f64> {
+        let mut os = Vec::with_capacity(pairs * games);
+        for p in 0..pairs {
+            for g in 0..games {
+                os.push(ev.play(program, p, derive(seed, LANDSCAPE, s, (p * games + g) as u64 + 1_000_000), None)?);
+            }
+        }
+        Ok(ev.score(&os, codec.team_distance(&codec.full(x))).f)
+    };
+    let f0 = score(&x, &p0)?;
+    let mut out = Vec::new();
+    for k in 0..j.neighbours {
+        let (y, p1) = mutate(codec, &cfg.es, &x, &mut stream(seed, LANDSCAPE, s, k + 1))?;
+        out.push((s, k, f0, score(&y, &p1)?));
+    }
+    Ok(out)
+}
+
 pub fn landscape(
     cfg: &BalanceConfig,
     cfg_path: &Path,
     cfg_text: &str,
     samples: u64,
     neighbours: u64,
+    exec: &Executor,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Landscape> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
     let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow::anyhow!("{}: {e}", cfg_path.display()))?;
-    let seed = cfg.balance.seed;
-    let (pairs, games) = (ev.n_pairs(), cfg.evaluation.games as usize);
     let done = std::sync::atomic::AtomicU64::new(0);
     // Each sample: its point and neighbours, all played on the sample's game seeds.
-    let rows: Vec<Vec<(u64, u64, f64, f64)>> = (0..samples)
-        .into_par_iter()
-        .map(|s| -> Result<Vec<(u64, u64, f64, f64)>> {
-            let (x, p0) = codec.random(&mut stream(seed, LANDSCAPE, s, 0))?;
-            let score = |x: &[f64], program: &std::sync::Arc<crate::wgdl::Program>| -> Result<f64> {
-                let mut os = Vec::with_capacity(pairs * games);
-                for p in 0..pairs {
-                    for g in 0..games {
-                        os.push(ev.play(program, p, derive(seed, LANDSCAPE, s, (p * games + g) as u64 + 1_000_000), None)?);
-                    }
-                }
-                Ok(ev.score(&os, codec.team_distance(&codec.full(x))).f)
-            };
-            let f0 = score(&x, &p0)?;
-            let mut out = Vec::new();
-            for j in 0..neighbours {
-                let (y, p1) = mutate(&codec, &cfg.es, &x, &mut stream(seed, LANDSCAPE, s, j + 1))?;
-                out.push((s, j, f0, score(&y, &p1)?));
-            }
+    let jobs: Vec<SampleJob> = (0..samples).map(|sample| SampleJob { sample, neighbours }).collect();
+    let rows: Vec<Vec<(u64, u64, f64, f64)>> = exec.map::<LandscapeSample>(
+        || BalanceContext::new(cfg, cfg_path, cfg_text, &codec),
+        &jobs,
+        |_, j| {
+            let r = sample(&codec, &ev, j);
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, samples);
-            Ok(out)
-        })
-        .collect::<Result<_>>()?;
+            r
+        },
+    )?;
     let rows: Vec<(u64, u64, f64, f64)> = rows.into_iter().flatten().collect();
     let stats = |keep: &dyn Fn(&(u64, u64, f64, f64)) -> bool| {
         let eps = 1e-9;
@@ -90,7 +102,7 @@ pub fn landscape(
          (the same seeds for a point and its neighbours).\n\n\
          | points | pairs | better | worse | equal | worse : better | mean \\|ΔF\\| up | mean \\|ΔF\\| down | down ÷ up |\n|---|---|---|---|---|---|---|---|---|\n",
         cfg.balance.game.display(),
-        games,
+        cfg.evaluation.games,
     );
     let mut row = |label: &str, keep: &dyn Fn(&(u64, u64, f64, f64)) -> bool| {
         let (n, b, w, up, down) = stats(keep);

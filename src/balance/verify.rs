@@ -5,14 +5,16 @@
 
 use super::config::BalanceConfig;
 use super::fitness::{Evaluator, GameOutcome, target_band};
+use super::jobs::{VerifyContext, VerifyGame, VerifyJob};
 use super::run::load_encounter;
+use crate::exec::Executor;
 use crate::experiment::tournament::wilson;
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::derive;
-use crate::wgdl::{self, CompileOptions};
+use crate::wgdl::{self, CompileOptions, Program};
 use anyhow::{Result, anyhow};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Stream tag of verification games (never used by a search).
 const VERIFY: u64 = 0x5645_5249_4659;
@@ -38,8 +40,28 @@ pub struct Report {
     pub dir: PathBuf,
 }
 
-/// Verifies `file` with `games` games per AI pair; `config` overrides the file's `config`.
-pub fn verify(file: &Path, config: Option<&Path>, games: u64, seed: u64, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Report> {
+/// The game at `game` with the encounter's parameter values, checked against its constraints.
+pub fn encounter_program(game: &Path, overrides: &[(String, f64)], turn_order: &Option<String>) -> Result<Arc<Program>> {
+    let opts = CompileOptions { overrides: overrides.to_vec(), turn_order: turn_order.clone(), ..CompileOptions::default() };
+    let program = wgdl::load_with(game, &opts).map_err(|e| anyhow!("{e}"))?.program;
+    let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
+    let broken = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?;
+    if !broken.is_empty() {
+        return Err(anyhow!("the encounter breaks `constraint {}`; expected a valid encounter", broken[0]));
+    }
+    Ok(program)
+}
+
+/// Verifies `file` with `games` games per AI pair on `exec`; `config` overrides the file's
+/// `config`.
+pub fn verify(
+    file: &Path,
+    config: Option<&Path>,
+    games: u64,
+    seed: u64,
+    exec: &Executor,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Report> {
     if games == 0 {
         return Err(anyhow!("--games 0; expected at least 1 game per AI pair"));
     }
@@ -49,25 +71,34 @@ pub fn verify(file: &Path, config: Option<&Path>, games: u64, seed: u64, progres
         .or(enc.config.clone())
         .ok_or_else(|| anyhow!("{}: no `config = \"…\"` naming the balance config; expected one, or pass --config", file.display()))?;
     let (cfg, _) = BalanceConfig::load(&cfg_path)?;
-    let opts = CompileOptions { overrides: enc.overrides.clone(), turn_order: enc.turn_order.clone(), ..CompileOptions::default() };
-    let program = wgdl::load_with(&enc.game, &opts).map_err(|e| anyhow!("{}: {e}", file.display()))?.program;
-    let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
-    let broken = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?;
-    if !broken.is_empty() {
-        return Err(anyhow!("{}: the encounter breaks `constraint {}`; expected a valid encounter", file.display(), broken[0]));
-    }
+    let program = encounter_program(&enc.game, &enc.overrides, &enc.turn_order).map_err(|e| anyhow!("{}: {e}", file.display()))?;
     let ev = Evaluator::new(&cfg, &program).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
-    let jobs: Vec<(usize, u64)> = (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| (p, g))).collect();
+    let jobs: Vec<VerifyJob> =
+        (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| VerifyJob { pair: p, seed: derive(seed, VERIFY, p as u64, g) })).collect();
     let total = jobs.len() as u64;
     let done = std::sync::atomic::AtomicU64::new(0);
-    let outcomes: Vec<GameOutcome> = jobs
-        .par_iter()
-        .map(|&(p, g)| {
-            let o = ev.play(&program, p, derive(seed, VERIFY, p as u64, g), None);
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
-            o
+    let context = || -> Result<VerifyContext> {
+        let game = std::path::absolute(&enc.game)?;
+        let text = crate::input::read_text(&game)?;
+        let mut config = cfg.clone();
+        config.balance.game = game.clone();
+        Ok(VerifyContext {
+            config,
+            config_path: std::path::absolute(&cfg_path)?,
+            game,
+            overrides: enc.overrides.clone(),
+            turn_order: enc.turn_order.clone(),
+            game_hash: crate::exec::fnv(text.as_bytes()),
         })
-        .collect::<Result<_>>()?;
+    };
+    let outcomes: Vec<GameOutcome> = exec.map::<VerifyGame>(context, &jobs, |_, j| {
+        let o = ev.play(&program, j.pair, j.seed, None);
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+        o
+    })?;
+    if !matches!(exec, Executor::Local) {
+        progress(total, total);
+    }
     let band = target_band(&cfg.fitness, 0.9);
     let sides = [program.players[0].clone(), program.players[1].clone()];
     let mut pairs = Vec::new();

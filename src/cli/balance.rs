@@ -129,6 +129,8 @@ pub struct VerifyArgs {
     /// The balance config whose AI pairs play (default: the file's `config`).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -137,13 +139,17 @@ pub struct VerifyArgs {
 pub fn verify(args: &VerifyArgs) -> Result<()> {
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
-    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, &|d, t| {
+    let exec = args.exec.executor()?;
+    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, &exec, &|d, t| {
         bar.set_length(t);
         bar.set_position(d);
     })?;
     bar.finish_and_clear();
     let mut out = std::io::stdout().lock();
     write!(out, "{}", r.markdown)?;
+    if let Some(line) = args.exec.summary(&exec, &r.dir)? {
+        writeln!(out, "{line}")?;
+    }
     writeln!(out, "wrote {}/{{verify.md, verify.csv}}", r.dir.display())?;
     Ok(())
 }
@@ -164,6 +170,8 @@ pub struct LandscapeArgs {
     /// Write under DIR instead of the config's `out` (default outputs/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -176,13 +184,17 @@ pub fn landscape(args: &LandscapeArgs) -> Result<()> {
     }
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples  (ETA {eta})").expect("a valid progress template"));
-    let l = crate::balance::landscape::landscape(&cfg, &args.config, &text, args.samples, args.neighbours, &|d, t| {
+    let exec = args.exec.executor()?;
+    let l = crate::balance::landscape::landscape(&cfg, &args.config, &text, args.samples, args.neighbours, &exec, &|d, t| {
         bar.set_length(t);
         bar.set_position(d);
     })?;
     bar.finish_and_clear();
     let mut out = std::io::stdout().lock();
     write!(out, "{}", l.markdown)?;
+    if let Some(line) = args.exec.summary(&exec, &l.dir)? {
+        writeln!(out, "{line}")?;
+    }
     writeln!(out, "wrote {}/{{landscape.md, landscape.csv}}", l.dir.display())?;
     Ok(())
 }

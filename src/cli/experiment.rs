@@ -33,6 +33,8 @@ pub struct ExperimentArgs {
     /// Continue an interrupted experiment: keep the runs already in results.csv.
     #[arg(long)]
     pub resume: bool,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -106,6 +108,7 @@ pub fn play(args: &PlayArgs) -> Result<()> {
 }
 
 pub fn experiment(args: &ExperimentArgs) -> Result<()> {
+    let exec = args.exec.executor()?;
     if let Ok(text) = crate::input::read_text(&args.config)
         && crate::balance::compare::is_compare(&text)
     {
@@ -114,7 +117,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.set_style(
             ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} (ETA {eta})  {msg}").expect("valid template"),
         );
-        let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &crate::exec::Executor::Local, &|d, t, label| {
+        let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &exec, &|d, t, label| {
             pb.set_length(t);
             pb.set_position(d);
             pb.set_message(label.to_string());
@@ -122,6 +125,9 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.finish_and_clear();
         let mut out = std::io::stdout().lock();
         write!(out, "{}", c.markdown)?;
+        if let Some(line) = args.exec.summary(&exec, &c.dir)? {
+            writeln!(out, "{line}")?;
+        }
         writeln!(out, "wrote {}/{{summary.md, runs.csv, chart.png, runs/}}", c.dir.display())?;
         return Ok(());
     }
@@ -138,7 +144,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         pb.set_position(done as u64);
         pb.set_message(cond.to_string());
     };
-    let o = repeat::run(&args.config, args.out.as_deref(), args.resume, &progress).map_err(|e| anyhow!(e))?;
+    let o = repeat::run(&args.config, args.out.as_deref(), args.resume, &exec, &progress).map_err(|e| anyhow!(e))?;
     pb.finish_and_clear();
     let mut out = std::io::stdout().lock();
     writeln!(out, "{} ({} seeds per condition)\n", o.header.name, o.header.seeds)?;
@@ -146,6 +152,9 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
     writeln!(out, "\nWelch t-tests:\n{}", repeat::markdown_tests(&o.tests))?;
     if let Some(t) = &o.header.thesis {
         writeln!(out, "thesis: {t}")?;
+    }
+    if let Some(line) = args.exec.summary(&exec, &o.dir)? {
+        writeln!(out, "{line}")?;
     }
     writeln!(out, "wrote {}/ (results.csv, summary.csv, welch.md, chart.png)", o.dir.display())?;
     Ok(())
@@ -164,6 +173,8 @@ pub struct TournamentArgs {
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub exec: super::ExecArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -189,13 +200,17 @@ pub fn tournament(args: &TournamentArgs) -> Result<()> {
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})").expect("a valid progress template"),
     );
-    let md = run(&cfg, &out, &|done, total| {
+    let exec = args.exec.executor()?;
+    let md = run(&cfg, &out, &exec, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;
     bar.finish_and_clear();
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{md}")?;
+    if let Some(line) = args.exec.summary(&exec, &out)? {
+        writeln!(stdout, "{line}")?;
+    }
     writeln!(stdout, "wrote {}/{{games.csv, table.csv, table.md, config.toml, replays/}}", out.display())?;
     Ok(())
 }

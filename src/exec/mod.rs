@@ -150,9 +150,15 @@ pub fn connect(address: &str) -> Result<Executor> {
 /// first use); `parallel`: on rayon's threads (in-process), else one after another (a remote
 /// task has its own CPU). Outputs are serialized, in job order.
 pub fn run_batch(kind: &str, context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
-    use crate::{balance::jobs::BalanceGame, persona::jobs::PersonaGame, playtest::jobs::PlaytestReplicate};
+    use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
+    use crate::experiment::jobs::{ExperimentRun, TournamentGame};
+    use crate::{persona::jobs::PersonaGame, playtest::jobs::PlaytestReplicate};
     match kind {
+        ExperimentRun::NAME => run_kind::<ExperimentRun>(context, jobs, parallel),
+        TournamentGame::NAME => run_kind::<TournamentGame>(context, jobs, parallel),
         BalanceGame::NAME => run_kind::<BalanceGame>(context, jobs, parallel),
+        LandscapeSample::NAME => run_kind::<LandscapeSample>(context, jobs, parallel),
+        VerifyGame::NAME => run_kind::<VerifyGame>(context, jobs, parallel),
         PersonaGame::NAME => run_kind::<PersonaGame>(context, jobs, parallel),
         PlaytestReplicate::NAME => run_kind::<PlaytestReplicate>(context, jobs, parallel),
         _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
@@ -160,8 +166,15 @@ pub fn run_batch(kind: &str, context: &str, jobs: &[String], parallel: bool) -> 
 }
 
 /// The job kinds [`run_batch`] knows.
-pub const KINDS: &[&str] =
-    &[crate::balance::jobs::BalanceGame::NAME, crate::persona::jobs::PersonaGame::NAME, crate::playtest::jobs::PlaytestReplicate::NAME];
+pub const KINDS: &[&str] = &[
+    crate::balance::jobs::BalanceGame::NAME,
+    crate::balance::jobs::LandscapeSample::NAME,
+    crate::balance::jobs::VerifyGame::NAME,
+    crate::persona::jobs::PersonaGame::NAME,
+    crate::playtest::jobs::PlaytestReplicate::NAME,
+    crate::experiment::jobs::TournamentGame::NAME,
+    crate::experiment::jobs::ExperimentRun::NAME,
+];
 
 fn run_kind<K: JobKind>(context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
     let w = worker::<K>(context)?;

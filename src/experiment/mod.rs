@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod config;
+pub mod jobs;
 pub mod play;
 pub mod repeat;
 pub mod stats;

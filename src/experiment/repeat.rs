@@ -8,8 +8,10 @@
 //! to be fair; `jobs > 1` runs seeds in parallel (sensible with iteration budgets only).
 
 use super::config::{ConfigError, PlayConfig, merge};
+use super::jobs::{ExperimentRun, RunContext, RunJob};
 use super::play::play;
 use super::stats::{Summary, Welch, summary, welch};
+use crate::exec::Executor;
 use crate::report::{chart, csv_bytes, write_atomic};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -66,7 +68,7 @@ fn value() -> String {
 }
 
 /// One finished run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, Deserialize)]
 pub struct Run {
     pub condition: String,
     pub seed: u64,
@@ -186,9 +188,37 @@ fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
     write_atomic(path, &csv_bytes(&header, &rows))
 }
 
-/// Runs (or resumes) the experiment; `progress` is told after every run.
+/// Plays condition `name`'s config and reads the experiment's `metric` off its report.
+pub(crate) fn run_one(metric: &str, name: &str, cfg: &PlayConfig) -> Result<Run, String> {
+    let rep = play(cfg).map_err(|e| format!("condition `{name}`, seed {}: {e}", cfg.experiment.seed))?;
+    let value = if metric == "value" {
+        rep.value
+    } else {
+        rep.terms
+            .iter()
+            .find(|t| t.value == metric)
+            .map(|t| t.raw)
+            .ok_or_else(|| format!("metric `{metric}` is not a result term of condition `{name}`"))?
+    };
+    Ok(Run {
+        condition: name.to_string(),
+        seed: cfg.experiment.seed,
+        metric: value,
+        value: rep.value,
+        iterations: rep.iterations,
+        seconds: rep.seconds,
+    })
+}
+
+/// Runs (or resumes) the experiment on `exec`; `progress` is told after every run.
 /// `out` replaces the config's output root.
-pub fn run(path: &Path, out: Option<&Path>, resume: bool, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<Outcome, String> {
+pub fn run(
+    path: &Path,
+    out: Option<&Path>,
+    resume: bool,
+    exec: &Executor,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<Outcome, String> {
     let (mut file, base) = load(path)?;
     if let Some(o) = out {
         file.experiment.out = o.to_path_buf();
@@ -221,33 +251,30 @@ pub fn run(path: &Path, out: Option<&Path>, resume: bool, progress: &(dyn Fn(usi
     }
     let total = file.conditions.len() * h.seeds as usize;
     let done = std::sync::Mutex::new((runs.len(), runs.clone()));
-    let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> {
-        let rep = play(cfg).map_err(|e| format!("condition `{name}`, seed {}: {e}", cfg.experiment.seed))?;
-        let metric = if h.metric == "value" {
-            rep.value
-        } else {
-            rep.terms
-                .iter()
-                .find(|t| t.value == h.metric)
-                .map(|t| t.raw)
-                .ok_or_else(|| format!("metric `{}` is not a result term of condition `{name}`", h.metric))?
-        };
-        let r = Run {
-            condition: name.clone(),
-            seed: cfg.experiment.seed,
-            metric,
-            value: rep.value,
-            iterations: rep.iterations,
-            seconds: rep.seconds,
-        };
+    let save = |r: Run| -> Result<(), String> {
         let mut d = done.lock().expect("no panic while holding results");
         d.0 += 1;
+        let name = r.condition.clone();
         d.1.push(r);
         write_runs(&results, &d.1).map_err(|e| format!("writing {}: {e}", results.display()))?;
-        progress(d.0, total, name);
+        progress(d.0, total, &name);
         Ok(())
     };
-    if h.jobs > 1 {
+    let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> { save(run_one(&h.metric, name, cfg)?) };
+    if !matches!(exec, Executor::Local) {
+        // Elsewhere: a wave of two runs per CPU at a time, each wave's results saved together.
+        let wire: Vec<RunJob> = todo.iter().map(|(name, cfg)| RunJob::new(name, cfg)).collect::<Result<_, _>>()?;
+        for wave in wire.chunks(2 * exec.cpus()) {
+            let runs = exec
+                .map::<ExperimentRun>(
+                    || Ok(RunContext { metric: h.metric.clone() }),
+                    wave,
+                    |_, j| run_one(&h.metric, &j.name, &j.config).map_err(|e| anyhow::anyhow!(e)),
+                )
+                .map_err(|e| format!("{e:#}"))?;
+            runs.into_iter().try_for_each(save)?;
+        }
+    } else if h.jobs > 1 {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(h.jobs).build().map_err(|e| e.to_string())?;
         pool.install(|| todo.par_iter().try_for_each(one))?;
     } else {

@@ -8,6 +8,8 @@
 //! depend on the number of threads.
 
 use super::agents::{Agent, choose};
+use super::jobs::{GameJob, TournamentContext, TournamentGame};
+use crate::exec::Executor;
 use crate::game::{Game, WgdlGame};
 use crate::rng::stream;
 use crate::wgdl::{self, Action, CompileOptions, Program, Status};
@@ -167,7 +169,7 @@ pub fn sample_encounter(path: &Path, base: &CompileOptions, seed: u64, k: u64) -
 }
 
 /// One finished game.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameRecord {
     pub encounter: u64,
     pub red: String,
@@ -254,10 +256,58 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     (centre - half, centre + half)
 }
 
-/// The whole tournament; returns the markdown table. `progress` is called after every game.
-pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<String> {
+/// The AI pairs of a tournament (each unordered pair once).
+fn ai_pairs(cfg: &TournamentConfig) -> Vec<(usize, usize)> {
+    let n_ai = cfg.ais.len();
+    (0..n_ai).flat_map(|a| (a + 1..n_ai).map(move |b| (a, b))).collect()
+}
+
+/// The compile options every encounter of the tournament starts from.
+pub(crate) fn base_options(cfg: &TournamentConfig) -> CompileOptions {
+    CompileOptions { turn_order: cfg.tournament.turn_order.clone(), ..CompileOptions::default() }
+}
+
+/// Game `side` (0: the pair's first AI is red) of AI pair `p` on encounter `k`.
+pub(crate) fn play_one(
+    cfg: &TournamentConfig,
+    encounter: &(Arc<Program>, Vec<(String, f64)>),
+    (k, p, side): (u64, usize, usize),
+) -> Result<(GameRecord, Option<Replay>)> {
     let t = &cfg.tournament;
-    let base = CompileOptions { turn_order: t.turn_order.clone(), ..CompileOptions::default() };
+    let (program, params) = encounter;
+    let (a, b) = *ai_pairs(cfg).get(p).ok_or_else(|| anyhow!("no AI pair {p}"))?;
+    let (red, blue) = if side == 0 { (a, b) } else { (b, a) };
+    let pr = resolve(&cfg.ais[red], program)?;
+    let pb = resolve(&cfg.ais[blue], program)?;
+    let record = k < t.replays && side == 0;
+    let seed = crate::rng::derive(t.seed, k, p as u64, side as u64);
+    let (status, st, moves) = play_game(program, [&pr, &pb], seed, record)?;
+    let result = result_name(program, status);
+    let rec = GameRecord {
+        encounter: k,
+        red: pr.name.clone(),
+        blue: pb.name.clone(),
+        result: result.clone(),
+        turns: st.turns,
+        moves: st.moves,
+        rounds: st.round,
+    };
+    let replay = record.then(|| Replay {
+        game: t.game.clone(),
+        turn_order: t.turn_order.clone(),
+        params: params.clone(),
+        players: vec![pr.name.clone(), pb.name.clone()],
+        moves,
+        result,
+    });
+    Ok((rec, replay))
+}
+
+/// The whole tournament on `exec`; returns the markdown table. `progress` is called as games
+/// finish.
+pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<String> {
+    let t = &cfg.tournament;
+    let base = base_options(cfg);
     if let Some(o) = &t.turn_order
         && o != "grouped"
         && o != "alternating"
@@ -272,47 +322,38 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, progress: &(dyn Fn(u64, u64) 
     for ai in &cfg.ais {
         resolve(ai, &probe)?;
     }
-    let encounters: Vec<(Arc<Program>, Vec<(String, f64)>)> =
-        (0..t.encounters).into_par_iter().map(|k| sample_encounter(&t.game, &base, t.seed, k)).collect::<Result<_>>()?;
+    let local = matches!(exec, Executor::Local);
+    // Elsewhere each worker samples the encounters it plays itself.
+    let encounters: Vec<(Arc<Program>, Vec<(String, f64)>)> = if local {
+        (0..t.encounters).into_par_iter().map(|k| sample_encounter(&t.game, &base, t.seed, k)).collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
     let n_ai = cfg.ais.len();
-    let pairs: Vec<(usize, usize)> = (0..n_ai).flat_map(|a| (a + 1..n_ai).map(move |b| (a, b))).collect();
-    let jobs: Vec<(u64, usize, usize)> =
-        (0..t.encounters).flat_map(|k| (0..pairs.len()).flat_map(move |p| (0..2).map(move |s| (k, p, s)))).collect();
+    let pairs = ai_pairs(cfg);
+    let jobs: Vec<GameJob> = (0..t.encounters)
+        .flat_map(|k| (0..pairs.len()).flat_map(move |p| (0..2).map(move |side| GameJob { encounter: k, pair: p, side })))
+        .collect();
     let total = jobs.len() as u64;
     let done = AtomicU64::new(0);
-    let results: Vec<(GameRecord, Option<Replay>)> = jobs
-        .par_iter()
-        .map(|&(k, p, s)| -> Result<(GameRecord, Option<Replay>)> {
-            let (program, params) = &encounters[k as usize];
-            let (a, b) = pairs[p];
-            let (red, blue) = if s == 0 { (a, b) } else { (b, a) };
-            let pr = resolve(&cfg.ais[red], program)?;
-            let pb = resolve(&cfg.ais[blue], program)?;
-            let record = k < t.replays && s == 0;
-            let seed = crate::rng::derive(t.seed, k, p as u64, s as u64);
-            let (status, st, moves) = play_game(program, [&pr, &pb], seed, record)?;
-            let result = result_name(program, status);
-            let rec = GameRecord {
-                encounter: k,
-                red: pr.name.clone(),
-                blue: pb.name.clone(),
-                result: result.clone(),
-                turns: st.turns,
-                moves: st.moves,
-                rounds: st.round,
-            };
-            let replay = record.then(|| Replay {
-                game: t.game.clone(),
-                turn_order: t.turn_order.clone(),
-                params: params.clone(),
-                players: vec![pr.name.clone(), pb.name.clone()],
-                moves,
-                result,
-            });
+    let mut results: Vec<(GameRecord, Option<Replay>)> = exec.map::<TournamentGame>(
+        || TournamentContext::new(cfg),
+        &jobs,
+        |_, j| {
+            let r = play_one(cfg, &encounters[j.encounter as usize], (j.encounter, j.pair, j.side))?;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-            Ok((rec, replay))
-        })
-        .collect::<Result<_>>()?;
+            Ok(r)
+        },
+    )?;
+    if !local {
+        progress(total, total);
+        // Replays name the game as the config does, not as the worker read it.
+        for (_, replay) in &mut results {
+            if let Some(r) = replay {
+                r.game = t.game.clone();
+            }
+        }
+    }
     // Outputs: every game, the replays, the table.
     let header: Vec<String> = ["encounter", "red", "blue", "result", "turns", "moves", "rounds"].iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<String>> = results
