@@ -219,11 +219,11 @@ impl PyState {
         Ok(self.program.action_name(&self.st, a))
     }
 
-    /// Plays a legal move (a `ValueError` for one that is not legal here).
-    fn apply_action(&mut self, py: Python<'_>, action: u64) -> PyResult<()> {
+    /// Plays a legal move (a `ValueError` for one that is not legal here). A move is short
+    /// work: the interpreter is not released for it (that would cost more than the move).
+    fn apply_action(&mut self, action: u64) -> PyResult<()> {
         let a = self.legal_move(action)?;
-        let (p, st) = (&self.program, &mut self.st);
-        py.detach(|| p.apply(st, a)).map_err(|e| runtime(&self.program, e))?;
+        self.program.apply(&mut self.st, a).map_err(|e| runtime(&self.program, e))?;
         self.refresh()
     }
 

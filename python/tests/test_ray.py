@@ -33,7 +33,7 @@ def balance(out: Path, keep: Path, *extra: str) -> Path:
 
 def same(a: Path, b: Path):
     oa, ob = outputs(a), outputs(b)
-    assert "history.csv" in oa and "best_encounter.toml" in oa, sorted(oa)
+    assert len(oa) >= 5, sorted(oa)
     assert sorted(oa) == sorted(ob)
     for name in oa:
         assert oa[name] == ob[name], f"{name} differs between {a} and {b}"
@@ -49,48 +49,86 @@ def test_ray_local_writes_the_local_outputs(tmp_path, tmp_path_factory, local_ru
     ray_or_skip()
     run = balance(shared_out(tmp_path_factory), tmp_path / "ray", "--ray", address)
     same(local_run, run)
+    assert "history.csv" in outputs(run) and "best_encounter.toml" in outputs(run)
     summary = (run / "executor.txt").read_text()
     cpus = address.split(":")[1]
     assert f"{cpus} CPUs on 1 node" in summary, summary
 
 
-def test_a_cluster_that_loses_a_node_mid_run_writes_the_local_outputs(tmp_path, tmp_path_factory, local_run):
+PERSONAS = ["personas", "configs/personas_quick.toml", "--generations", "3", "--only", "MaxS"]
+PERSONAS_RUN = Path("personas_quick/seed-1")
+
+
+def personas(out: Path, keep: Path, *extra: str) -> Path:
+    """A short persona run (three generations of MaxS, then its held-out table) into ``out``."""
+    shutil.rmtree(out, ignore_errors=True)
+    playforge([*PERSONAS, "--quiet", "--out", str(out), *extra], timeout=600)
+    shutil.move(str(out / PERSONAS_RUN), str(keep))
+    return keep
+
+
+@pytest.fixture(scope="module")
+def local_personas(tmp_path_factory):
+    return personas(shared_out(tmp_path_factory), tmp_path_factory.mktemp("local-personas") / "run")
+
+
+def test_personas_on_ray_local_write_the_local_outputs(tmp_path, tmp_path_factory, local_personas):
+    ray_or_skip()
+    run = personas(shared_out(tmp_path_factory), tmp_path / "ray", "--ray", "local:2")
+    same(local_personas, run)
+    assert "MaxS/history.csv" in outputs(run) and "held_out.md" in outputs(run)
+
+
+def run_losing_a_node(cluster, doomed, args, out: Path, progress_file: Path, rows: int) -> str:
+    """Runs ``playforge ARGS --out OUT --ray CLUSTER`` and removes node ``doomed`` once
+    ``progress_file`` has ``rows`` lines, while the run goes on; returns its stdout."""
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "playforge", *args, "--quiet", "--out", str(out), "--ray", cluster.address],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if progress_file.exists() and len(progress_file.read_text().splitlines()) >= rows:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before a node could be removed:\n" + proc.communicate()[1]
+    at_removal = len(progress_file.read_text().splitlines())
+    cluster.remove_node(doomed)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    assert len(progress_file.read_text().splitlines()) > at_removal, "nothing ran after the node was removed"
+    assert "executor: ray" in stdout
+    return stdout
+
+
+def test_a_cluster_that_loses_a_node_mid_run_writes_the_local_outputs(tmp_path, tmp_path_factory, local_run, local_personas):
     ray_or_skip()
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
-        doomed = cluster.add_node(num_cpus=1)
-        cluster.add_node(num_cpus=1)
+        first = cluster.add_node(num_cpus=1)
+        second = cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
         out = shared_out(tmp_path_factory)
-        shutil.rmtree(out, ignore_errors=True)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "playforge", "balance", CONFIG, "--quiet", "--out", str(out), "--ray", cluster.address],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        history = out / RUN / "history.csv"
-        deadline = time.time() + 300
-        while time.time() < deadline and proc.poll() is None:
-            if history.exists() and len(history.read_text().splitlines()) >= 4:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before a node could be removed:\n" + proc.communicate()[1]
-        rows_at_removal = len(history.read_text().splitlines()) - 1
-        cluster.remove_node(doomed)
-        stdout, stderr = proc.communicate(timeout=600)
-        assert proc.returncode == 0, stderr
-        rows = len(history.read_text().splitlines()) - 1
-        assert rows > rows_at_removal, "no iteration ran after the node was removed"
-        run = tmp_path / "cluster"
+        # Balance, losing a worker node after three iterations.
+        run_losing_a_node(cluster, first, ["balance", CONFIG], out, out / RUN / "history.csv", 4)
+        run = tmp_path / "balance"
         shutil.move(str(out / RUN), str(run))
         same(local_run, run)
         summary = (run / "executor.txt").read_text()
         assert "3 CPUs on 3 node(s)" in summary, summary
-        assert "executor: ray" in stdout
+        # Personas on a fresh three-node cluster, losing a worker node after a generation.
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        run_losing_a_node(cluster, second, PERSONAS, out, out / PERSONAS_RUN / "MaxS/history.csv", 2)
+        run = tmp_path / "personas"
+        shutil.move(str(out / PERSONAS_RUN), str(run))
+        same(local_personas, run)
     finally:
         cluster.shutdown()
 
