@@ -297,6 +297,73 @@ impl PyState {
     }
 }
 
+/// A random stream (xoshiro), as every stream of playforge: `Rng(seed, generation,
+/// individual, game)`. Bots draw from the one they are given, so that two bots sharing one
+/// stream play as the command line's tournament does.
+#[pyclass(name = "Rng", module = "playforge._core")]
+struct PyRng(crate::rng::Rng);
+
+#[pymethods]
+impl PyRng {
+    #[new]
+    #[pyo3(signature = (seed, generation = 0, individual = 0, game = 0))]
+    fn new(seed: u64, generation: u64, individual: u64, game: u64) -> PyRng {
+        PyRng(stream(seed, generation, individual, game))
+    }
+
+    /// A uniform integer in [0, n).
+    fn below(&mut self, n: u64) -> PyResult<u64> {
+        if n == 0 {
+            return Err(PyValueError::new_err("below(0); expected n ≥ 1"));
+        }
+        Ok(self.0.random_range(0..n))
+    }
+}
+
+/// The seed of stream (seed, generation, individual, game), as the command line derives every
+/// game's seed.
+#[pyfunction]
+fn derive(seed: u64, generation: u64, individual: u64, game: u64) -> u64 {
+    crate::rng::derive(seed, generation, individual, game)
+}
+
+/// An AI player as the command line's `[[ai]]` tables describe one (JSON of the same keys):
+/// `mcts` (iterations, c, playout policy, fallback policy below a mean), a WGDL `policy`, or
+/// `random`.
+#[pyclass(name = "Bot", module = "playforge._core", frozen)]
+struct PyBot {
+    player: crate::experiment::tournament::Player,
+}
+
+#[pymethods]
+impl PyBot {
+    #[new]
+    fn new(game: &PyGame, config: &str) -> PyResult<PyBot> {
+        let ai: crate::experiment::tournament::AiConfig =
+            serde_json::from_str(config).map_err(|e| value_error(format!("a bot's config: {e}")))?;
+        let player = crate::experiment::tournament::resolve(&ai, &game.program).map_err(value_error)?;
+        Ok(PyBot { player })
+    }
+
+    /// The bot's move in `state`, drawing from `rng`.
+    fn step(&self, py: Python<'_>, state: &PyState, rng: &mut PyRng) -> PyResult<u64> {
+        if state.status != Status::Running {
+            return Err(PyValueError::new_err("the game is over; expected a state with legal moves"));
+        }
+        let p = &self.player;
+        let r = &mut rng.0;
+        let m = py
+            .detach(|| crate::experiment::agents::choose(&p.game, &p.agent, &state.st, &state.legal, r))
+            .map_err(|e| runtime(&p.game.program, e))?;
+        Ok(pack(m))
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.player.name.clone()
+    }
+}
+
 /// Loads a WGDL game; `params` sets declared parameters by name (`{"red1.maxHp": 40}`),
 /// `turn_order` is `grouped` or `alternating` for games with turns.
 #[pyfunction]
@@ -316,6 +383,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_game, m)?)?;
     m.add_class::<PyGame>()?;
     m.add_class::<PyState>()?;
+    m.add_class::<PyRng>()?;
+    m.add_class::<PyBot>()?;
+    m.add_function(wrap_pyfunction!(derive, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

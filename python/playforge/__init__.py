@@ -22,9 +22,9 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 import numpy as np
 
 from . import _core
-from ._core import State, __version__, job_kinds, run_batch
+from ._core import Rng, State, __version__, derive, job_kinds, run_batch
 
-__all__ = ["Game", "State", "Parameters", "load_game", "main", "run_batch", "job_kinds", "__version__"]
+__all__ = ["Game", "State", "Parameters", "Bot", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
 
 
 class Parameters(NamedTuple):
@@ -86,6 +86,32 @@ class Game:
 
     def __repr__(self) -> str:
         return f"<playforge.Game {self.path}>"
+
+
+class Bot:
+    """An AI player, configured with the keys of the command line's ``[[ai]]`` tables::
+
+        mcts = playforge.Bot(game, "MCTS", kind="mcts", iterations=100, playout="greedy",
+                             fallback="rule", fallback_below=0.2)
+        rule = playforge.Bot(game, "Rule", kind="policy", policy="rule")
+        rng = playforge.Rng(seed, 1)          # the stream a tournament game draws from
+        action = mcts.step(state, rng)
+
+    ``kind`` is ``mcts`` (``iterations``, ``c``, ``playout``, ``fallback``, ``fallback_below``,
+    ``max_playout_moves``), ``policy`` (``policy``: a WGDL policy's name) or ``random``."""
+
+    def __init__(self, game: Game, name: str, **config):
+        import json
+
+        self._core = _core.Bot(game._core, json.dumps({"name": name, **config}))
+
+    @property
+    def name(self) -> str:
+        return self._core.name
+
+    def step(self, state: State, rng: Rng) -> int:
+        """The bot's move in ``state`` (an action of ``state.legal_actions()``)."""
+        return self._core.step(state, rng)
 
 
 def load_game(path: str, params: Optional[Dict[str, float]] = None, turn_order: Optional[str] = None) -> Game:

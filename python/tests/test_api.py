@@ -97,3 +97,25 @@ def test_run_batch_builds_the_game_once_and_reports_bad_jobs():
     assert "balance.game" in playforge.job_kinds()
     with pytest.raises(RuntimeError, match="unknown job kind"):
         playforge.run_batch("nope", "{}", [])
+
+
+def test_bots_replay_a_tournament_game_of_the_cli(tmp_path):
+    """Every move of a CLI tournament game (MCTS with its greedy playouts and fallback against
+    the rule policy) comes back from Python bots given the same encounter and stream."""
+    cli(["tournament", "configs/hex_tournament.toml", "--encounters", "1", "--quiet", "--out", str(tmp_path)])
+    replay = json.loads((tmp_path / "hex_tournament/seed-1/replays/encounter0-MCTS-vs-Rule.json").read_text())
+    game = playforge.load_game(str(ROOT / "games/hex_arena.wgdl"), params=dict(replay["params"]), turn_order="grouped")
+    mcts = playforge.Bot(game, "MCTS", kind="mcts", iterations=100, playout="greedy", fallback="rule", fallback_below=0.2)
+    rule = playforge.Bot(game, "Rule", kind="policy", policy="rule")
+    # Encounter 0, AI pair 0 (MCTS, Rule), side 0: the tournament's seed, then its game stream.
+    rng = playforge.Rng(playforge.derive(1, 0, 0, 0), 1, 0, 0)
+    state, moves = game.new_initial_state(), []
+    while not state.is_terminal():
+        bot = (mcts, rule)[state.current_player()]
+        a = bot.step(state, rng)
+        moves.append(state.action_to_string(a))
+        state.apply_action(a)
+    assert len(moves) > 10
+    assert moves == replay["moves"]
+    with pytest.raises(ValueError, match="policy"):
+        playforge.Bot(game, "x", kind="policy", policy="nope")

@@ -102,13 +102,14 @@ impl TournamentConfig {
 }
 
 /// An AI resolved against a program, and the game it plays through (its playout policy).
-pub(crate) struct Player {
+pub struct Player {
     pub name: String,
     pub agent: Agent,
     pub game: WgdlGame,
 }
 
-pub(crate) fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
+/// Resolves an `[[ai]]` table against a program (its policies by name, its MCTS settings).
+pub fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
     let policy = |name: &str, key: &str| {
         program.policy_index(name).ok_or_else(|| {
             let known: Vec<&str> = program.policies.iter().map(|p| p.name.as_str()).collect();
