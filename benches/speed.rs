@@ -6,7 +6,9 @@
 //! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
 //! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native), `match3` (whole
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
-//! Land, the action-group playouts of `playforge bench`).
+//! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
+//! a Python loop, playforge's API beside pyspiel's) and `ray` (the Ray executor ÷ the local one
+//! on the shipped balance config and a short persona run; needs `bash python/setup.sh`).
 //!
 //! OpenSpiel is measured by `benches/openspiel/connect_four_mcts.py` when a Python that can
 //! `import pyspiel` is found (`$OPENSPIEL_PYTHON`, then `benches/openspiel/.venv/bin/python`);
@@ -54,7 +56,7 @@ impl Opts {
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts), --quick, --profile SIDE or --install-openspiel"
+                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray), --quick, --profile SIDE or --install-openspiel"
                     );
                     std::process::exit(2);
                 }
@@ -322,6 +324,75 @@ fn section_gdl(o: &Opts) {
     }
 }
 
+/// The Python that has the playforge package (`$PLAYFORGE_PYTHON`, else `.venv` of
+/// `bash python/setup.sh`).
+fn playforge_python() -> Result<PathBuf, String> {
+    let venv = root().join(".venv/bin/python");
+    let candidates: Vec<PathBuf> = std::env::var_os("PLAYFORGE_PYTHON").map(PathBuf::from).into_iter().chain([venv]).collect();
+    for py in &candidates {
+        let ok = Command::new(py).args(["-c", "import playforge._core"]).output().is_ok_and(|o| o.status.success());
+        if ok {
+            return Ok(py.clone());
+        }
+    }
+    Err("the playforge Python package is not importable (no $PLAYFORGE_PYTHON, no .venv); `bash python/setup.sh` makes it".into())
+}
+
+/// Runs `benches/python/scale.py ARGS` with `py`; its JSON line.
+fn scale(py: &Path, args: &[&str]) -> Result<serde_json::Value, String> {
+    let out = Command::new(py).arg(root().join("benches/python/scale.py")).args(args).current_dir(root()).output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed").to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// Connect Four random games in a Python loop: playforge's API against pyspiel's.
+fn section_python(o: &Opts) {
+    println!("\n### Python: Connect Four random games in a Python loop (one core)\n");
+    println!("`state.legal_actions()`, a uniform `random.choice`, `state.apply_action(a)` until `state.is_terminal()` (benches/python/scale.py).\n");
+    println!("| package | games/s | moves/s | ÷ pyspiel |\n|---|---:|---:|---:|");
+    let secs = format!("{}", o.secs(3.0));
+    let ours = playforge_python().and_then(|py| scale(&py, &["loop", "playforge", &secs]));
+    let theirs = openspiel_python(o).and_then(|py| scale(&py, &["loop", "pyspiel", &secs]));
+    let games = |v: &serde_json::Value| v["games_per_s"].as_f64().unwrap_or(f64::NAN);
+    let moves = |v: &serde_json::Value| v["moves_per_s"].as_f64().unwrap_or(f64::NAN);
+    match &ours {
+        Ok(v) => {
+            let ratio = theirs.as_ref().map_or("–".to_string(), |t| format!("**{:.2}×**", games(v) / games(t)));
+            println!("| playforge (games/connect_four.wgdl) | {} | {} | {ratio} |", k(games(v)), k(moves(v)));
+        }
+        Err(e) => println!("| playforge | – | – | skipped: {e} |"),
+    }
+    match &theirs {
+        Ok(v) => println!("| pyspiel (OpenSpiel's connect_four) | {} | {} | 1.00× |", k(games(v)), k(moves(v))),
+        Err(e) => println!("| pyspiel | – | – | skipped: {e} |"),
+    }
+}
+
+/// The Ray executor against this process, on the shipped balance config and a short persona
+/// run (the runs' own timing, the cluster's start-up left out).
+fn section_ray(o: &Opts) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("\n### Ray executor ÷ local executor (`--ray local:{cpus}`, this machine)\n");
+    println!("Run times as the runs record them (timing.csv); Ray's start-up, before the run, is left out.\n");
+    println!("| run | local | Ray | Ray ÷ local |\n|---|---:|---:|---:|");
+    if o.quick {
+        println!("| (skipped in a quick run) | | | |");
+        return;
+    }
+    match playforge_python().and_then(|py| scale(&py, &["ray", &cpus.to_string()])) {
+        Ok(v) => {
+            for (name, label) in [("balance", "balance configs/hexmage_balance.toml"), ("personas", "personas configs/personas_quick.toml --generations 3 --only MaxS")] {
+                let r = &v[name];
+                let f = |key: &str| r[key].as_f64().unwrap_or(f64::NAN);
+                println!("| {label} | {:.2} s | {:.2} s | **{:.2}×** |", f("local_s"), f("ray_s"), f("ratio"));
+            }
+        }
+        Err(e) => println!("| skipped: {e} | | | |"),
+    }
+}
+
 fn main() {
     let o = Opts::parse();
     println!("## playforge speed ({})\n", if o.quick { "quick run: not for figures" } else { "cargo bench --bench speed" });
@@ -344,6 +415,12 @@ fn main() {
     }
     if o.wants("gdl") {
         section_gdl(&o);
+    }
+    if o.wants("python") {
+        section_python(&o);
+    }
+    if o.wants("ray") {
+        section_ray(&o);
     }
     if o.wants("playouts")
         || o.filters.iter().any(|f| ["simple_coins", "magic_land", "connect_four"].iter().any(|g| g.contains(f.as_str())))

@@ -1,0 +1,79 @@
+"""Figures of the Python layer for the speed table (`cargo bench --bench speed -- python ray`).
+
+    python benches/python/scale.py loop playforge|pyspiel [SECONDS]
+        Connect Four random games in a Python loop (legal actions, a uniform choice by Python's
+        `random`, apply, until terminal): prints {"games_per_s", "moves_per_s"} as JSON.
+    python benches/python/scale.py ray [CPUS]
+        The shipped balance config and a short persona run (three generations of MaxS), each run
+        here and with `--ray local:CPUS`; prints the run times the runs record themselves (their
+        timing.csv: the cluster's start-up, which `--ray` pays before the run, is left out).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def loop(which: str, seconds: float) -> dict:
+    if which == "playforge":
+        import playforge
+
+        game = playforge.load_game(str(ROOT / "games/connect_four.wgdl"))
+    else:
+        import pyspiel
+
+        game = pyspiel.load_game("connect_four")
+    rng = random.Random(1)
+    games = moves = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(100):
+            s = game.new_initial_state()
+            while not s.is_terminal():
+                s.apply_action(rng.choice(s.legal_actions()))
+                moves += 1
+            games += 1
+    dt = time.perf_counter() - t0
+    return {"games_per_s": games / dt, "moves_per_s": moves / dt}
+
+
+def last_elapsed(timing: Path) -> float:
+    rows = list(csv.reader(timing.open()))
+    return float(rows[-1][-1])
+
+
+def run(args, out: Path, timing: str) -> float:
+    subprocess.run([sys.executable, "-m", "playforge", *args, "--quiet", "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
+    return last_elapsed(out / timing)
+
+
+def ray(cpus: int) -> dict:
+    out = {}
+    jobs = {
+        "balance": (["balance", "configs/hexmage_balance.toml"], "hexmage_balance/cma-seed-1/timing.csv"),
+        "personas": (["personas", "configs/personas_quick.toml", "--generations", "3", "--only", "MaxS"], "personas_quick/seed-1/MaxS/timing.csv"),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (args, timing) in jobs.items():
+            local = run(args, Path(tmp) / f"{name}-local", timing)
+            remote = run([*args, "--ray", f"local:{cpus}"], Path(tmp) / f"{name}-ray", timing)
+            out[name] = {"local_s": local, "ray_s": remote, "ratio": remote / local}
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "loop":
+        print(json.dumps(loop(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 3.0)))
+    elif sys.argv[1] == "ray":
+        print(json.dumps(ray(int(sys.argv[2]) if len(sys.argv) > 2 else 2)))
+    else:
+        sys.exit(__doc__)
