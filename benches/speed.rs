@@ -8,7 +8,8 @@
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
 //! a Python loop, playforge's API beside pyspiel's) and `ray` (the Ray executor ÷ the local one
-//! on the shipped balance config and a short persona run; needs `bash python/setup.sh`).
+//! on the shipped balance config and a short persona run; needs `bash python/setup.sh`) and
+//! `scale` (paper-scale personas projected onto 32 and 256 CPUs from the job times measured here).
 //!
 //! OpenSpiel is measured by `benches/openspiel/connect_four_mcts.py` when a Python that can
 //! `import pyspiel` is found (`$OPENSPIEL_PYTHON`, then `benches/openspiel/.venv/bin/python`);
@@ -56,7 +57,7 @@ impl Opts {
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray), --quick, --profile SIDE or --install-openspiel"
+                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray, scale), --quick, --profile SIDE or --install-openspiel"
                     );
                     std::process::exit(2);
                 }
@@ -340,7 +341,8 @@ fn playforge_python() -> Result<PathBuf, String> {
 
 /// Runs `benches/python/scale.py ARGS` with `py`; its JSON line.
 fn scale(py: &Path, args: &[&str]) -> Result<serde_json::Value, String> {
-    let out = Command::new(py).arg(root().join("benches/python/scale.py")).args(args).current_dir(root()).output().map_err(|e| e.to_string())?;
+    let out =
+        Command::new(py).arg(root().join("benches/python/scale.py")).args(args).current_dir(root()).output().map_err(|e| e.to_string())?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed").to_string());
     }
@@ -350,7 +352,9 @@ fn scale(py: &Path, args: &[&str]) -> Result<serde_json::Value, String> {
 /// Connect Four random games in a Python loop: playforge's API against pyspiel's.
 fn section_python(o: &Opts) {
     println!("\n### Python: Connect Four random games in a Python loop (one core)\n");
-    println!("`state.legal_actions()`, a uniform `random.choice`, `state.apply_action(a)` until `state.is_terminal()` (benches/python/scale.py).\n");
+    println!(
+        "`state.legal_actions()`, a uniform `random.choice`, `state.apply_action(a)` until `state.is_terminal()` (benches/python/scale.py).\n"
+    );
     println!("| package | games/s | moves/s | ÷ pyspiel |\n|---|---:|---:|---:|");
     let secs = format!("{}", o.secs(3.0));
     let ours = playforge_python().and_then(|py| scale(&py, &["loop", "playforge", &secs]));
@@ -383,13 +387,136 @@ fn section_ray(o: &Opts) {
     }
     match playforge_python().and_then(|py| scale(&py, &["ray", &cpus.to_string()])) {
         Ok(v) => {
-            for (name, label) in [("balance", "balance configs/hexmage_balance.toml"), ("personas", "personas configs/personas_quick.toml --generations 3 --only MaxS")] {
+            for (name, label) in [
+                ("balance", "balance configs/hexmage_balance.toml"),
+                ("personas", "personas configs/personas_quick.toml --generations 3 --only MaxS"),
+            ] {
                 let r = &v[name];
                 let f = |key: &str| r[key].as_f64().unwrap_or(f64::NAN);
                 println!("| {label} | {:.2} s | {:.2} s | **{:.2}×** |", f("local_s"), f("ray_s"), f("ratio"));
             }
         }
         Err(e) => println!("| skipped: {e} | | | |"),
+    }
+}
+
+/// CPUs per node of the projected clusters (a common cloud and HPC node size).
+const NODE_CPUS: usize = 32;
+
+/// The wall time of one batch of `jobs` (seconds each) on the Ray executor's schedule
+/// (python/playforge/ray_executor.py): the jobs dealt over the CPU slots (job i to slot i mod
+/// CPUs, slots node by node), one task per node costing `task` more, in which the node's threads
+/// take the node's jobs in order as they come free (rayon inside the task); the batch costs
+/// `latency` more.
+fn batch_wall(jobs: &[f64], cpus: usize, task: f64, latency: f64) -> f64 {
+    let nodes = cpus.div_ceil(NODE_CPUS);
+    let mut wall = 0.0f64;
+    for n in 0..nodes {
+        let slots = (n * NODE_CPUS)..((n + 1) * NODE_CPUS).min(cpus);
+        let mut free = vec![task; slots.len()];
+        for (_, t) in jobs.iter().enumerate().filter(|(i, _)| slots.contains(&(i % cpus))) {
+            let (k, _) = free.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).expect("a thread");
+            free[k] += t;
+        }
+        wall = wall.max(free.iter().copied().fold(0.0, f64::max));
+    }
+    wall + latency
+}
+
+/// Paper-scale personas projected onto a cluster: the job-time distribution of a generation
+/// measured here (MCTS games of generation 0's random formulas, random-player games), the
+/// per-task and per-batch costs of the Ray executor measured on this machine, and each
+/// generation's schedule (a batch of the random player's games, then one batch of vanilla's and
+/// every individual's games) simulated by resampling the measured times.
+fn section_scale(o: &Opts) {
+    use playforge::persona::config::PersonaConfig;
+    use playforge::persona::play::{Agent, Reward, play_game};
+    use playforge::persona::run::Setup;
+    let path = root().join("configs/personas_paper.toml");
+    let (cfg, text) = PersonaConfig::load(&path).expect("the shipped paper config");
+    let setup = Setup::new(cfg, text, &path, Path::new("")).expect("the paper setup");
+    let s = &setup.cfg.personas;
+    let mut rng = playforge::rng::stream(1, 0, 0, 0);
+    let pop = playforge::evolve::gp::initial_population(&setup.cfg.gp, &mut rng).expect("a population");
+    let m = setup.measured(&setup.cfg.list[0]);
+    let reward = Reward::Binary { goal: 2700.0, maximize: true };
+    // Individuals × games measured: every individual once per seed, until the time is up.
+    let (mut mcts, mut random) = (Vec::new(), Vec::new());
+    let t0 = Instant::now();
+    let budget = o.secs(20.0);
+    'outer: for j in 0..s.games {
+        for (i, f) in pop.iter().enumerate() {
+            let agent = Agent::Mcts { formula: f.clone(), reward };
+            let t = Instant::now();
+            play_game(&m, j, setup.score, &agent, &setup.search, &mut playforge::rng::stream(1, 0, i as u64, j)).expect("a game");
+            mcts.push(t.elapsed().as_secs_f64());
+            if t0.elapsed().as_secs_f64() > budget {
+                break 'outer;
+            }
+        }
+        let t = Instant::now();
+        play_game(&m, j, setup.score, &Agent::Random, &setup.search, &mut playforge::rng::stream(2, 0, 0, j)).expect("a game");
+        random.push(t.elapsed().as_secs_f64());
+    }
+    let stats = |v: &[f64]| {
+        let mut w = v.to_vec();
+        w.sort_by(f64::total_cmp);
+        let mean = w.iter().sum::<f64>() / w.len() as f64;
+        let sd = (w.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (w.len() as f64 - 1.0).max(1.0)).sqrt();
+        (mean, sd, w[w.len() / 2], w[(w.len() - 1) * 99 / 100], w[w.len() - 1])
+    };
+    let (mean, sd, med, p99, max) = stats(&mcts);
+    let (rmean, ..) = stats(&random);
+    // Ray's costs on this machine (benches/python/scale.py overhead), else the figures the
+    // README gives.
+    let (task, latency) = playforge_python()
+        .and_then(|py| scale(&py, &["overhead"]))
+        .map(|v| (v["task_s"].as_f64().unwrap_or(0.0025), v["batch_s"].as_f64().unwrap_or(0.005)))
+        .unwrap_or((0.0025, 0.005));
+    println!("\n### Paper-scale personas on a cluster (projection)\n");
+    println!(
+        "Measured here, one core: {} MCTS games of generation 0's random formulas at the paper's settings (250 iterations/move, full expansion): mean {:.1} ms, sd {:.1}, median {:.1}, p99 {:.1}, max {:.1}; random player {:.2} ms. Ray costs: {:.1} ms per task, {:.1} ms per batch.\n",
+        mcts.len(),
+        mean * 1e3,
+        sd * 1e3,
+        med * 1e3,
+        p99 * 1e3,
+        max * 1e3,
+        rmean * 1e3,
+        task * 1e3,
+        latency * 1e3
+    );
+    let per_gen = (s.games * (setup.cfg.gp.population as u64 + 1)) as usize;
+    let work = per_gen as f64 * mean + s.games as f64 * rmean;
+    let gens = (s.generations * setup.cfg.list.len() as u64) as f64;
+    println!(
+        "A generation: {} random-player games, then one batch of {per_gen} MCTS games (vanilla and {} individuals × {} seeds); {} personas × {} generations.\n",
+        s.games,
+        setup.cfg.gp.population,
+        s.games,
+        setup.cfg.list.len(),
+        s.generations
+    );
+    println!("Nodes of {NODE_CPUS} CPUs (one node below that); one task per node and batch.\n");
+    println!("| CPUs | wall per generation | whole run | efficiency (work ÷ CPUs ÷ wall) |\n|---:|---:|---:|---:|");
+    let mut pick = playforge::rng::stream(7, 0, 0, 0);
+    for cpus in [2usize, 32, 256] {
+        // Mean of 20 simulated generations, job times resampled from the measured ones.
+        let mut wall = 0.0;
+        for _ in 0..20 {
+            let draw = |v: &[f64], r: &mut playforge::rng::Rng| v[r.random_range(0..v.len())];
+            let rs: Vec<f64> = (0..s.games).map(|_| draw(&random, &mut pick)).collect();
+            let ms: Vec<f64> = (0..per_gen).map(|_| draw(&mcts, &mut pick)).collect();
+            wall += batch_wall(&rs, cpus, task, latency) + batch_wall(&ms, cpus, task, latency);
+        }
+        wall /= 20.0;
+        let hours = wall * gens / 3600.0;
+        println!(
+            "| {cpus} | {:.2} s | {} | **{:.1} %** |",
+            wall,
+            if hours >= 24.0 { format!("{:.1} days", hours / 24.0) } else { format!("{hours:.1} h") },
+            100.0 * work / cpus as f64 / wall
+        );
     }
 }
 
@@ -421,6 +548,9 @@ fn main() {
     }
     if o.wants("ray") {
         section_ray(&o);
+    }
+    if o.wants("scale") {
+        section_scale(&o);
     }
     if o.wants("playouts")
         || o.filters.iter().any(|f| ["simple_coins", "magic_land", "connect_four"].iter().any(|g| g.contains(f.as_str())))

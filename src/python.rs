@@ -30,11 +30,12 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 }
 
 /// Runs a batch of serialized jobs of `kind` on this process's worker for `context` (built once
-/// per context and kept); returns the serialized outputs in job order. The Ray executor's tasks
-/// call this.
+/// per context and kept) on `threads` threads; returns the serialized outputs in job order. The
+/// Ray executor's tasks call this, one per node with the node's CPUs.
 #[pyfunction]
-fn run_batch(py: Python<'_>, kind: String, context: String, jobs: Vec<String>) -> PyResult<Vec<String>> {
-    py.detach(|| exec::run_batch(&kind, &context, &jobs, false)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))
+#[pyo3(signature = (kind, context, jobs, threads = 1))]
+fn run_batch(py: Python<'_>, kind: String, context: String, jobs: Vec<String>, threads: usize) -> PyResult<Vec<String>> {
+    py.detach(|| exec::run_batch(&kind, &context, &jobs, threads.max(1))).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))
 }
 
 /// The job kinds `run_batch` knows.

@@ -7,6 +7,9 @@
         The shipped balance config and a short persona run (three generations of MaxS), each run
         here and with `--ray local:CPUS`; prints the run times the runs record themselves (their
         timing.csv: the cluster's start-up, which `--ray` pays before the run, is left out).
+    python benches/python/scale.py overhead
+        Ray's fixed costs on a private local instance: {"task_s"} the extra time of one more task
+        in a batch, {"batch_s"} the time of a batch of one trivial task (submit, schedule, get).
 """
 
 from __future__ import annotations
@@ -70,9 +73,34 @@ def ray(cpus: int) -> dict:
     return out
 
 
+def _nothing(x):
+    return x
+
+
+def overhead() -> dict:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    task = ray.remote(num_cpus=1)(_nothing)
+    ray.get([task.remote(i) for i in range(20)])  # workers started
+    reps = 200
+
+    def batch(n: int) -> float:
+        t = time.perf_counter()
+        for _ in range(reps):
+            ray.get([task.remote(i) for i in range(n)])
+        return (time.perf_counter() - t) / reps
+
+    one, eight = batch(1), batch(8)
+    ray.shutdown()
+    return {"batch_s": one, "task_s": (eight - one) / 7}
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "loop":
         print(json.dumps(loop(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 3.0)))
+    elif sys.argv[1] == "overhead":
+        print(json.dumps(overhead()))
     elif sys.argv[1] == "ray":
         print(json.dumps(ray(int(sys.argv[2]) if len(sys.argv) > 2 else 2)))
     else:

@@ -1,12 +1,17 @@
 """The Ray executor behind ``--ray ADDRESS``: the command's batches of jobs run as Ray tasks.
 
-A batch (one optimizer iteration's games, say) is dealt into chunks, about CHUNKS_PER_CPU per
-CPU of the cluster, so that a task's fixed cost (≈ 1.4 ms round trip here) stays a small share
-of its games; the context (the resolved config, the game's path and content hash) is put in
-Ray's object store once per batch. Each worker process builds the context's game once and keeps
-it (``_core.run_batch`` caches by the context's hash). Results come back in job order. A task
-whose worker dies is retried by Ray (``max_retries``); the driver's own death is covered by
-the command's ``--resume``.
+One task per node and batch: a batch (one optimizer iteration's games, say) is dealt over the
+cluster's CPUs (job i to CPU slot i mod CPUs, slots grouped by node), and each node's share runs
+as one task that holds all the node's CPUs and plays its jobs on that many threads (the Rust
+side's rayon pool, which balances the load inside the node as the local executor does). So a
+batch costs one task's fixed cost (≈ 1–2 ms here) per node, not per job, and no CPU of a node
+idles while another of the same node has work. The context (the resolved config, the game's
+path and content hash) is put in the object store once per run, and each worker process builds
+it once (``_core.run_batch`` caches by the context's hash). Results come back in job order.
+
+A task is placed on its node softly: when that node is gone, Ray runs it elsewhere; a task
+whose worker dies is retried (``max_retries``). The list of nodes is read again after a failure
+and every few seconds. The driver's own death is covered by the command's ``--resume``.
 
 Addresses: ``local`` (a private Ray instance on this machine, all its CPUs), ``local:N`` (with
 N CPUs), ``auto`` (the cluster this machine belongs to), or a cluster's address
@@ -16,24 +21,26 @@ N CPUs), ``auto`` (the cluster this machine belongs to), or a cluster's address
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
-#: Chunks per CPU in a batch: more balance the load, fewer cost less overhead.
-CHUNKS_PER_CPU = 1
-#: Times Ray re-runs a task whose worker process died.
+#: Times Ray re-runs a task whose worker process or node died.
 MAX_RETRIES = 3
+#: Seconds between readings of the cluster's nodes.
+NODES_EVERY_S = 5.0
 
 INSTALL = "pip install 'playforge[ray]' (or `bash python/setup.sh`, which puts it in .venv)"
 
 
-def _run_chunk(kind: str, context: str, jobs: List[str]) -> Tuple[str, List[str]]:
+def _run_share(kind: str, context: str, jobs: List[str], threads: int) -> Tuple[str, float, List[str]]:
+    from playforge import _core
     import ray
 
-    from playforge import _core
-
     node = ray.get_runtime_context().get_node_id()
-    return node, _core.run_batch(kind, context, jobs)
+    t = time.perf_counter()
+    out = _core.run_batch(kind, context, jobs, threads)
+    return node, time.perf_counter() - t, out
 
 
 def _warm() -> int:
@@ -42,8 +49,17 @@ def _warm() -> int:
     return len(_core.job_kinds())
 
 
+def deal(n: int, nodes: List[Tuple[str, int]]) -> Dict[str, List[int]]:
+    """Job indices per node: job i goes to CPU slot i mod (all CPUs), slots node by node."""
+    slots = [node for node, cpus in nodes for _ in range(cpus)]
+    share: Dict[str, List[int]] = {node: [] for node, _ in nodes}
+    for i in range(n):
+        share[slots[i % len(slots)]].append(i)
+    return {node: idx for node, idx in share.items() if idx}
+
+
 class RayExecutor:
-    """Runs batches of playforge jobs as Ray tasks."""
+    """Runs batches of playforge jobs as Ray tasks, one per node."""
 
     def __init__(self, address: str):
         try:
@@ -59,36 +75,58 @@ class RayExecutor:
                 ray.init(num_cpus=cpus, **kwargs)
             else:
                 ray.init(address=address, **kwargs)
-        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self.nodes = len([n for n in ray.nodes() if n.get("Alive")])
-        self._task = ray.remote(max_retries=MAX_RETRIES, num_cpus=1)(_run_chunk)
-        # Start a worker process per CPU and load the extension there now, so that the run's
-        # first batch does not pay for it.
-        ray.get([ray.remote(num_cpus=1)(_warm).remote() for _ in range(self.cpus)])
+        self._task = ray.remote(max_retries=MAX_RETRIES)(_run_share)
+        self._lock = threading.Lock()
+        self._read_nodes()
+        self.cpus = sum(c for _, c in self._nodes)
+        self.nodes = len(self._nodes)
+        # Start the worker processes and load the extension there now, so that the run's first
+        # batch does not pay for it.
+        ray.get([self._on(node, cpus, _warm).remote() for node, cpus in self._nodes])
         self.jobs_per_node: Counter = Counter()
         self._context = None
-        # Commands may call from several threads at once.
-        self._lock = threading.Lock()
         self.tasks = 0
+
+    def _read_nodes(self):
+        alive = [n for n in self._ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
+        self._nodes = sorted((n["NodeID"], int(n["Resources"]["CPU"])) for n in alive)
+        self._nodes_at = time.monotonic()
+        if not self._nodes:
+            raise RuntimeError(f"--ray {self.address}: the cluster has no node with a CPU")
+
+    def _on(self, node: str, cpus: int, fn=None):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        remote = self._task if fn is None else self._ray.remote(fn)
+        return remote.options(num_cpus=cpus, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=True))
 
     def run(self, kind: str, context: str, jobs: List[str]) -> List[str]:
         ray = self._ray
-        # A run sends the same context with every batch: put it in the object store once.
         with self._lock:
+            if time.monotonic() - self._nodes_at > NODES_EVERY_S:
+                self._read_nodes()
+            nodes = list(self._nodes)
+            # A run sends the same context with every batch: put it in the object store once.
             if self._context is None or self._context[0] != context:
                 self._context = (context, ray.put(context))
             ctx = self._context[1]
-        k = max(1, min(len(jobs), self.cpus * CHUNKS_PER_CPU))
-        # Job i goes to chunk i mod k: every chunk gets a share of each kind of game in the
-        # batch (a batch lists its games pair by pair, and pairs differ in cost).
-        refs = [self._task.remote(kind, ctx, jobs[c::k]) for c in range(k)]
-        out: List[str] = [""] * len(jobs)
-        for c, (node, results) in enumerate(ray.get(refs)):
-            if len(results) != len(range(c, len(jobs), k)):
-                raise RuntimeError(f"a Ray task returned {len(results)} results for {len(range(c, len(jobs), k))} jobs")
-            out[c::k] = results
+        shares = deal(len(jobs), nodes)
+        cpus = dict(nodes)
+        refs = [self._on(node, cpus[node]).remote(kind, ctx, [jobs[i] for i in idx], cpus[node]) for node, idx in shares.items()]
+        try:
+            results = ray.get(refs)
+        except Exception:
             with self._lock:
-                self.jobs_per_node[node] += len(results)
+                self._nodes_at = 0.0  # read the nodes again before the next batch
+            raise
+        out: List[str] = [""] * len(jobs)
+        for idx, (node, _seconds, outputs) in zip(shares.values(), results):
+            if len(outputs) != len(idx):
+                raise RuntimeError(f"a Ray task returned {len(outputs)} results for {len(idx)} jobs")
+            for i, o in zip(idx, outputs):
+                out[i] = o
+            with self._lock:
+                self.jobs_per_node[node] += len(idx)
         with self._lock:
             self.tasks += len(refs)
         return out

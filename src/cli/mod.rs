@@ -108,6 +108,7 @@ pub(crate) struct ExecArgs {
     /// Run the games on a Ray cluster: `local` starts a private local instance (`local:N` with N
     /// CPUs), `auto` joins the running cluster, or give a cluster's address. Same outputs as
     /// without it. Needs the Python package (`bash python/setup.sh`; README, Python and Ray).
+    /// `roundtrip` runs the jobs through the workers' serialized path in this process, no Ray.
     #[arg(long, value_name = "ADDRESS")]
     pub ray: Option<String>,
 }
@@ -115,7 +116,9 @@ pub(crate) struct ExecArgs {
 impl ExecArgs {
     /// The executor: Ray's when `--ray` is given, else this process.
     pub(crate) fn executor(&self) -> anyhow::Result<crate::exec::Executor> {
-        match &self.ray {
+        match self.ray.as_deref() {
+            // The worker's path in this process, without Ray (a check of the job seam).
+            Some("roundtrip") => Ok(crate::exec::Executor::RoundTrip),
             Some(address) => crate::exec::connect(address),
             None => Ok(crate::exec::Executor::Local),
         }
@@ -173,7 +176,8 @@ pub fn main() -> ExitCode {
 /// no `--ray`, or no such Python (the command then says how to install it).
 fn ray_through_python() -> Option<u8> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if !args.iter().any(|a| a == "--ray" || a.to_string_lossy().starts_with("--ray=")) {
+    let ray = args.iter().position(|a| a == "--ray" || a.to_string_lossy().starts_with("--ray="))?;
+    if args[ray] == "--ray=roundtrip" || args.get(ray + 1).is_some_and(|a| a == "roundtrip") {
         return None;
     }
     let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");

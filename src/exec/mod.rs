@@ -88,7 +88,7 @@ impl Executor {
         let context = serde_json::to_string(&ctx()?)?;
         let wire: Vec<String> = jobs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
         let outputs = match remote {
-            None => run_batch(K::NAME, &context, &wire, true)?,
+            None => run_batch(K::NAME, &context, &wire, 0)?,
             Some(r) => r.run(K::NAME, &context, wire)?,
         };
         if outputs.len() != jobs.len() {
@@ -147,20 +147,21 @@ pub fn connect(address: &str) -> Result<Executor> {
 }
 
 /// Runs a serialized batch of the named kind on this process's worker for `context` (built on
-/// first use); `parallel`: on rayon's threads (in-process), else one after another (a remote
-/// task has its own CPU). Outputs are serialized, in job order.
-pub fn run_batch(kind: &str, context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
+/// first use), on `threads` threads: 0 = rayon's global pool (in-process), 1 = one after
+/// another, n = a pool of n threads kept by this process (a remote task that holds n CPUs).
+/// Outputs are serialized, in job order.
+pub fn run_batch(kind: &str, context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
     use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
     use crate::experiment::jobs::{ExperimentRun, TournamentGame};
     use crate::{persona::jobs::PersonaGame, playtest::jobs::PlaytestReplicate};
     match kind {
-        ExperimentRun::NAME => run_kind::<ExperimentRun>(context, jobs, parallel),
-        TournamentGame::NAME => run_kind::<TournamentGame>(context, jobs, parallel),
-        BalanceGame::NAME => run_kind::<BalanceGame>(context, jobs, parallel),
-        LandscapeSample::NAME => run_kind::<LandscapeSample>(context, jobs, parallel),
-        VerifyGame::NAME => run_kind::<VerifyGame>(context, jobs, parallel),
-        PersonaGame::NAME => run_kind::<PersonaGame>(context, jobs, parallel),
-        PlaytestReplicate::NAME => run_kind::<PlaytestReplicate>(context, jobs, parallel),
+        ExperimentRun::NAME => run_kind::<ExperimentRun>(context, jobs, threads),
+        TournamentGame::NAME => run_kind::<TournamentGame>(context, jobs, threads),
+        BalanceGame::NAME => run_kind::<BalanceGame>(context, jobs, threads),
+        LandscapeSample::NAME => run_kind::<LandscapeSample>(context, jobs, threads),
+        VerifyGame::NAME => run_kind::<VerifyGame>(context, jobs, threads),
+        PersonaGame::NAME => run_kind::<PersonaGame>(context, jobs, threads),
+        PlaytestReplicate::NAME => run_kind::<PlaytestReplicate>(context, jobs, threads),
         _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
     }
 }
@@ -176,13 +177,29 @@ pub const KINDS: &[&str] = &[
     crate::experiment::jobs::ExperimentRun::NAME,
 ];
 
-fn run_kind<K: JobKind>(context: &str, jobs: &[String], parallel: bool) -> Result<Vec<String>> {
+fn run_kind<K: JobKind>(context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
     let w = worker::<K>(context)?;
     let one = |j: &String| -> Result<String> {
         let job: K::Job = serde_json::from_str(j).map_err(|e| anyhow!("a {} job: {e}", K::NAME))?;
         Ok(serde_json::to_string(&K::run(&w, &job)?)?)
     };
-    if parallel { jobs.par_iter().map(one).collect() } else { jobs.iter().map(one).collect() }
+    match threads {
+        0 => jobs.par_iter().map(one).collect(),
+        1 => jobs.iter().map(one).collect(),
+        n => pool(n)?.install(|| jobs.par_iter().map(one).collect()),
+    }
+}
+
+/// This process's pool of `n` threads (made once per size).
+fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(n).build()?);
+    pools.push((n, p.clone()));
+    Ok(p)
 }
 
 /// Worker states kept per process, newest last: (kind, hash of the context text, state).

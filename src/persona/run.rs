@@ -327,15 +327,22 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
         let random_mean = mean(random.iter().map(|r| r.measure));
         let goal = ck.goal.unwrap_or(random_mean);
         let vanilla_agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, random_mean) };
-        let vanilla = play_many(setup, k, &vanilla_agent, &seeds, |j| (pseed, g, TAG_VANILLA, j), done)?;
-        // Every individual on every seed, in parallel over (individual, game).
+        // Vanilla MCTS and every individual on every seed: one batch (both only wait for the
+        // random player), in parallel over (agent, game); vanilla's games first.
         let agents: Vec<Agent> = pop.iter().map(|f| Agent::Mcts { formula: f.clone(), reward: setup.reward(p, goal) }).collect();
-        let jobs: Vec<Job> = agents
+        let jobs: Vec<Job> = seeds
             .iter()
             .enumerate()
-            .flat_map(|(i, agent)| seeds.iter().enumerate().map(move |(j, &seed)| (agent, seed, (pseed, g, i as u64, j as u64))))
+            .map(|(j, &seed)| (&vanilla_agent, seed, (pseed, g, TAG_VANILLA, j as u64)))
+            .chain(
+                agents
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, agent)| seeds.iter().enumerate().map(move |(j, &seed)| (agent, seed, (pseed, g, i as u64, j as u64)))),
+            )
             .collect();
-        let results = play_jobs(setup, k, &jobs, done)?;
+        let mut results = play_jobs(setup, k, &jobs, done)?;
+        let vanilla: Vec<GameResult> = results.drain(..seeds.len()).collect();
         let n = seeds.len();
         let means: Vec<f64> = (0..pop.len()).map(|i| mean(results[i * n..(i + 1) * n].iter().map(|r| r.measure))).collect();
         let fitness: Vec<f64> = means.iter().map(|&v| if p.maximize() { v } else { -v }).collect();
