@@ -365,6 +365,89 @@ impl PyBot {
     }
 }
 
+/// A balance run driven by ask and tell (`playforge.Balance` wraps it): requests and
+/// evaluations as JSON text.
+#[pyclass(name = "BalanceRun", module = "playforge._core")]
+struct PyBalance(std::sync::Mutex<crate::balance::asktell::AskTell>);
+
+impl PyBalance {
+    fn run(&self) -> std::sync::MutexGuard<'_, crate::balance::asktell::AskTell> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyBalance {
+    #[new]
+    #[pyo3(signature = (config, seed = None, optimizer = None, out = None, resume = false))]
+    fn new(
+        py: Python<'_>,
+        config: String,
+        seed: Option<u64>,
+        optimizer: Option<String>,
+        out: Option<String>,
+        resume: bool,
+    ) -> PyResult<PyBalance> {
+        let path = std::path::PathBuf::from(&config);
+        let (mut cfg, text) = crate::balance::config::BalanceConfig::load(&path).map_err(value_error)?;
+        if let Some(s) = seed {
+            cfg.balance.seed = s;
+        }
+        if let Some(o) = optimizer {
+            if !matches!(o.as_str(), "es" | "sa" | "cma") {
+                return Err(PyValueError::new_err(format!("optimizer {o:?}; expected \"es\", \"sa\" or \"cma\"")));
+            }
+            cfg.balance.optimizer = o;
+        }
+        if let Some(o) = out {
+            cfg.balance.out = o.into();
+        }
+        let at = py
+            .detach(|| crate::balance::asktell::AskTell::start(cfg, &path, &text, resume, crate::exec::Executor::Local))
+            .map_err(value_error)?;
+        Ok(PyBalance(std::sync::Mutex::new(at)))
+    }
+
+    /// The next request as JSON, or `None` when the run is over.
+    fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let req = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        req.map(|r| serde_json::to_string(&r).map_err(value_error)).transpose()
+    }
+
+    /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
+    fn tell(&self, evals: String) -> PyResult<()> {
+        let evals: Vec<crate::balance::fitness::Eval> = serde_json::from_str(&evals).map_err(|e| value_error(format!("tell: {e}")))?;
+        self.run().tell(evals).map_err(value_error)
+    }
+
+    /// The built-in evaluation of a request (JSON in, JSON list out).
+    fn evaluate(&self, py: Python<'_>, request: String) -> PyResult<String> {
+        let req: crate::balance::optim::EvalRequest = serde_json::from_str(&request).map_err(|e| value_error(format!("evaluate: {e}")))?;
+        let evals = py.detach(|| self.run().evaluate(&req)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        serde_json::to_string(&evals).map_err(value_error)
+    }
+
+    /// The run's outcome as JSON once `ask()` returned `None`, else `None`.
+    fn result(&self) -> PyResult<Option<String>> {
+        let at = self.run();
+        Ok(at.outcome().map(|o| {
+            serde_json::json!({
+                "dir": o.dir,
+                "best": o.best,
+                "history": o.history,
+                "games_played": o.games_played,
+                "reached": o.reached,
+            })
+            .to_string()
+        }))
+    }
+
+    /// The run's folder; its checkpoint.json, written after every iteration, resumes it.
+    fn dir(&self) -> PyResult<String> {
+        Ok(self.run().dir().display().to_string())
+    }
+}
+
 /// Loads a WGDL game; `params` sets declared parameters by name (`{"red1.maxHp": 40}`),
 /// `turn_order` is `grouped` or `alternating` for games with turns.
 #[pyfunction]
@@ -386,6 +469,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyState>()?;
     m.add_class::<PyRng>()?;
     m.add_class::<PyBot>()?;
+    m.add_class::<PyBalance>()?;
     m.add_function(wrap_pyfunction!(derive, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -449,3 +449,47 @@ fn a_fresh_run_starts_clean_a_held_folder_is_refused_and_resume_needs_a_checkpoi
         .to_string();
     assert!(err.contains("--resume: no checkpoint in"), "{err}");
 }
+
+/// Ask/tell with the built-in evaluation told back is the command line's run, file for file;
+/// an evaluation of the user's drives the same loop (here: F = 1 − the first gene, so the
+/// optimizer heads for small first genes).
+#[test]
+fn ask_tell_with_the_built_in_evaluation_is_the_cli_run() {
+    use playforge::balance::asktell::AskTell;
+    use playforge::balance::fitness::Eval;
+    let go = |tell_own: bool, tag: &str| {
+        let out = tmp("asktell");
+        let text = config(&out, "");
+        let cfg = parse(&text).unwrap();
+        let mut at = AskTell::start(cfg, Path::new("b.toml"), &text, false, playforge::exec::Executor::Local).unwrap();
+        let mut asked = 0;
+        while let Some(req) = at.ask().unwrap() {
+            asked += 1;
+            let evals = if tell_own {
+                req.candidates.iter().map(|c| Eval { f: 1.0 - c.dna[0], ..Eval::default() }).collect()
+            } else {
+                at.evaluate(&req).unwrap()
+            };
+            at.tell(evals).unwrap();
+        }
+        assert!(asked > 3);
+        let dir = at.outcome().unwrap().dir.clone();
+        let kept = tmp(tag);
+        std::fs::rename(&dir, kept.join("run")).unwrap();
+        kept.join("run")
+    };
+    let cli = {
+        let out = tmp("asktell");
+        let text = config(&out, "");
+        let cfg = parse(&text).unwrap();
+        let o = run(&cfg, Path::new("b.toml"), &text, &RunOptions::default(), &|_, _, _, _| {}).unwrap();
+        let kept = tmp("asktell-cli");
+        std::fs::rename(&o.dir, kept.join("run")).unwrap();
+        kept.join("run")
+    };
+    let (a, b) = (crate::util::outputs(&cli), crate::util::outputs(&go(false, "asktell-built-in")));
+    assert!(a.contains_key(Path::new("history.csv")));
+    assert_eq!(a, b, "ask/tell with the built-in evaluation differs from the run");
+    let own = crate::util::outputs(&go(true, "asktell-own"));
+    assert_ne!(own[Path::new("history.csv")], a[Path::new("history.csv")]);
+}

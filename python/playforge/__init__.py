@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._core import Rng, State, __version__, derive, job_kinds, run_batch
 
-__all__ = ["Game", "State", "Parameters", "Bot", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
+__all__ = ["Game", "State", "Parameters", "Bot", "Balance", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
 
 
 class Parameters(NamedTuple):
@@ -112,6 +112,77 @@ class Bot:
     def step(self, state: State, rng: Rng) -> int:
         """The bot's move in ``state`` (an action of ``state.legal_actions()``)."""
         return self._core.step(state, rng)
+
+
+class Balance:
+    """A balance run (``playforge balance CONFIG``) driven by ask and tell::
+
+        run = playforge.Balance("configs/hexmage_balance.toml", seed=1)
+        while (request := run.ask()) is not None:
+            # request["candidates"]: each with "dna" (the full DNA in [0, 1]), "values"
+            # ({parameter: value}) and "who" (the stream tag of its games);
+            # request["confirm"]: whether it is the re-evaluation of an iteration's best.
+            run.tell([my_fitness(c["values"]) for c in request["candidates"]])
+        print(run.result()["best"])
+
+    ``tell`` takes a fitness F per candidate (a float) or an evaluation (a dict with ``f`` and
+    optionally the terms ``balance``, ``length``, ``difference``, ``wins_term``, ``mean_turns``,
+    ``all_played``, ``wins``, ``draws``, ``games``). ``evaluate(request)`` is the built-in
+    evaluation (the games the command line plays): telling it back gives the command line's run,
+    file for file. The run writes its folder as the command does; its checkpoint is saved after
+    every iteration (``save()`` names it) and ``Balance.load(config)`` resumes from it."""
+
+    def __init__(self, config: str, seed: Optional[int] = None, optimizer: Optional[str] = None, out: Optional[str] = None, resume: bool = False):
+        self._core = _core.BalanceRun(str(config), seed, optimizer, None if out is None else str(out), resume)
+        self._request: Optional[dict] = None
+
+    @classmethod
+    def load(cls, config: str, **kw) -> "Balance":
+        """Resumes the run of ``config`` from the checkpoint in its folder."""
+        return cls(config, resume=True, **kw)
+
+    def ask(self) -> Optional[dict]:
+        import json
+
+        text = self._core.ask()
+        self._request = None if text is None else json.loads(text)
+        return self._request
+
+    def tell(self, evaluations: Sequence) -> None:
+        import json
+
+        evals = []
+        for e in evaluations:
+            if isinstance(e, dict):
+                full = {"f": 0.0, "balance": 0.0, "length": 0.0, "difference": 0.0, "wins_term": 0.0, "mean_turns": 0.0, "all_played": True, "wins": [0, 0], "draws": 0, "games": 0}
+                full.update(e)
+                evals.append(full)
+            else:
+                evals.append({"f": float(e), "balance": 0.0, "length": 0.0, "difference": 0.0, "wins_term": 0.0, "mean_turns": 0.0, "all_played": True, "wins": [0, 0], "draws": 0, "games": 0})
+        self._core.tell(json.dumps(evals))
+
+    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
+        """The built-in evaluation of ``request`` (default: the last one asked)."""
+        import json
+
+        req = self._request if request is None else request
+        if req is None:
+            raise ValueError("nothing to evaluate; expected ask() first")
+        return json.loads(self._core.evaluate(json.dumps(req)))
+
+    def result(self) -> Optional[dict]:
+        """The run's outcome (best, history, games played, whether the target was reached) once
+        ``ask()`` returned ``None``."""
+        import json
+
+        text = self._core.result()
+        return None if text is None else json.loads(text)
+
+    def save(self) -> str:
+        """The checkpoint the run keeps (written after every iteration)."""
+        import os
+
+        return os.path.join(self._core.dir(), "checkpoint.json")
 
 
 def load_game(path: str, params: Optional[Dict[str, float]] = None, turn_order: Optional[str] = None) -> Game:

@@ -119,3 +119,36 @@ def test_bots_replay_a_tournament_game_of_the_cli(tmp_path):
     assert moves == replay["moves"]
     with pytest.raises(ValueError, match="policy"):
         playforge.Bot(game, "x", kind="policy", policy="nope")
+
+
+def test_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path, monkeypatch):
+    """Balance driven from Python, the built-in evaluation told back, writes the folder the
+    command line writes for the same seed; a fitness of the user's drives the same loop."""
+    from conftest import outputs
+    import shutil
+
+    out = tmp_path / "out"
+    run_dir = out / "hexmage_balance/cma-seed-1"
+    cli(["balance", "configs/hexmage_balance.toml", "--quiet", "--out", str(out)])
+    shutil.move(str(run_dir), str(tmp_path / "cli"))
+    # The config named as the command line named it (replays record the game's path so).
+    monkeypatch.chdir(ROOT)
+    run = playforge.Balance("configs/hexmage_balance.toml", out=str(out))
+    asked = confirms = 0
+    while (request := run.ask()) is not None:
+        asked += 1
+        confirms += request["confirm"]
+        assert all(len(c["dna"]) == len(request["candidates"][0]["dna"]) for c in request["candidates"])
+        run.tell(run.evaluate())
+    result = run.result()
+    assert asked > 10 and confirms > 0 and result["reached"]
+    assert run.save().endswith("checkpoint.json")
+    assert outputs(tmp_path / "cli") == outputs(run_dir)
+    # A fitness of the user's: the loop runs on it (F = 1 − the first gene's DNA).
+    mine = playforge.Balance(str(ROOT / "configs/hexmage_balance.toml"), out=str(tmp_path / "mine"), seed=2)
+    told = 0
+    while (request := mine.ask()) is not None and told < 40:
+        mine.tell([1.0 - c["dna"][0] for c in request["candidates"]])
+        told += 1
+    with pytest.raises(ValueError, match="tell"):
+        mine.tell([0.5])

@@ -151,7 +151,7 @@ pub fn compare(path: &Path, out: Option<&Path>, exec: &crate::exec::Executor, pr
                 &cfg,
                 &where_,
                 &run_text,
-                &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true, exec: exec.clone() },
+                &RunOptions { resume: true, max_iterations: None, light: true, restart_stale: true, exec: exec.clone(), hook: None },
                 &|_, _, _, _| {},
             )?;
             if out.interrupted {

@@ -7,6 +7,7 @@
 //! one interface) → [`run`] (the loop, checkpoints, outputs); [`verify`], [`landscape`] and
 //! [`compare`] are the commands around it.
 
+pub mod asktell;
 pub mod compare;
 pub mod config;
 pub mod dna;

@@ -38,6 +38,86 @@ const OPTIMIZER: u64 = 1 << 40;
 const CRN: u64 = 1 << 41;
 pub const CONFIRM: u64 = 1 << 42;
 
+/// A batch of candidates to evaluate, as an ask/tell user gets it
+/// ([`crate::balance::asktell`]): the iteration, whether it is the confirmation of the
+/// iteration's best, and each candidate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalRequest {
+    pub iteration: u64,
+    pub confirm: bool,
+    pub candidates: Vec<Candidate>,
+}
+
+/// One candidate: its full DNA, the parameter values it makes, and the stream tag of its games.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Candidate {
+    pub dna: Vec<f64>,
+    pub values: Vec<(String, f64)>,
+    pub who: u64,
+}
+
+/// An evaluation other than the built-in one: the candidates' evaluations, in order.
+pub type EvalHook = dyn Fn(&EvalRequest) -> Result<Vec<Eval>> + Send + Sync;
+
+/// What the built-in evaluation needs: the codec, the evaluator, where the games run.
+pub struct Games<'a> {
+    pub codec: &'a Codec,
+    pub ev: &'a Evaluator,
+    pub exec: &'a Executor,
+    pub jobs: &'a BalanceContext,
+    pub seed: u64,
+}
+
+impl Games<'_> {
+    /// Plays and scores candidates (full DNA, its program when built, stream tag): `games` games
+    /// per AI pair each, the games of candidate `who` in iteration `it` on the streams
+    /// (seed, it, who, game).
+    pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, Option<Arc<Program>>, u64)], games: usize) -> Result<Vec<Eval>> {
+        let pairs = self.ev.n_pairs();
+        let per = pairs * games;
+        let programs: Vec<Arc<Program>> = cands
+            .iter()
+            .map(|(dna, p, _)| match p {
+                Some(p) => Ok(p.clone()),
+                None => {
+                    self.codec.build(dna)?.ok_or_else(|| anyhow::anyhow!("a candidate breaks a constraint; expected a valid encounter"))
+                }
+            })
+            .collect::<Result<_>>()?;
+        let mut jobs = Vec::with_capacity(cands.len() * per);
+        for (dna, _, who) in cands {
+            for p in 0..pairs {
+                for g in 0..games {
+                    jobs.push(GameJob { dna: dna.clone(), pair: p, seed: derive(self.seed, it, *who, (p * games + g) as u64) });
+                }
+            }
+        }
+        let outcomes =
+            self.exec.map::<BalanceGame>(|| Ok(self.jobs.clone()), &jobs, |i, j| self.ev.play(&programs[i / per], j.pair, j.seed, None))?;
+        Ok(cands
+            .iter()
+            .enumerate()
+            .map(|(c, (dna, _, _))| self.ev.score(&outcomes[c * per..(c + 1) * per], self.codec.team_distance(dna)))
+            .collect())
+    }
+
+    /// [`Games::evaluate`] of a request as the loop made it (what an ask/tell user gets when
+    /// they want the built-in evaluation).
+    pub fn evaluate_request(&self, req: &EvalRequest) -> Result<Vec<Eval>> {
+        let e = &self.ev.cfg.evaluation;
+        let games = if req.confirm { e.confirm_games } else { e.games } as usize;
+        let cands: Vec<_> = req.candidates.iter().map(|c| (c.dna.clone(), None, c.who)).collect();
+        self.evaluate(req.iteration, &cands, games)
+    }
+
+    /// The request of candidates (full DNA, stream tag).
+    pub fn request(&self, iteration: u64, confirm: bool, cands: &[(Vec<f64>, u64)]) -> EvalRequest {
+        let candidates =
+            cands.iter().map(|(dna, who)| Candidate { dna: dna.clone(), values: self.codec.overrides(dna), who: *who }).collect();
+        EvalRequest { iteration, confirm, candidates }
+    }
+}
+
 /// What an optimizer may do in an iteration.
 pub struct Ctx<'a> {
     pub codec: &'a Codec,
@@ -45,6 +125,8 @@ pub struct Ctx<'a> {
     /// Where the games run, and what a job sent elsewhere carries.
     pub exec: &'a Executor,
     pub jobs: &'a BalanceContext,
+    /// An evaluation of the user's (ask/tell) instead of the built-in games.
+    pub hook: Option<&'a EvalHook>,
     pub seed: u64,
     pub iteration: u64,
     /// Games played so far in the whole run, and the budget in games.
@@ -85,27 +167,24 @@ impl Ctx<'_> {
     /// gets the same game seeds.
     pub fn evaluate(&mut self, cands: &[Cand]) -> Result<Vec<Eval>> {
         let e = &self.ev.cfg.evaluation;
-        let (pairs, games) = (self.ev.n_pairs(), e.games as usize);
         let first = self.evals.len();
-        let per = pairs * games;
-        let mut jobs = Vec::with_capacity(cands.len() * per);
-        for (c, (x, _)) in cands.iter().enumerate() {
-            let dna = self.codec.full(x);
-            let who = if e.common_random_numbers { CRN } else { (first + c) as u64 };
-            for p in 0..pairs {
-                for g in 0..games {
-                    jobs.push(GameJob { dna: dna.clone(), pair: p, seed: derive(self.seed, self.iteration, who, (p * games + g) as u64) });
-                }
+        let who = |c: usize| if e.common_random_numbers { CRN } else { (first + c) as u64 };
+        let games = Games { codec: self.codec, ev: self.ev, exec: self.exec, jobs: self.jobs, seed: self.seed };
+        let evals = match self.hook {
+            None => {
+                let full: Vec<_> = cands.iter().enumerate().map(|(c, (x, p))| (self.codec.full(x), Some(p.clone()), who(c))).collect();
+                games.evaluate(self.iteration, &full, e.games as usize)?
             }
-        }
-        let outcomes =
-            self.exec.map::<BalanceGame>(|| Ok(self.jobs.clone()), &jobs, |i, j| self.ev.play(&cands[i / per].1, j.pair, j.seed, None))?;
-        self.games_played += jobs.len() as u64;
-        let evals: Vec<Eval> = cands
-            .iter()
-            .enumerate()
-            .map(|(c, (x, _))| self.ev.score(&outcomes[c * per..(c + 1) * per], self.codec.team_distance(&self.codec.full(x))))
-            .collect();
+            Some(hook) => {
+                let full: Vec<_> = cands.iter().enumerate().map(|(c, (x, _))| (self.codec.full(x), who(c))).collect();
+                let evals = hook(&games.request(self.iteration, false, &full))?;
+                if evals.len() != cands.len() {
+                    anyhow::bail!("{} evaluations told for {} candidates; expected one per candidate", evals.len(), cands.len());
+                }
+                evals
+            }
+        };
+        self.games_played += (cands.len() * self.ev.n_pairs() * e.games as usize) as u64;
         for (c, ev) in cands.iter().zip(&evals) {
             self.evals.push((c.0.clone(), ev.clone()));
         }

@@ -11,8 +11,8 @@
 use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator, target_band};
-use super::jobs::{BalanceContext, BalanceGame, GameJob};
-use super::optim::{CONFIRM, Ctx, Optimizer};
+use super::jobs::BalanceContext;
+use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer};
 use crate::exec::Executor;
 use crate::experiment::tournament::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};
@@ -21,6 +21,7 @@ use anyhow::{Result, anyhow, bail};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -68,7 +69,7 @@ pub struct Checkpoint {
 }
 
 /// How to run (beyond the config).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     pub resume: bool,
     /// Stop after this many iterations (tests; the checkpoint stays resumable).
@@ -80,6 +81,21 @@ pub struct RunOptions {
     pub restart_stale: bool,
     /// Where the games run (this process by default; `--ray` elsewhere).
     pub exec: Executor,
+    /// An evaluation of the user's instead of the built-in games (ask/tell).
+    pub hook: Option<Arc<EvalHook>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("resume", &self.resume)
+            .field("max_iterations", &self.max_iterations)
+            .field("light", &self.light)
+            .field("restart_stale", &self.restart_stale)
+            .field("exec", &self.exec)
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
 }
 
 /// What a run did.
@@ -175,6 +191,7 @@ pub fn run(
             ev: &ev,
             exec: &opts.exec,
             jobs: &jobs,
+            hook: opts.hook.as_deref(),
             seed: cfg.balance.seed,
             iteration: it,
             games_played: ck.games_played,
@@ -189,15 +206,19 @@ pub fn run(
             && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f)
         {
             let dna = codec.full(&x);
-            let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
             let games = cfg.evaluation.confirm_games as usize;
-            let confirm: Vec<GameJob> = (0..ev.n_pairs())
-                .flat_map(|p| (0..games).map(move |g| (p, g)))
-                .map(|(p, g)| GameJob { dna: dna.clone(), pair: p, seed: derive(cfg.balance.seed, it, CONFIRM, (p * games + g) as u64) })
-                .collect();
-            let outcomes = opts.exec.map::<BalanceGame>(|| Ok(jobs.clone()), &confirm, |_, j| ev.play(&program, j.pair, j.seed, None))?;
-            games_played += confirm.len() as u64;
-            let confirmed = ev.score(&outcomes, codec.team_distance(&dna));
+            let built = Games { codec: &codec, ev: &ev, exec: &opts.exec, jobs: &jobs, seed: cfg.balance.seed };
+            let confirmed = match &opts.hook {
+                None => {
+                    let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
+                    built.evaluate(it, &[(dna.clone(), Some(program), CONFIRM)], games)?.remove(0)
+                }
+                Some(hook) => hook(&built.request(it, true, &[(dna.clone(), CONFIRM)]))?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| anyhow!("no evaluation told for the confirmation; expected one"))?,
+            };
+            games_played += (ev.n_pairs() * games) as u64;
             if ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f) {
                 ck.best = Some(Best { dna, eval: confirmed, iteration: it });
             }

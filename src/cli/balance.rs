@@ -66,7 +66,14 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
             .expect("a valid progress template"),
     );
-    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, light: false, restart_stale: false, exec: exec.clone() };
+    let opts = RunOptions {
+        resume: args.resume,
+        max_iterations: args.iterations,
+        light: false,
+        restart_stale: false,
+        exec: exec.clone(),
+        hook: None,
+    };
     let o = run(&cfg, &args.config, &text, &opts, &|done, total, best, it| {
         bar.set_length(total);
         bar.set_position(done);

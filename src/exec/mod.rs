@@ -212,7 +212,7 @@ fn cache() -> &'static Mutex<Cache> {
 }
 
 /// The worker state of a serialized context: from the cache, or built and cached (the oldest
-/// of [`CACHED`] dropped).
+/// of `CACHED` dropped).
 pub fn worker<K: JobKind>(context: &str) -> Result<Arc<K::Worker>> {
     let h = fnv(context.as_bytes());
     {
