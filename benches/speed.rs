@@ -445,6 +445,9 @@ fn section_scale(o: &Opts) {
     let t0 = Instant::now();
     let budget = o.secs(20.0);
     'outer: for j in 0..s.games {
+        let t = Instant::now();
+        play_game(&m, j, setup.score, &Agent::Random, &setup.search, &mut playforge::rng::stream(2, 0, 0, j)).expect("a game");
+        random.push(t.elapsed().as_secs_f64());
         for (i, f) in pop.iter().enumerate() {
             let agent = Agent::Mcts { formula: f.clone(), reward };
             let t = Instant::now();
@@ -454,9 +457,6 @@ fn section_scale(o: &Opts) {
                 break 'outer;
             }
         }
-        let t = Instant::now();
-        play_game(&m, j, setup.score, &Agent::Random, &setup.search, &mut playforge::rng::stream(2, 0, 0, j)).expect("a game");
-        random.push(t.elapsed().as_secs_f64());
     }
     let stats = |v: &[f64]| {
         let mut w = v.to_vec();

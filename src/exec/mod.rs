@@ -237,6 +237,19 @@ pub fn cached_workers() -> usize {
     cache().lock().unwrap_or_else(|p| p.into_inner()).len()
 }
 
+/// A worker's copy of `path`, refused unless its hash is `hash` (what the driver read): jobs
+/// name their game by path, and a node with another version of it must not play them.
+pub fn same_file(path: &std::path::Path, hash: u64) -> Result<String> {
+    let text = crate::input::read_text(path)?;
+    if fnv(text.as_bytes()) != hash {
+        return Err(anyhow!(
+            "{}: this worker reads another version of the game than the driver; expected the same files on every node",
+            path.display()
+        ));
+    }
+    Ok(text)
+}
+
 /// FNV-1a, 64 bits: the cache key of a context and the content hash of a file.
 pub fn fnv(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -12,7 +12,7 @@ use super::repeat::{Run, run_one};
 use super::tournament::{GameRecord, Replay, TournamentConfig, base_options, play_one, sample_encounter};
 use crate::exec::{JobKind, fnv};
 use crate::wgdl::Program;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
@@ -60,13 +60,7 @@ impl JobKind for TournamentGame {
     type Output = (GameRecord, Option<Replay>);
 
     fn worker(ctx: &TournamentContext) -> Result<Worker> {
-        let text = crate::input::read_text(&ctx.config.tournament.game)?;
-        if fnv(text.as_bytes()) != ctx.game_hash {
-            bail!(
-                "{}: this worker reads another version of the game than the driver; expected the same files on every node",
-                ctx.config.tournament.game.display()
-            );
-        }
+        crate::exec::same_file(&ctx.config.tournament.game, ctx.game_hash)?;
         Ok(Worker { cfg: ctx.config.clone(), sampled: Mutex::new(Vec::new()) })
     }
 

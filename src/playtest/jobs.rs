@@ -7,7 +7,7 @@
 use super::config::PlaytestConfig;
 use super::run::{Replicate, Setup, run_replicate};
 use crate::exec::{JobKind, fnv};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -69,13 +69,7 @@ impl JobKind for PlaytestReplicate {
     type Output = Option<Done>;
 
     fn worker(ctx: &PlaytestContext) -> Result<Setup> {
-        let text = crate::input::read_text(&ctx.config.playtest.game)?;
-        if fnv(text.as_bytes()) != ctx.game_hash {
-            bail!(
-                "{}: this worker reads another version of the game than the driver; expected the same files on every node",
-                ctx.config.playtest.game.display()
-            );
-        }
+        crate::exec::same_file(&ctx.config.playtest.game, ctx.game_hash)?;
         // The worker writes nothing: the output root is never used.
         let mut setup = Setup::new(ctx.config.clone(), &ctx.config_text, &ctx.config_path, Path::new(""))?;
         setup.key = ctx.key.clone();
