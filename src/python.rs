@@ -448,6 +448,86 @@ impl PyBalance {
     }
 }
 
+/// A persona run driven by ask and tell (`playforge.Personas` wraps it): games and results as
+/// JSON text.
+#[pyclass(name = "PersonasRun", module = "playforge._core")]
+struct PyPersonas(std::sync::Mutex<crate::persona::asktell::AskTell>);
+
+impl PyPersonas {
+    fn run(&self) -> std::sync::MutexGuard<'_, crate::persona::asktell::AskTell> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyPersonas {
+    #[new]
+    #[pyo3(signature = (config, seed = None, generations = None, only = None, out = None, resume = false))]
+    fn new(
+        py: Python<'_>,
+        config: String,
+        seed: Option<u64>,
+        generations: Option<u64>,
+        only: Option<Vec<String>>,
+        out: Option<String>,
+        resume: bool,
+    ) -> PyResult<PyPersonas> {
+        let path = std::path::PathBuf::from(&config);
+        let names = crate::persona::config::PersonaConfig::load(&path).map_err(value_error)?.0.list;
+        let chosen = only
+            .unwrap_or_default()
+            .iter()
+            .map(|n| {
+                names.iter().position(|p| &p.name == n).ok_or_else(|| {
+                    let known: Vec<&str> = names.iter().map(|p| p.name.as_str()).collect();
+                    PyValueError::new_err(format!("only: no persona {n:?} in {config}; expected one of {}", known.join(", ")))
+                })
+            })
+            .collect::<PyResult<Vec<usize>>>()?;
+        let out = out.map(std::path::PathBuf::from);
+        let at = py
+            .detach(|| crate::persona::asktell::AskTell::start(&path, seed, generations, out.as_deref(), chosen, resume))
+            .map_err(value_error)?;
+        Ok(PyPersonas(std::sync::Mutex::new(at)))
+    }
+
+    /// The next games as JSON, or `None` when the run is over.
+    fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let jobs = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        jobs.map(|j| serde_json::to_string(&j).map_err(value_error)).transpose()
+    }
+
+    /// The results (a JSON list) of the last games asked.
+    fn tell(&self, results: String) -> PyResult<()> {
+        let results: Vec<crate::persona::play::GameResult> =
+            serde_json::from_str(&results).map_err(|e| value_error(format!("tell: {e}")))?;
+        self.run().tell(results).map_err(value_error)
+    }
+
+    /// The built-in play of games (JSON in, JSON list out).
+    fn evaluate(&self, py: Python<'_>, jobs: String) -> PyResult<String> {
+        let jobs: Vec<crate::persona::jobs::GameJob> = serde_json::from_str(&jobs).map_err(|e| value_error(format!("evaluate: {e}")))?;
+        let results = py.detach(|| self.run().evaluate(&jobs)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        serde_json::to_string(&results).map_err(value_error)
+    }
+
+    /// Each persona's outcome as JSON once `ask()` returned `None`, else `None`.
+    fn result(&self) -> Option<String> {
+        self.run().outcomes().map(|os| {
+            let list: Vec<serde_json::Value> = os
+                .iter()
+                .map(|(_, o)| serde_json::json!({"name": o.name, "dir": o.dir, "best": o.best.to_string(), "goal": o.goal, "history": o.history}))
+                .collect();
+            serde_json::Value::Array(list).to_string()
+        })
+    }
+
+    /// The run's folder (each persona's checkpoint.json resumes it).
+    fn dir(&self) -> String {
+        self.run().dir().display().to_string()
+    }
+}
+
 /// Loads a WGDL game; `params` sets declared parameters by name (`{"red1.maxHp": 40}`),
 /// `turn_order` is `grouped` or `alternating` for games with turns.
 #[pyfunction]
@@ -470,6 +550,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRng>()?;
     m.add_class::<PyBot>()?;
     m.add_class::<PyBalance>()?;
+    m.add_class::<PyPersonas>()?;
     m.add_function(wrap_pyfunction!(derive, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -221,3 +221,40 @@ fn held_out_covers_every_finished_persona_and_seeds_have_their_own_folders() {
     assert_ne!(nine.out_dir, pieces.out_dir);
     assert!(nine.out_dir.ends_with("tiny/seed-9"), "{}", nine.out_dir.display());
 }
+
+/// Ask/tell over the persona loop with the built-in play told back writes the folder the
+/// command line's loop writes (`run_chosen`), file for file.
+#[test]
+fn ask_tell_with_the_built_in_play_is_the_cli_run() {
+    use playforge::persona::asktell::AskTell;
+    use playforge::persona::run::run_chosen;
+    let dir = temp_dir("asktell");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, tiny_text()).unwrap();
+    let out = dir.join("out");
+    let keep = |tag: &str| {
+        let to = dir.join(tag);
+        std::fs::rename(out.join("tiny/seed-3"), &to).unwrap();
+        to
+    };
+    let setup = Setup::load(&config, None, None, Some(&out)).unwrap();
+    run_chosen(&setup, &[0, 1], false, &AtomicU64::new(0), &|_| {}).unwrap();
+    let cli = keep("cli");
+    let mut at = AskTell::start(&config, None, None, Some(&out), Vec::new(), false).unwrap();
+    let mut asked = 0;
+    while let Some(jobs) = at.ask().unwrap() {
+        asked += 1;
+        let results = at.evaluate(&jobs).unwrap();
+        at.tell(results).unwrap();
+    }
+    assert_eq!(at.outcomes().unwrap().len(), 2);
+    // Per persona and generation: the random player, then vanilla and the individuals; then the
+    // held-out table's batches.
+    assert_eq!(asked, 2 * 3 * 2 + 2 * 3 + 1);
+    assert_eq!(crate::util::outputs(&cli), crate::util::outputs(&keep("asktell")));
+    // A wrong number of results is refused.
+    let mut at = AskTell::start(&config, Some(4), None, Some(&out), vec![0], false).unwrap();
+    let jobs = at.ask().unwrap().unwrap();
+    assert!(!jobs.is_empty());
+    assert!(at.tell(Vec::new()).unwrap_err().to_string().contains("expected one per game"));
+}

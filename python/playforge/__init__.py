@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._core import Rng, State, __version__, derive, job_kinds, run_batch
 
-__all__ = ["Game", "State", "Parameters", "Bot", "Balance", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
+__all__ = ["Game", "State", "Parameters", "Bot", "Balance", "Personas", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
 
 
 class Parameters(NamedTuple):
@@ -183,6 +183,63 @@ class Balance:
         import os
 
         return os.path.join(self._core.dir(), "checkpoint.json")
+
+
+class Personas:
+    """A persona run (``playforge personas CONFIG``) driven by ask and tell::
+
+        run = playforge.Personas("configs/personas_quick.toml", generations=2, only=["MaxS"])
+        while (games := run.ask()) is not None:
+            # each game: "persona" (its index), "agent" ("Random" or {"Mcts": {"formula": …,
+            # "reward": …}}), "seed" (the chance seed), "stream" (the agent's stream)
+            run.tell(run.evaluate())      # or results of your own: dicts of measure, score,
+                                          # legal_moves, moves
+        print(run.result())
+
+    ``evaluate(games)`` is the built-in play; telling it back gives the command line's run, file
+    for file. Checkpoints are written after every generation (``save()`` names the folder) and
+    ``Personas.load(config)`` resumes."""
+
+    def __init__(self, config: str, seed: Optional[int] = None, generations: Optional[int] = None, only: Optional[Sequence[str]] = None, out: Optional[str] = None, resume: bool = False):
+        self._core = _core.PersonasRun(str(config), seed, generations, None if only is None else list(only), None if out is None else str(out), resume)
+        self._games: Optional[list] = None
+
+    @classmethod
+    def load(cls, config: str, **kw) -> "Personas":
+        """Resumes the run of ``config`` from the checkpoints in its folder."""
+        return cls(config, resume=True, **kw)
+
+    def ask(self) -> Optional[list]:
+        import json
+
+        text = self._core.ask()
+        self._games = None if text is None else json.loads(text)
+        return self._games
+
+    def tell(self, results: Sequence[dict]) -> None:
+        import json
+
+        self._core.tell(json.dumps([{"measure": float(r["measure"]), "score": float(r.get("score", 0.0)), "legal_moves": float(r.get("legal_moves", 0.0)), "moves": int(r.get("moves", 0))} for r in results]))
+
+    def evaluate(self, games: Optional[list] = None) -> List[dict]:
+        """The built-in play of ``games`` (default: the last ones asked)."""
+        import json
+
+        g = self._games if games is None else games
+        if g is None:
+            raise ValueError("nothing to play; expected ask() first")
+        return json.loads(self._core.evaluate(json.dumps(g)))
+
+    def result(self) -> Optional[list]:
+        """Each persona's outcome (name, best formula, goal, history) once ``ask()`` returned None."""
+        import json
+
+        text = self._core.result()
+        return None if text is None else json.loads(text)
+
+    def save(self) -> str:
+        """The run's folder; each persona's checkpoint.json is written after every generation."""
+        return self._core.dir()
 
 
 def load_game(path: str, params: Optional[Dict[str, float]] = None, turn_order: Optional[str] = None) -> Game:

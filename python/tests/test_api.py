@@ -152,3 +152,28 @@ def test_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path, monkeypa
         told += 1
     with pytest.raises(ValueError, match="tell"):
         mine.tell([0.5])
+
+
+def test_persona_ask_tell_with_the_built_in_play_is_the_cli_run(tmp_path, monkeypatch):
+    from conftest import outputs
+    import shutil
+
+    out = tmp_path / "out"
+    folder = out / "personas_quick/seed-1"
+    args = ["--generations", "2", "--only", "MaxS"]
+    cli(["personas", "configs/personas_quick.toml", *args, "--quiet", "--out", str(out)])
+    shutil.move(str(folder), str(tmp_path / "cli"))
+    monkeypatch.chdir(ROOT)
+    run = playforge.Personas("configs/personas_quick.toml", generations=2, only=["MaxS"], out=str(out))
+    batches = 0
+    while (games := run.ask()) is not None:
+        batches += 1
+        assert all(set(g) == {"persona", "agent", "seed", "stream"} for g in games)
+        run.tell(run.evaluate())
+    # Per generation the random player, then vanilla and the individuals; the held-out table:
+    # the best, the random player and vanilla for MaxS, then the random row.
+    assert batches == 2 * 2 + 3 + 1
+    assert [p["name"] for p in run.result()] == ["MaxS"]
+    assert outputs(tmp_path / "cli") == outputs(folder)
+    with pytest.raises(ValueError, match="no persona"):
+        playforge.Personas("configs/personas_quick.toml", only=["Nope"])

@@ -1,9 +1,8 @@
 //! `personas` and `persona-play`: argument checking, the progress bar and printing around the
 //! library's persona module.
 
-use crate::persona::config::PersonaConfig;
 use crate::persona::play::{Agent, GameResult, play_game};
-use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, finished, has_checkpoint, held_out, run_persona, with_finished};
+use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, finished, has_checkpoint, run_chosen};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -70,16 +69,7 @@ pub fn install_interrupt() {
 }
 
 fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option<&Path>) -> Result<Setup> {
-    let (mut cfg, text) = PersonaConfig::load(config)?;
-    if let Some(s) = seed {
-        cfg.personas.seed = s;
-    }
-    if let Some(g) = generations {
-        cfg.personas.generations = g;
-    }
-    // The checkpoint key is the resolved config, so command-line overrides count.
-    let text = format!("{text}\n# resolved: seed {} generations {}\n", cfg.personas.seed, cfg.personas.generations);
-    Setup::new(cfg, text, config, out.unwrap_or(Path::new("outputs")))
+    Setup::load(config, seed, generations, out)
 }
 
 pub fn personas(args: &PersonasArgs) -> Result<()> {
@@ -104,12 +94,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
             setup.out_dir.display()
         );
     }
-    // Held for the run: a second run on this seed's folder is refused, not raced. Personas
-    // run in pieces (`--only`) share it, so each persona's own folder is what a fresh run clears.
-    let _run_dir = crate::report::run_dir::RunDir::open(&setup.out_dir)?;
     install_interrupt();
-    crate::report::write_atomic(&setup.out_dir.join("config.toml"), setup.text.as_bytes())
-        .map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
     // The held-out table holds every persona finished so far, in the config's order.
     let others = (0..setup.cfg.list.len()).filter(|k| !chosen.contains(k) && finished(&setup, *k).is_some()).count();
     let total = setup.total_games(chosen.len(), chosen.len() + others);
@@ -131,21 +116,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         });
-        let r = (|| -> Result<()> {
-            for &k in &chosen {
-                let o = run_persona(&setup, k, args.resume, &done, &msg)?;
-                let stopped = o.interrupted;
-                outcomes.push((k, o));
-                if stopped {
-                    return Ok(());
-                }
-            }
-            if setup.cfg.personas.held_out > 0 {
-                msg("held-out games");
-                held_out(&setup, &with_finished(&setup, &outcomes), &done)?;
-            }
-            Ok(())
-        })();
+        let r = run_chosen(&setup, &chosen, args.resume, &done, &msg).map(|o| outcomes = o);
         stop.store(true, Ordering::Relaxed);
         r
     })?;

@@ -4,6 +4,7 @@
 //! a vanilla MCTS or a random player, and [`run`] evolves each persona generation by generation
 //! with checkpoints, charts and a held-out comparison.
 
+pub mod asktell;
 pub mod config;
 pub mod jobs;
 pub mod play;

@@ -145,6 +145,21 @@ impl Setup {
         })
     }
 
+    /// The setup of a config file with the command line's overrides (`--seed`,
+    /// `--generations`, `--out`; default root `outputs/`).
+    pub fn load(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option<&Path>) -> Result<Setup> {
+        let (mut cfg, text) = PersonaConfig::load(config)?;
+        if let Some(s) = seed {
+            cfg.personas.seed = s;
+        }
+        if let Some(g) = generations {
+            cfg.personas.generations = g;
+        }
+        // The checkpoint key is the resolved config, so command-line overrides count.
+        let text = format!("{text}\n# resolved: seed {} generations {}\n", cfg.personas.seed, cfg.personas.generations);
+        Setup::new(cfg, text, config, out.unwrap_or(Path::new("outputs")))
+    }
+
     /// The measured game of persona `p` (chance seed 0; games reseed it).
     pub fn measured(&self, p: &Persona) -> Measured {
         let measure = if p.measure == "legal_moves" {
@@ -270,6 +285,36 @@ pub fn with_finished(setup: &Setup, outcomes: &[(usize, PersonaOutcome)]) -> Vec
             None => finished(setup, k).map(|o| (k, o)),
         })
         .collect()
+}
+
+/// The run of the `chosen` personas, then the held-out table of every persona finished so far,
+/// as `playforge personas` makes it: the seed's folder held for the run (a second run on it is
+/// refused, not raced; personas run in pieces with `--only` share it, so each persona's own
+/// folder is what a fresh run clears) and its config.toml written first. Stops after a persona
+/// that was interrupted.
+pub fn run_chosen(
+    setup: &Setup,
+    chosen: &[usize],
+    resume: bool,
+    done: &AtomicU64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<(usize, PersonaOutcome)>> {
+    let _run_dir = crate::report::run_dir::RunDir::open(&setup.out_dir)?;
+    write_atomic(&setup.out_dir.join("config.toml"), setup.text.as_bytes()).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
+    let mut outcomes = Vec::new();
+    for &k in chosen {
+        let o = run_persona(setup, k, resume, done, progress)?;
+        let stopped = o.interrupted;
+        outcomes.push((k, o));
+        if stopped {
+            return Ok(outcomes);
+        }
+    }
+    if setup.cfg.personas.held_out > 0 {
+        progress("held-out games");
+        held_out(setup, &with_finished(setup, &outcomes), done)?;
+    }
+    Ok(outcomes)
 }
 
 /// Runs (or resumes) persona `k`; `progress(done)` is called as games finish.
