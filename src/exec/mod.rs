@@ -70,7 +70,8 @@ impl std::fmt::Debug for Executor {
 impl Executor {
     /// Runs `jobs` and returns their outputs in job order. Locally `local(index, job)` runs each
     /// job on the driver's own objects; elsewhere the kind's [`JobKind::run`] does, on a worker
-    /// built from the context `ctx()` makes (only then). The two must give the same outputs (tested through [`Executor::RoundTrip`]).
+    /// built from the context `ctx()` makes (only then). The two must give the same outputs
+    /// (tested through [`Executor::RoundTrip`]).
     pub fn map<K: JobKind>(
         &self,
         ctx: impl FnOnce() -> Result<K::Context>,
