@@ -12,7 +12,7 @@ use super::dna::Codec;
 use super::fitness::{Evaluator, GameOutcome};
 use crate::exec::JobKind;
 use crate::wgdl::Program;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -73,14 +73,7 @@ impl JobKind for BalanceGame {
 
     fn worker(ctx: &BalanceContext) -> Result<Worker> {
         let codec = Codec::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
-        if codec.game_hash() != ctx.game_hash {
-            bail!(
-                "{}: this worker reads another version of the game than the driver compiled (hash {:016x}, expected {:016x}); expected the same files on every node",
-                ctx.config.balance.game.display(),
-                codec.game_hash(),
-                ctx.game_hash
-            );
-        }
+        crate::exec::same_game(&ctx.config.balance.game, codec.game_hash(), ctx.game_hash)?;
         let ev = Evaluator::new(&ctx.config, &codec.probe).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
         Ok(Worker { codec, ev, built: Mutex::new(Vec::new()) })
     }
@@ -163,13 +156,7 @@ impl JobKind for VerifyGame {
     type Output = GameOutcome;
 
     fn worker(ctx: &VerifyContext) -> Result<Self::Worker> {
-        let text = crate::input::read_text(&ctx.game)?;
-        if crate::exec::fnv(text.as_bytes()) != ctx.game_hash {
-            bail!(
-                "{}: this worker reads another version of the game than the driver; expected the same files on every node",
-                ctx.game.display()
-            );
-        }
+        crate::exec::same_file(&ctx.game, ctx.game_hash)?;
         let program = super::verify::encounter_program(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
         let ev = Evaluator::new(&ctx.config, &program).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
         Ok((program, ev))

@@ -238,16 +238,23 @@ pub fn cached_workers() -> usize {
     cache().lock().unwrap_or_else(|p| p.into_inner()).len()
 }
 
-/// A worker's copy of `path`, refused unless its hash is `hash` (what the driver read): jobs
-/// name their game by path, and a node with another version of it must not play them.
-pub fn same_file(path: &std::path::Path, hash: u64) -> Result<String> {
-    let text = crate::input::read_text(path)?;
-    if fnv(text.as_bytes()) != hash {
+/// Refuses a worker whose game at `path` hashes to `found`, not `expected` (what the driver
+/// compiled): jobs name their game by path, and a node with another version of it must not
+/// play them.
+pub fn same_game(path: &std::path::Path, found: u64, expected: u64) -> Result<()> {
+    if found != expected {
         return Err(anyhow!(
-            "{}: this worker reads another version of the game than the driver; expected the same files on every node",
+            "{}: this worker reads another version of the game than the driver (hash {found:016x}, expected {expected:016x}); expected the same files on every node",
             path.display()
         ));
     }
+    Ok(())
+}
+
+/// A worker's copy of `path`, refused unless its text hashes to `hash` ([`same_game`]).
+pub fn same_file(path: &std::path::Path, hash: u64) -> Result<String> {
+    let text = crate::input::read_text(path)?;
+    same_game(path, fnv(text.as_bytes()), hash)?;
     Ok(text)
 }
 

@@ -10,7 +10,7 @@ use super::run::Setup;
 use crate::exec::{JobKind, fnv};
 use crate::rng::stream;
 use crate::search::formula::Formula;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -90,12 +90,7 @@ impl JobKind for PersonaGame {
     fn worker(ctx: &PersonaContext) -> Result<Setup> {
         // The worker writes nothing: the output root is never used.
         let setup = Setup::new(ctx.config.clone(), ctx.config_text.clone(), &ctx.config_path, Path::new(""))?;
-        if game_hash(&setup) != ctx.game_hash {
-            bail!(
-                "{}: this worker reads another version of the game than the driver compiled; expected the same files on every node",
-                ctx.config.personas.game.display()
-            );
-        }
+        crate::exec::same_game(&ctx.config.personas.game, game_hash(&setup), ctx.game_hash)?;
         Ok(setup)
     }
 
