@@ -15,6 +15,8 @@
 //! A worker builds the state of a context once and keeps it ([`worker`]): the game is compiled
 //! once per worker process, keyed by the context's hash, not once per job.
 
+pub mod asktell;
+
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 use serde::Serialize;
