@@ -108,61 +108,6 @@ fn ray_without_the_python_package_says_how_to_install_it() {
     assert!(err.contains("--ray local") && err.contains("python/setup.sh"), "{err}");
 }
 
-const PERSONAS: &str = r#"
-[personas]
-name = "tiny"
-game = "GAME"
-seed = 3
-generations = 2
-games = 2
-iterations = 8
-held_out = 2
-
-[gp]
-population = 4
-elites = 1
-mutants = 2
-
-[[persona]]
-name = "MaxS"
-measure = "game.score"
-direction = "max"
-
-[[persona]]
-name = "MinM"
-measure = "legal_moves"
-aggregate = "mean"
-direction = "min"
-"#;
-
-fn personas_with(exec: Executor, tag: &str) -> PathBuf {
-    use playforge::persona::config::PersonaConfig;
-    use playforge::persona::run::{Setup, held_out, run_persona};
-    let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/match3.wgdl");
-    let text = PERSONAS.replace("GAME", &game.display().to_string());
-    let path = Path::new("tiny.toml");
-    let cfg = PersonaConfig::parse(path, &text).unwrap();
-    let mut setup = Setup::new(cfg, text.clone(), path, &tmp(tag)).unwrap();
-    setup.exec = exec;
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let outcomes: Vec<_> = (0..2).map(|k| (k, run_persona(&setup, k, false, &done, &|_| {}).unwrap())).collect();
-    held_out(&setup, &outcomes, &done).unwrap();
-    assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), setup.total_games(2, 2));
-    setup.out_dir.clone()
-}
-
-#[test]
-fn personas_through_serialized_jobs_write_the_same_files() {
-    let local = personas_with(Executor::Local, "personas-local");
-    let wire = personas_with(Executor::RoundTrip, "personas-wire");
-    let (a, b) = (outputs(&local), outputs(&wire));
-    assert!(a.contains_key(Path::new("held_out.md")) && a.contains_key(Path::new("MaxS/history.csv")), "{:?}", a.keys());
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-    for (name, bytes) in &a {
-        assert!(bytes == &b[name], "{} differs between the local and the serialized executor", name.display());
-    }
-}
-
 #[test]
 fn a_tournament_through_serialized_jobs_writes_the_same_files() {
     use playforge::experiment::tournament::{TournamentConfig, run};

@@ -258,3 +258,25 @@ fn ask_tell_with_the_built_in_play_is_the_cli_run() {
     assert!(!jobs.is_empty());
     assert!(at.tell(Vec::new()).unwrap_err().to_string().contains("expected one per game"));
 }
+
+/// The games sent through the serialized worker path (as a Ray worker gets them) write the same
+/// files as the local run, byte for byte (tests/exec.rs does the other commands).
+#[test]
+fn personas_through_serialized_jobs_write_the_same_files() {
+    let go = |exec: playforge::exec::Executor, tag: &str| {
+        let mut s = setup(&tiny_text(), &temp_dir(tag));
+        s.exec = exec;
+        let done = AtomicU64::new(0);
+        let outcomes: Vec<_> = (0..2).map(|k| (k, run_persona(&s, k, false, &done, &|_| {}).unwrap())).collect();
+        held_out(&s, &outcomes, &done).unwrap();
+        assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), s.total_games(2, 2));
+        crate::util::outputs(&s.out_dir)
+    };
+    let local = go(playforge::exec::Executor::Local, "wire-local");
+    let wire = go(playforge::exec::Executor::RoundTrip, "wire-wire");
+    assert!(local.contains_key(Path::new("held_out.md")) && local.contains_key(Path::new("MaxS/history.csv")), "{:?}", local.keys());
+    assert_eq!(local.keys().collect::<Vec<_>>(), wire.keys().collect::<Vec<_>>());
+    for (name, bytes) in &local {
+        assert!(bytes == &wire[name], "{} differs between the local and the serialized executor", name.display());
+    }
+}
