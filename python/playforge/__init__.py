@@ -97,8 +97,17 @@ class Bot:
         rng = playforge.Rng(seed, 1)          # the stream a tournament game draws from
         action = mcts.step(state, rng)
 
-    ``kind`` is ``mcts`` (``iterations``, ``c``, ``playout``, ``fallback``, ``fallback_below``,
-    ``max_playout_moves``), ``policy`` (``policy``: a WGDL policy's name) or ``random``."""
+    ``kind`` is ``mcts``, ``policy`` (``policy``: a WGDL policy's name) or ``random``. MCTS keys:
+    ``iterations``, ``formula`` (``ucb1`` (default), ``ucb_tuned1``, ``ucb_tuned2``, ``sp_mcts``,
+    ``ucb_for_sp``, or a formula's text such as an evolved persona's best_formula.txt line),
+    ``c``, ``d``, ``w`` (the named formulas' constants), ``final_choice`` (``best_mean``,
+    ``most_visited``, ``formula``), the enhancements ``full_expansion``, ``widening``,
+    ``duplicate_detection`` and ``cut_off``, ``playout`` (a policy for playouts), ``fallback``
+    and ``fallback_below``, and ``max_playout_moves``::
+
+        persona = playforge.Bot(game, "MaxS", kind="mcts", iterations=250, full_expansion=True,
+                                formula=open("best_formula.txt").readline().strip(),
+                                final_choice="formula")"""
 
     def __init__(self, game: Game, name: str, **config):
         import json

@@ -121,6 +121,42 @@ def test_bots_replay_a_tournament_game_of_the_cli(tmp_path):
         playforge.Bot(game, "x", kind="policy", policy="nope")
 
 
+def test_mcts_bots_with_formulas_and_enhancements_replay_the_cli(tmp_path):
+    """The MCTS settings of the command line (a formula's text such as an evolved persona's, a
+    named formula with its constants, full expansion, progressive widening, the final choice)
+    reach Python bots unchanged: they replay a CLI tournament game move for move."""
+    evolved = dict(kind="mcts", iterations=60, formula="wins / visits + sqrt(ln(parent) / visits) / 2",
+                   full_expansion=True, final_choice="most_visited")
+    tuned = dict(kind="mcts", iterations=60, formula="ucb_tuned1", c=1.1, d=0.01, widening=3)
+    config = tmp_path / "t.toml"
+    config.write_text(
+        f'[tournament]\nname = "t"\ngame = "{ROOT / "games/connect_four.wgdl"}"\nencounters = 1\n'
+        + "".join(f"\n[[ai]]\nname = \"{n}\"\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in ai.items())
+                  for n, ai in (("Evolved", evolved), ("Tuned", tuned)))
+    )
+    cli(["tournament", str(config), "--quiet", "--out", str(tmp_path)])
+    replay = json.loads((tmp_path / "t/seed-1/replays/encounter0-Evolved-vs-Tuned.json").read_text())
+    game = playforge.load_game(str(ROOT / "games/connect_four.wgdl"))
+
+    def play(evolved_bot, tuned_bot):
+        rng = playforge.Rng(playforge.derive(1, 0, 0, 0), 1, 0, 0)
+        state, moves = game.new_initial_state(), []
+        while not state.is_terminal():
+            a = (evolved_bot, tuned_bot)[state.current_player()].step(state, rng)
+            moves.append(state.action_to_string(a))
+            state.apply_action(a)
+        return moves
+
+    moves = play(playforge.Bot(game, "Evolved", **evolved), playforge.Bot(game, "Tuned", **tuned))
+    assert len(moves) >= 7
+    assert moves == replay["moves"]
+    # The settings act: plain UCB1 bots with the same budget play another game.
+    plain = dict(kind="mcts", iterations=60)
+    assert play(playforge.Bot(game, "a", **plain), playforge.Bot(game, "b", **plain)) != replay["moves"]
+    with pytest.raises(ValueError, match="column"):
+        playforge.Bot(game, "x", kind="mcts", formula="wins / (visits")
+
+
 def test_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path, monkeypatch):
     """Balance driven from Python, the built-in evaluation told back, writes the folder the
     command line writes for the same seed; a fitness of the user's drives the same loop."""

@@ -7,21 +7,21 @@
 
 use crate::game::WgdlGame;
 use crate::rng::Rng;
-use crate::search::formula::Formula;
-use crate::search::mcts::{Evaluator, MctsConfig, decide};
+use crate::search::mcts::{Evaluator, FinalChoice, MctsConfig, decide_with};
 use crate::wgdl::{Action, RuntimeError, State};
 use rand::RngExt;
 
 /// Who plays a side.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Agent {
     /// Uniform over the legal (search-visible) moves.
     Random,
     /// A WGDL policy by index.
     Policy(usize),
-    /// MCTS with `iterations` per decision, UCB1 with constant `c`, playouts by the game's
-    /// playout policy (or random), and below a best mean of `fallback_below` the fallback policy.
-    Mcts { iterations: u64, c: f64, fallback: Option<(usize, f64)>, max_playout_moves: u32 },
+    /// MCTS with `iterations` per decision and the settings of `cfg` (HexMage's: UCB1 with
+    /// constant √2), playouts by the game's playout policy (or random), the root child `choice`
+    /// picks, and below a best mean of `fallback.1` the fallback policy.
+    Mcts { iterations: u64, cfg: Box<MctsConfig>, choice: FinalChoice, fallback: Option<(usize, f64)> },
 }
 
 /// Reward 1 for the side that won, 0 otherwise (loss, draw, cut-off), as in HexMage.
@@ -41,12 +41,11 @@ pub fn choose(game: &WgdlGame, agent: &Agent, st: &State, legal: &[Action], rng:
             let mut buf = Vec::new();
             Ok(game.program.policy_move(st, *p, rng, &mut buf)?.unwrap_or(legal[0]))
         }
-        Agent::Mcts { iterations, c, fallback, max_playout_moves } => {
+        Agent::Mcts { iterations, cfg, choice, fallback } => {
             if legal.len() == 1 {
                 return Ok(legal[0]);
             }
-            let cfg = MctsConfig { formula: Formula::ucb1(*c, 2.0), max_playout_moves: *max_playout_moves, ..MctsConfig::default() };
-            let (mv, mean) = decide(game, st, &cfg, &WinEval, *iterations, rng)?;
+            let (mv, mean) = decide_with(game, st, cfg, &WinEval, *iterations, rng, *choice)?;
             if let Some((p, below)) = fallback
                 && mean < *below
             {

@@ -12,6 +12,9 @@ use super::jobs::{GameJob, TournamentContext, TournamentGame};
 use crate::exec::Executor;
 use crate::game::{Game, WgdlGame};
 use crate::rng::stream;
+use crate::search::formula::Formula;
+use crate::search::mcts::MctsConfig;
+use crate::search::run::named_formula;
 use crate::wgdl::{self, Action, CompileOptions, Program, Status};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
@@ -68,9 +71,37 @@ pub struct AiConfig {
     #[serde(default)]
     #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 1_000_000_000>")]
     pub iterations: Option<u64>,
-    /// mcts: UCB1 constant (default √2).
+    /// mcts: the selection formula: `ucb1` (default), `ucb_tuned1`, `ucb_tuned2`, `sp_mcts`,
+    /// `ucb_for_sp` (with `c`, `d`, `w`), or a formula's text such as an evolved persona's
+    /// `wins / visits + sqrt(ln(parent) / visits)`.
+    #[serde(default)]
+    pub formula: Option<String>,
+    /// mcts: exploration constant C of the named formulas (default √2).
     #[serde(default)]
     pub c: Option<f64>,
+    /// mcts: D of the named formulas (default 2).
+    #[serde(default)]
+    pub d: Option<f64>,
+    /// mcts: w of `ucb_for_sp` (default 0).
+    #[serde(default)]
+    pub w: Option<f64>,
+    /// mcts: which root child is played: `best_mean` (default, HexMage), `most_visited`, or
+    /// `formula` (the selection formula's choice).
+    #[serde(default)]
+    pub final_choice: Option<crate::search::mcts::FinalChoice>,
+    /// mcts: full expansion (every legal move a child at once; the match-3 persona paper's).
+    #[serde(default)]
+    pub full_expansion: bool,
+    /// mcts: progressive widening with this initial cap on children per node.
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 1_000_000>")]
+    pub widening: Option<usize>,
+    /// mcts: abort an iteration whose new state already exists at the same depth.
+    #[serde(default)]
+    pub duplicate_detection: bool,
+    /// mcts: skip fully explored subtrees (CUT_OFF; sound for deterministic one-player games).
+    #[serde(default)]
+    pub cut_off: bool,
     /// mcts: the playout policy (default: the game's `greedy` if it has one, else random).
     #[serde(default)]
     pub playout: Option<String>,
@@ -132,12 +163,30 @@ pub fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
                 Some(f) => Some((policy(f, "fallback")?, ai.fallback_below.unwrap_or(0.2))),
                 None => None,
             };
-            let iterations = ai.iterations.unwrap_or(100);
-            Agent::Mcts {
-                iterations,
-                c: ai.c.unwrap_or(std::f64::consts::SQRT_2),
-                fallback,
+            let (c, d, w) = (ai.c.unwrap_or(std::f64::consts::SQRT_2), ai.d.unwrap_or(2.0), ai.w.unwrap_or(0.0));
+            let formula = match ai.formula.as_deref() {
+                None => Formula::ucb1(c, d),
+                Some(name) => match named_formula(name, c, d, w) {
+                    Some(f) => f,
+                    None => Formula::parse(name).map_err(|e| {
+                        anyhow!("AI `{}`: {e} (or a named formula: ucb1, ucb_tuned1, ucb_tuned2, sp_mcts, ucb_for_sp)", ai.name)
+                    })?,
+                },
+            };
+            let cfg = MctsConfig {
+                formula,
                 max_playout_moves: ai.max_playout_moves.unwrap_or(200),
+                full_expansion: ai.full_expansion,
+                widening: ai.widening,
+                duplicate_detection: ai.duplicate_detection,
+                cut_off: ai.cut_off,
+                ..MctsConfig::default()
+            };
+            Agent::Mcts {
+                iterations: ai.iterations.unwrap_or(100),
+                cfg: Box::new(cfg),
+                choice: ai.final_choice.unwrap_or_default(),
+                fallback,
             }
         }
         k => bail!("AI `{}`: kind = \"{k}\"; expected \"mcts\", \"policy\" or \"random\"", ai.name),
@@ -520,4 +569,43 @@ pub(crate) fn board(program: &Program, st: &crate::wgdl::State) -> String {
     let mut s: String = map.lines().map(|l| format!("    {l}\n")).collect();
     s.push_str(&lines);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ai(extra: &str) -> AiConfig {
+        toml::from_str(&format!("name = \"A\"\nkind = \"mcts\"\n{extra}")).unwrap()
+    }
+
+    fn mcts(p: &Player) -> (&MctsConfig, crate::search::mcts::FinalChoice) {
+        match &p.agent {
+            Agent::Mcts { cfg, choice, .. } => (cfg, *choice),
+            a => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn mcts_keys_reach_the_search_settings() {
+        let program = wgdl::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/games/connect_four.wgdl"))).unwrap().program;
+        // The default is HexMage's: UCB1 with C = √2, D = 2, the best mean, no enhancement.
+        let p = resolve(&ai(""), &program).unwrap();
+        let (cfg, choice) = mcts(&p);
+        assert_eq!(cfg.formula, Formula::ucb1(std::f64::consts::SQRT_2, 2.0));
+        assert_eq!((choice, cfg.full_expansion, cfg.widening, cfg.max_playout_moves), (Default::default(), false, None, 200));
+        let p = resolve(
+            &ai("formula = \"ucb_tuned1\"\nc = 0.5\nd = 0.01\nfull_expansion = true\nwidening = 3\nfinal_choice = \"most_visited\""),
+            &program,
+        )
+        .unwrap();
+        let (cfg, choice) = mcts(&p);
+        assert_eq!(cfg.formula, Formula::ucb_tuned1(0.5, 0.01));
+        assert_eq!((choice, cfg.full_expansion, cfg.widening), (crate::search::mcts::FinalChoice::MostVisited, true, Some(3)));
+        let text = "wins / visits + sqrt(ln(parent) / visits)";
+        assert_eq!(mcts(&resolve(&ai(&format!("formula = \"{text}\"")), &program).unwrap()).0.formula, Formula::parse(text).unwrap());
+        let Err(e) = resolve(&ai("formula = \"wins / (visits\""), &program) else { panic!("a bad formula resolved") };
+        let e = e.to_string();
+        assert!(e.contains("AI `A`") && e.contains("column") && e.contains("ucb_tuned1"), "{e}");
+    }
 }
