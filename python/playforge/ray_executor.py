@@ -77,6 +77,7 @@ class RayExecutor:
                 ray.init(address=address, **kwargs)
         self._task = ray.remote(max_retries=MAX_RETRIES)(_run_share)
         self._lock = threading.Lock()
+        self._addresses: Dict[str, str] = {}
         self._read_nodes()
         self.cpus = sum(c for _, c in self._nodes)
         self.nodes = len(self._nodes)
@@ -90,6 +91,8 @@ class RayExecutor:
     def _read_nodes(self):
         alive = [n for n in self._ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
         self._nodes = sorted((n["NodeID"], int(n["Resources"]["CPU"])) for n in alive)
+        # Addresses of every node seen, the ones lost since among them (for the summary).
+        self._addresses.update((n["NodeID"], n.get("NodeManagerAddress", "?")) for n in alive)
         self._nodes_at = time.monotonic()
         if not self._nodes:
             raise RuntimeError(f"--ray {self.address}: the cluster has no node with a CPU")
@@ -132,7 +135,8 @@ class RayExecutor:
         return out
 
     def describe(self) -> str:
-        per_node = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(self.jobs_per_node.items()))
+        named = sorted((self._addresses.get(node, "?"), node[:8], n) for node, n in self.jobs_per_node.items())
+        per_node = ", ".join(f"{address} {node}: {n}" for address, node, n in named)
         return (
             f"ray ({self.address}): {self.cpus} CPUs on {self.nodes} node(s); "
             f"{sum(self.jobs_per_node.values())} jobs in {self.tasks} tasks; jobs per node: {per_node or 'none'}"
