@@ -379,7 +379,9 @@ fn section_python(o: &Opts) {
 fn section_ray(o: &Opts) {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("\n### Ray executor ÷ local executor (`--ray local:{cpus}`, this machine)\n");
-    println!("Run times as the runs record them (timing.csv); Ray's start-up, before the run, is left out.\n");
+    println!(
+        "Run times as the runs record them (timing.csv), the median of three of each, local and Ray alternating; Ray's start-up, before the run, is left out.\n"
+    );
     println!("| run | local | Ray | Ray ÷ local |\n|---|---:|---:|---:|");
     if o.quick {
         println!("| (skipped in a quick run) | | | |");

@@ -5,8 +5,9 @@
         `random`, apply, until terminal): prints {"games_per_s", "moves_per_s"} as JSON.
     python benches/python/scale.py ray [CPUS]
         The shipped balance config and a short persona run (three generations of MaxS), each run
-        here and with `--ray local:CPUS`; prints the run times the runs record themselves (their
-        timing.csv: the cluster's start-up, which `--ray` pays before the run, is left out).
+        here and with `--ray local:CPUS`, three times each, alternating; prints the median run
+        times the runs record themselves (their timing.csv: the cluster's start-up, which `--ray`
+        pays before the run, is left out).
     python benches/python/scale.py overhead
         Ray's fixed costs on a private local instance: {"task_s"} the extra time of one more task
         in a batch, {"batch_s"} the time of a batch of one trivial task (submit, schedule, get).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Runs of each kind in `ray`, whose medians are compared.
+REPEATS = 3
 
 
 def loop(which: str, seconds: float) -> dict:
@@ -67,9 +71,14 @@ def ray(cpus: int) -> dict:
     }
     with tempfile.TemporaryDirectory() as tmp:
         for name, (args, timing) in jobs.items():
-            local = run(args, Path(tmp) / f"{name}-local", timing)
-            remote = run([*args, "--ray", f"local:{cpus}"], Path(tmp) / f"{name}-ray", timing)
-            out[name] = {"local_s": local, "ray_s": remote, "ratio": remote / local}
+            # Local and Ray runs alternate, REPEATS of each; the medians are compared (one run
+            # of each on this machine varies by ±5 %).
+            local, remote = [], []
+            for k in range(REPEATS):
+                local.append(run(args, Path(tmp) / f"{name}-local-{k}", timing))
+                remote.append(run([*args, "--ray", f"local:{cpus}"], Path(tmp) / f"{name}-ray-{k}", timing))
+            lm, rm = statistics.median(local), statistics.median(remote)
+            out[name] = {"local_s": lm, "ray_s": rm, "ratio": rm / lm, "local_runs": local, "ray_runs": remote}
     return out
 
 

@@ -2,8 +2,8 @@
 //! the resolved config with the game's absolute path and content hash, so a worker anywhere
 //! compiles the same game (and refuses another version of it).
 //!
-//! - `balance.game`: one game of one candidate encounter (its full DNA) by one AI pair on one
-//!   seed; its output the [`GameOutcome`] the fitness reads (balance iterations, confirmation).
+//! - `balance.game`: games of one candidate encounter (its full DNA), each by an AI pair on a
+//!   seed; its output the [`GameOutcome`]s the fitness reads (balance iterations, confirmation).
 //! - `landscape.sample`: one landscape sample (a random point and its neighbours).
 //! - `verify.game`: one game of an encounter given as parameter values.
 
@@ -43,14 +43,16 @@ impl BalanceContext {
     }
 }
 
-/// One game: the candidate's full DNA, the AI pair, the game's stream.
+/// Games of one candidate: its full DNA, and per game the AI pair and the game's stream. The
+/// local executor gets one game per job; elsewhere a candidate's games travel in a few jobs, so
+/// that its DNA crosses the wire a few times, not once per game.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameJob {
     /// On the wire as the floats' bits: exact, and much quicker to read than decimal floats.
     #[serde(with = "bits")]
     pub dna: Vec<f64>,
-    pub pair: usize,
-    pub seed: u64,
+    /// (AI pair, seed) of each game.
+    pub games: Vec<(usize, u64)>,
 }
 
 /// A worker's state: the codec and evaluator of the context, and the encounters it built last
@@ -69,7 +71,7 @@ impl JobKind for BalanceGame {
     type Context = BalanceContext;
     type Worker = Worker;
     type Job = GameJob;
-    type Output = GameOutcome;
+    type Output = Vec<GameOutcome>;
 
     fn worker(ctx: &BalanceContext) -> Result<Worker> {
         let codec = Codec::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
@@ -78,9 +80,9 @@ impl JobKind for BalanceGame {
         Ok(Worker { codec, ev, built: Mutex::new(Vec::new()) })
     }
 
-    fn run(w: &Worker, job: &GameJob) -> Result<GameOutcome> {
+    fn run(w: &Worker, job: &GameJob) -> Result<Vec<GameOutcome>> {
         let program = w.encounter(&job.dna)?;
-        w.ev.play(&program, job.pair, job.seed, None)
+        job.games.iter().map(|&(pair, seed)| w.ev.play(&program, pair, seed, None)).collect()
     }
 }
 

@@ -59,6 +59,24 @@ pub struct Candidate {
 /// An evaluation other than the built-in one: the candidates' evaluations, in order.
 pub type EvalHook = dyn Fn(&EvalRequest) -> Result<Vec<Eval>> + Send + Sync;
 
+/// A candidate to play: its full DNA, its program when built, the stream tag of its games.
+pub type CandGames = (Vec<f64>, Option<Arc<Program>>, u64);
+
+/// Candidates of one iteration, `games` games per AI pair each.
+pub struct Group<'a> {
+    pub iteration: u64,
+    pub cands: &'a [CandGames],
+    pub games: usize,
+}
+
+/// A confirmation that rides along with an iteration's first batch of games (the loop's
+/// [`crate::balance::run`]): one round trip to the executor instead of two.
+pub struct Ride {
+    pub iteration: u64,
+    pub cand: CandGames,
+    pub games: usize,
+}
+
 /// What the built-in evaluation needs: the codec, the evaluator, where the games run.
 pub struct Games<'a> {
     pub codec: &'a Codec,
@@ -72,32 +90,68 @@ impl Games<'_> {
     /// Plays and scores candidates (full DNA, its program when built, stream tag): `games` games
     /// per AI pair each, the games of candidate `who` in iteration `it` on the streams
     /// (seed, it, who, game).
-    pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, Option<Arc<Program>>, u64)], games: usize) -> Result<Vec<Eval>> {
+    pub fn evaluate(&self, it: u64, cands: &[CandGames], games: usize) -> Result<Vec<Eval>> {
+        Ok(self.evaluate_groups(&[Group { iteration: it, cands, games }])?.remove(0))
+    }
+
+    /// [`Games::evaluate`] of several groups in one batch of jobs (one round trip to the
+    /// executor): the same games and the same evaluations as one call per group.
+    pub fn evaluate_groups(&self, groups: &[Group]) -> Result<Vec<Vec<Eval>>> {
         let pairs = self.ev.n_pairs();
-        let per = pairs * games;
-        let programs: Vec<Arc<Program>> = cands
-            .iter()
-            .map(|(dna, p, _)| match p {
-                Some(p) => Ok(p.clone()),
-                None => {
-                    self.codec.build(dna)?.ok_or_else(|| anyhow::anyhow!("a candidate breaks a constraint; expected a valid encounter"))
-                }
-            })
-            .collect::<Result<_>>()?;
-        let mut jobs = Vec::with_capacity(cands.len() * per);
-        for (dna, _, who) in cands {
-            for p in 0..pairs {
-                for g in 0..games {
-                    jobs.push(GameJob { dna: dna.clone(), pair: p, seed: derive(self.seed, it, *who, (p * games + g) as u64) });
+        // Games per job: one for the local executor (as fine-grained as it can be); elsewhere as
+        // many of a candidate's games as leave about four jobs per CPU.
+        let total: usize = groups.iter().map(|g| g.cands.len() * pairs * g.games).sum();
+        let chunk = match self.exec {
+            Executor::Local => 1,
+            _ => (total / (16 * self.exec.cpus())).clamp(1, 32),
+        };
+        let mut programs: Vec<Arc<Program>> = Vec::new();
+        let mut jobs = Vec::new();
+        // The program of each job, by index into `programs`.
+        let mut program_of = Vec::new();
+        for group in groups {
+            for (dna, p, who) in group.cands {
+                programs.push(match p {
+                    Some(p) => p.clone(),
+                    None => self
+                        .codec
+                        .build(dna)?
+                        .ok_or_else(|| anyhow::anyhow!("a candidate breaks a constraint; expected a valid encounter"))?,
+                });
+                let games: Vec<(usize, u64)> = (0..pairs)
+                    .flat_map(|p| (0..group.games).map(move |g| (p, g)))
+                    .map(|(p, g)| (p, derive(self.seed, group.iteration, *who, (p * group.games + g) as u64)))
+                    .collect();
+                for piece in games.chunks(chunk) {
+                    jobs.push(GameJob { dna: dna.clone(), games: piece.to_vec() });
+                    program_of.push(programs.len() - 1);
                 }
             }
         }
-        let outcomes =
-            self.exec.map::<BalanceGame>(|| Ok(self.jobs.clone()), &jobs, |i, j| self.ev.play(&programs[i / per], j.pair, j.seed, None))?;
-        Ok(cands
+        let outcomes: Vec<_> = self
+            .exec
+            .map::<BalanceGame>(
+                || Ok(self.jobs.clone()),
+                &jobs,
+                |i, j| j.games.iter().map(|&(pair, seed)| self.ev.play(&programs[program_of[i]], pair, seed, None)).collect(),
+            )?
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut at = 0;
+        Ok(groups
             .iter()
-            .enumerate()
-            .map(|(c, (dna, _, _))| self.ev.score(&outcomes[c * per..(c + 1) * per], self.codec.team_distance(dna)))
+            .map(|group| {
+                let per = pairs * group.games;
+                group
+                    .cands
+                    .iter()
+                    .map(|(dna, _, _)| {
+                        at += per;
+                        self.ev.score(&outcomes[at - per..at], self.codec.team_distance(dna))
+                    })
+                    .collect()
+            })
             .collect())
     }
 
@@ -134,6 +188,10 @@ pub struct Ctx<'a> {
     pub budget_games: u64,
     /// This iteration's evaluated candidates (search vector, evaluation).
     pub evals: Vec<(Vec<f64>, Eval)>,
+    /// A confirmation of an earlier iteration to play with this iteration's first batch (the
+    /// built-in evaluation only), and its evaluation once played.
+    pub ride: Option<Ride>,
+    pub ridden: Option<Eval>,
 }
 
 impl Ctx<'_> {
@@ -173,7 +231,16 @@ impl Ctx<'_> {
         let evals = match self.hook {
             None => {
                 let full: Vec<_> = cands.iter().enumerate().map(|(c, (x, p))| (self.codec.full(x), Some(p.clone()), who(c))).collect();
-                games.evaluate(self.iteration, &full, e.games as usize)?
+                let mine = Group { iteration: self.iteration, cands: &full, games: e.games as usize };
+                match self.ride.take() {
+                    None => games.evaluate_groups(&[mine])?.remove(0),
+                    Some(ride) => {
+                        let confirm = Group { iteration: ride.iteration, cands: std::slice::from_ref(&ride.cand), games: ride.games };
+                        let mut both = games.evaluate_groups(&[confirm, mine])?;
+                        self.ridden = Some(both[0].remove(0));
+                        both.remove(1)
+                    }
+                }
             }
             Some(hook) => {
                 let full: Vec<_> = cands.iter().enumerate().map(|(c, (x, _))| (self.codec.full(x), who(c))).collect();

@@ -12,7 +12,7 @@ use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator, target_band};
 use super::jobs::BalanceContext;
-use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer};
+use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer, Ride};
 use crate::exec::Executor;
 use crate::experiment::tournament::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};
@@ -98,6 +98,16 @@ impl std::fmt::Debug for RunOptions {
     }
 }
 
+/// An iteration whose best candidate awaits its confirmation (see the loop in [`run`]).
+struct Waiting {
+    iteration: u64,
+    current: Eval,
+    dna: Vec<f64>,
+    program: Arc<crate::wgdl::Program>,
+    /// Games played by the end of the iteration, before the confirmation's.
+    games_before: u64,
+}
+
 /// What a run did.
 pub struct Outcome {
     pub dir: PathBuf,
@@ -176,52 +186,18 @@ pub fn run(
     let elapsed0 = ck.elapsed_s;
     let reached = |ck: &Checkpoint| ck.best.as_ref().is_some_and(|b| b.eval.f > cfg.balance.target);
     let mut interrupted = false;
-    let mut steps = 0u64;
-    while !ck.finished && ck.games_played < budget_games && !reached(&ck) {
-        if opts.max_iterations.is_some_and(|m| steps >= m) {
-            break;
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            interrupted = true;
-            break;
-        }
-        let it = ck.next_iteration;
-        let mut ctx = Ctx {
-            codec: &codec,
-            ev: &ev,
-            exec: &opts.exec,
-            jobs: &jobs,
-            hook: opts.hook.as_deref(),
-            seed: cfg.balance.seed,
-            iteration: it,
-            games_played: ck.games_played,
-            budget_games,
-            evals: Vec::new(),
-        };
-        let current = ck.optimizer.step(&mut ctx)?;
-        // Confirm the iteration's best candidate if it might beat the best so far.
-        let top = ctx.evals.iter().max_by(|a, b| a.1.f.total_cmp(&b.1.f)).cloned();
-        let mut games_played = ctx.games_played;
-        if let Some((x, e)) = top
-            && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f)
+    // Iterations this call ran (for --max-iterations), done or waiting for their confirmation.
+    let history0 = ck.history.len();
+    let confirm_games = cfg.evaluation.confirm_games as usize;
+    let confirm_cost = (ev.n_pairs() * confirm_games) as u64;
+    let built = Games { codec: &codec, ev: &ev, exec: &opts.exec, jobs: &jobs, seed: cfg.balance.seed };
+    // Ends iteration `it`: its confirmation's evaluation (if it had one) may become the best;
+    // then its history row, the checkpoint (with the optimizer as it stands) and the progress.
+    let finish = |ck: &mut Checkpoint, it: u64, current: &Eval, confirmed: Option<(Vec<f64>, Eval)>, games_played: u64| -> Result<()> {
+        if let Some((dna, confirmed)) = confirmed
+            && ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f)
         {
-            let dna = codec.full(&x);
-            let games = cfg.evaluation.confirm_games as usize;
-            let built = Games { codec: &codec, ev: &ev, exec: &opts.exec, jobs: &jobs, seed: cfg.balance.seed };
-            let confirmed = match &opts.hook {
-                None => {
-                    let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
-                    built.evaluate(it, &[(dna.clone(), Some(program), CONFIRM)], games)?.remove(0)
-                }
-                Some(hook) => hook(&built.request(it, true, &[(dna.clone(), CONFIRM)]))?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| anyhow!("no evaluation told for the confirmation; expected one"))?,
-            };
-            games_played += (ev.n_pairs() * games) as u64;
-            if ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f) {
-                ck.best = Some(Best { dna, eval: confirmed, iteration: it });
-            }
+            ck.best = Some(Best { dna, eval: confirmed, iteration: it });
         }
         ck.games_played = games_played;
         ck.next_iteration = it + 1;
@@ -240,11 +216,100 @@ pub fn run(
             elapsed_s: ck.elapsed_s,
             penalized: !current.all_played && cfg.fitness.all_played_penalty >= 0.0,
         });
-        ck.finished = ck.games_played >= budget_games || reached(&ck);
+        ck.finished = ck.games_played >= budget_games || reached(ck);
         write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
         write_history(&dir, &ck.history)?;
         progress(ck.games_played.min(budget_games), budget_games, best_f, it);
-        steps += 1;
+        Ok(())
+    };
+    // An iteration whose best candidate awaits its confirmation. With the built-in evaluation
+    // the confirmation's games ride along with the next iteration's first batch (one round trip
+    // to the executor instead of two: it matters on a cluster, where each costs milliseconds).
+    // The next iteration's candidates do not depend on the confirmation, so the games and the
+    // numbers are the same as playing them one after the other; when the confirmation ends the
+    // run (the target reached), that next iteration is dropped as if never begun.
+    let mut waiting: Option<Waiting> = None;
+    loop {
+        let (games_played, best_known) = match &waiting {
+            Some(w) => (w.games_before + confirm_cost, false),
+            None => (ck.games_played, true),
+        };
+        let stop = ck.finished || games_played >= budget_games || (best_known && reached(&ck));
+        let stop = stop || opts.max_iterations.is_some_and(|m| (ck.history.len() - history0) as u64 + waiting.is_some() as u64 >= m);
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+        }
+        if let Some(w) = waiting.take_if(|_| stop || interrupted) {
+            // Nothing to ride with: the confirmation plays alone.
+            let confirmed = built.evaluate(w.iteration, &[(w.dna.clone(), Some(w.program), CONFIRM)], confirm_games)?.remove(0);
+            finish(&mut ck, w.iteration, &w.current, Some((w.dna, confirmed)), w.games_before + confirm_cost)?;
+            if interrupted {
+                break;
+            }
+            continue;
+        }
+        if stop || interrupted {
+            break;
+        }
+        let it = ck.next_iteration + waiting.is_some() as u64;
+        let mut ctx = Ctx {
+            codec: &codec,
+            ev: &ev,
+            exec: &opts.exec,
+            jobs: &jobs,
+            hook: opts.hook.as_deref(),
+            seed: cfg.balance.seed,
+            iteration: it,
+            games_played,
+            budget_games,
+            evals: Vec::new(),
+            ride: waiting.as_ref().map(|w| Ride {
+                iteration: w.iteration,
+                cand: (w.dna.clone(), Some(w.program.clone()), CONFIRM),
+                games: confirm_games,
+            }),
+            ridden: None,
+        };
+        // The optimizer as the waiting iteration left it: what its checkpoint holds.
+        let before = waiting.is_some().then(|| ck.optimizer.clone());
+        let current = ck.optimizer.step(&mut ctx)?;
+        let mut games_played = ctx.games_played;
+        if let Some(w) = waiting.take() {
+            let confirmed = match ctx.ridden.take() {
+                Some(e) => e,
+                // The step played nothing: the confirmation plays alone.
+                None => built.evaluate(w.iteration, &[(w.dna.clone(), Some(w.program), CONFIRM)], confirm_games)?.remove(0),
+            };
+            let after = std::mem::replace(&mut ck.optimizer, before.expect("kept when an iteration waits"));
+            finish(&mut ck, w.iteration, &w.current, Some((w.dna, confirmed)), w.games_before + confirm_cost)?;
+            if reached(&ck) {
+                // The run ends with the confirmation: the step that rode along never happened.
+                break;
+            }
+            ck.optimizer = after;
+        }
+        // Confirm the iteration's best candidate if it might beat the best so far.
+        let top = ctx.evals.iter().max_by(|a, b| a.1.f.total_cmp(&b.1.f)).cloned();
+        match top {
+            Some((x, e)) if ck.best.as_ref().is_none_or(|b| e.f > b.eval.f) => {
+                let dna = codec.full(&x);
+                match &opts.hook {
+                    None => {
+                        let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
+                        waiting = Some(Waiting { iteration: it, current, dna, program, games_before: games_played });
+                    }
+                    Some(hook) => {
+                        let confirmed = hook(&built.request(it, true, &[(dna.clone(), CONFIRM)]))?
+                            .into_iter()
+                            .next()
+                            .ok_or_else(|| anyhow!("no evaluation told for the confirmation; expected one"))?;
+                        games_played += confirm_cost;
+                        finish(&mut ck, it, &current, Some((dna, confirmed)), games_played)?;
+                    }
+                }
+            }
+            _ => finish(&mut ck, it, &current, None, games_played)?,
+        }
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
         interrupted = true;

@@ -89,7 +89,7 @@ impl Executor {
             Executor::Remote(r) => Some(r),
         };
         let context = serde_json::to_string(&ctx()?)?;
-        let wire: Vec<String> = jobs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
+        let wire: Vec<String> = jobs.par_iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
         let outputs = match remote {
             None => run_batch(K::NAME, &context, &wire, 0)?,
             Some(r) => r.run(K::NAME, &context, wire)?,
@@ -97,7 +97,7 @@ impl Executor {
         if outputs.len() != jobs.len() {
             return Err(anyhow!("the executor returned {} results for {} {} jobs", outputs.len(), jobs.len(), K::NAME));
         }
-        outputs.iter().map(|o| serde_json::from_str(o).map_err(|e| anyhow!("a {} result from the executor: {e}", K::NAME))).collect()
+        outputs.par_iter().map(|o| serde_json::from_str(o).map_err(|e| anyhow!("a {} result from the executor: {e}", K::NAME))).collect()
     }
 
     /// The CPUs jobs run on at once.

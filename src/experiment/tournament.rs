@@ -90,17 +90,17 @@ pub struct AiConfig {
     #[serde(default)]
     pub final_choice: Option<crate::search::mcts::FinalChoice>,
     /// mcts: full expansion (every legal move a child at once; the match-3 persona paper's).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_expansion: bool,
     /// mcts: progressive widening with this initial cap on children per node.
     #[serde(default)]
     #[serde(deserialize_with = "crate::config::opt_count::<_, _, 1, 1_000_000>")]
     pub widening: Option<usize>,
     /// mcts: abort an iteration whose new state already exists at the same depth.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub duplicate_detection: bool,
     /// mcts: skip fully explored subtrees (CUT_OFF; sound for deterministic one-player games).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_off: bool,
     /// mcts: the playout policy (default: the game's `greedy` if it has one, else random).
     #[serde(default)]
