@@ -493,3 +493,56 @@ fn ask_tell_with_the_built_in_evaluation_is_the_cli_run() {
     let own = crate::util::outputs(&go(true, "asktell-own"));
     assert_ne!(own[Path::new("history.csv")], a[Path::new("history.csv")]);
 }
+
+/// The loop plays a confirmation together with the next iteration's first batch (one round trip
+/// to the executor instead of two) and drops that iteration when the confirmation ends the run.
+/// An evaluation hook (ask/tell) plays them one after the other; both must give the same
+/// history, best and checkpointed optimizer, whether the run ends by the target or by the budget.
+#[test]
+fn confirmations_riding_along_give_the_numbers_of_one_batch_at_a_time() {
+    use playforge::balance::fitness::Evaluator;
+    use playforge::balance::jobs::BalanceContext;
+    use playforge::balance::optim::Games;
+    use playforge::exec::Executor;
+    use std::sync::Arc;
+    let mut ends = Vec::new();
+    for (k, (optimizer, target)) in [("cma", "0.99"), ("es", "0.5"), ("es", "0.7"), ("es", "0.8")].into_iter().enumerate() {
+        let go = |tag: &str, sequential: bool| {
+            let out = tmp(&format!("ride-{k}-{tag}"));
+            let text = config(&out, "")
+                .replace("optimizer = \"es\"", &format!("optimizer = \"{optimizer}\""))
+                .replace("target = 0.99", &format!("target = {target}"));
+            let cfg = parse(&text).unwrap();
+            let hook: Option<Arc<playforge::balance::optim::EvalHook>> = sequential.then(|| {
+                let codec = Codec::new(&cfg, Path::new("b.toml"), &text).unwrap();
+                let ev = Evaluator::new(&cfg, &codec.probe).unwrap();
+                let jobs = BalanceContext::new(&cfg, Path::new("b.toml"), &text, &codec).unwrap();
+                let seed = cfg.balance.seed;
+                Arc::new(move |req: &playforge::balance::optim::EvalRequest| {
+                    Games { codec: &codec, ev: &ev, exec: &Executor::Local, jobs: &jobs, seed }.evaluate_request(req)
+                }) as Arc<playforge::balance::optim::EvalHook>
+            });
+            let o = run(
+                &cfg,
+                Path::new("b.toml"),
+                &text,
+                &RunOptions { max_iterations: Some(12), hook, ..RunOptions::default() },
+                &|_, _, _, _| {},
+            )
+            .unwrap();
+            let ck: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(o.dir.join("checkpoint.json")).unwrap()).unwrap();
+            (strip_time(&o.history), o.best, o.games_played, o.reached, ck["optimizer"].clone())
+        };
+        let (riding, sequential) = (go("riding", false), go("sequential", true));
+        assert!(!riding.0.is_empty(), "{optimizer} {target}: no iteration");
+        assert_eq!(riding.0, sequential.0, "{optimizer} {target}: history");
+        assert_eq!(riding.1, sequential.1, "{optimizer} {target}: best");
+        assert_eq!((riding.2, riding.3), (sequential.2, sequential.3), "{optimizer} {target}: games, reached");
+        assert_eq!(riding.4, sequential.4, "{optimizer} {target}: the checkpointed optimizer");
+        eprintln!("{optimizer} target {target}: {} iterations, reached {}", riding.0.len(), riding.3);
+        ends.push((riding.0.len(), riding.3));
+    }
+    // Both ends were seen: by the target (a confirmation with a dropped next iteration, at the
+    // first iteration and at a later one) and by the budget.
+    assert_eq!(ends, [(12, false), (1, true), (7, true), (12, false)]);
+}
