@@ -3,7 +3,7 @@
 //! UCT with a policy playout, reward 1 for a win of the side to move at the root, the child with
 //! the best mean chosen, and a fallback policy when even that looks hopeless.
 //!
-//! MCTS itself ([`decide`]) sees only the `Game` contract; the policies are WGDL's.
+//! MCTS itself ([`decide_with`]) sees only the `Game` contract; the policies are WGDL's.
 
 use crate::game::WgdlGame;
 use crate::rng::Rng;
