@@ -282,8 +282,9 @@ pub fn run(
             };
             let after = std::mem::replace(&mut ck.optimizer, before.expect("kept when an iteration waits"));
             finish(&mut ck, w.iteration, &w.current, Some((w.dna, confirmed)), w.games_before + confirm_cost)?;
-            if reached(&ck) {
-                // The run ends with the confirmation: the step that rode along never happened.
+            if ck.finished {
+                // The run ends with the confirmation (the target reached): the step that rode
+                // along never happened.
                 break;
             }
             ck.optimizer = after;
