@@ -7,7 +7,7 @@
 
 use crate::search::formula::Formula;
 use crate::search::mcts::{Budget, MctsConfig};
-use crate::search::run::{Algorithm, PlanConfig, named_formula};
+use crate::search::run::{Algorithm, PlanConfig, formula_by_name_or_text};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -318,10 +318,7 @@ impl PlayConfig {
 
     pub fn formula(&self) -> Result<Formula, String> {
         let s = &self.search;
-        match named_formula(&s.formula, s.c, s.d, s.w) {
-            Some(f) => Ok(f),
-            None => Formula::parse(&s.formula).map_err(|e| e.to_string()),
-        }
+        formula_by_name_or_text(&s.formula, s.c, s.d, s.w).map_err(|e| e.to_string())
     }
 
     /// A wall-clock budget (`budget_ms`): the run's numbers are not reproducible.

@@ -14,7 +14,7 @@ use crate::game::{Game, WgdlGame};
 use crate::rng::stream;
 use crate::search::formula::Formula;
 use crate::search::mcts::MctsConfig;
-use crate::search::run::named_formula;
+use crate::search::run::{FORMULA_NAMES, formula_by_name_or_text};
 use crate::wgdl::{self, Action, CompileOptions, Program, Status};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
@@ -166,12 +166,8 @@ pub fn resolve(ai: &AiConfig, program: &Arc<Program>) -> Result<Player> {
             let (c, d, w) = (ai.c.unwrap_or(std::f64::consts::SQRT_2), ai.d.unwrap_or(2.0), ai.w.unwrap_or(0.0));
             let formula = match ai.formula.as_deref() {
                 None => Formula::ucb1(c, d),
-                Some(name) => match named_formula(name, c, d, w) {
-                    Some(f) => f,
-                    None => Formula::parse(name).map_err(|e| {
-                        anyhow!("AI `{}`: {e} (or a named formula: ucb1, ucb_tuned1, ucb_tuned2, sp_mcts, ucb_for_sp)", ai.name)
-                    })?,
-                },
+                Some(text) => formula_by_name_or_text(text, c, d, w)
+                    .map_err(|e| anyhow!("AI `{}`: {e} (or a named formula: {FORMULA_NAMES})", ai.name))?,
             };
             let cfg = MctsConfig {
                 formula,

@@ -380,6 +380,17 @@ where
     Ok((played, state))
 }
 
+/// The names [`named_formula`] knows.
+pub const FORMULA_NAMES: &str = "ucb1, ucb_tuned1, ucb_tuned2, sp_mcts, ucb_for_sp";
+
+/// A shipped selection formula by name (with its parameters), else `text` read as a formula.
+pub fn formula_by_name_or_text(text: &str, c: f64, d: f64, w: f64) -> Result<Formula, crate::search::formula::FormulaError> {
+    match named_formula(text, c, d, w) {
+        Some(f) => Ok(f),
+        None => Formula::parse(text),
+    }
+}
+
 /// Names of the shipped selection formulas, with their parameters.
 pub fn named_formula(name: &str, c: f64, d: f64, w: f64) -> Option<Formula> {
     Some(match name {
