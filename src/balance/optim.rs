@@ -71,10 +71,17 @@ pub struct Group<'a> {
 
 /// A confirmation that rides along with an iteration's first batch of games (the loop's
 /// [`crate::balance::run`]): one round trip to the executor instead of two.
+#[derive(Clone)]
 pub struct Ride {
     pub iteration: u64,
     pub cand: CandGames,
     pub games: usize,
+}
+
+impl Ride {
+    pub fn group(&self) -> Group<'_> {
+        Group { iteration: self.iteration, cands: std::slice::from_ref(&self.cand), games: self.games }
+    }
 }
 
 /// What the built-in evaluation needs: the codec, the evaluator, where the games run.
@@ -237,8 +244,7 @@ impl Ctx<'_> {
                 match self.ride.take() {
                     None => games.evaluate_groups(&[mine])?.remove(0),
                     Some(ride) => {
-                        let confirm = Group { iteration: ride.iteration, cands: std::slice::from_ref(&ride.cand), games: ride.games };
-                        let mut both = games.evaluate_groups(&[confirm, mine])?;
+                        let mut both = games.evaluate_groups(&[ride.group(), mine])?;
                         self.ridden = Some(both[0].remove(0));
                         both.remove(1)
                     }

@@ -100,10 +100,10 @@ impl std::fmt::Debug for RunOptions {
 
 /// An iteration whose best candidate awaits its confirmation (see the loop in [`run`]).
 struct Waiting {
-    iteration: u64,
+    /// The confirmation: the iteration, its best candidate, the confirmation's games per pair.
+    ride: Ride,
+    /// The iteration's own evaluation (its history row).
     current: Eval,
-    dna: Vec<f64>,
-    program: Arc<crate::wgdl::Program>,
     /// Games played by the end of the iteration, before the confirmation's.
     games_before: u64,
 }
@@ -229,6 +229,10 @@ pub fn run(
     // numbers are the same as playing them one after the other; when the confirmation ends the
     // run (the target reached), that next iteration is dropped as if never begun.
     let mut waiting: Option<Waiting> = None;
+    let alone = |w: &Waiting| -> Result<Eval> { Ok(built.evaluate_groups(&[w.ride.group()])?.remove(0).remove(0)) };
+    let finish_waiting = |ck: &mut Checkpoint, w: Waiting, confirmed: Eval| {
+        finish(ck, w.ride.iteration, &w.current, Some((w.ride.cand.0, confirmed)), w.games_before + confirm_cost)
+    };
     loop {
         let (games_played, best_known) = match &waiting {
             Some(w) => (w.games_before + confirm_cost, false),
@@ -241,8 +245,8 @@ pub fn run(
         }
         if let Some(w) = waiting.take_if(|_| stop || interrupted) {
             // Nothing to ride with: the confirmation plays alone.
-            let confirmed = built.evaluate(w.iteration, &[(w.dna.clone(), Some(w.program), CONFIRM)], confirm_games)?.remove(0);
-            finish(&mut ck, w.iteration, &w.current, Some((w.dna, confirmed)), w.games_before + confirm_cost)?;
+            let confirmed = alone(&w)?;
+            finish_waiting(&mut ck, w, confirmed)?;
             if interrupted {
                 break;
             }
@@ -263,11 +267,7 @@ pub fn run(
             games_played,
             budget_games,
             evals: Vec::new(),
-            ride: waiting.as_ref().map(|w| Ride {
-                iteration: w.iteration,
-                cand: (w.dna.clone(), Some(w.program.clone()), CONFIRM),
-                games: confirm_games,
-            }),
+            ride: waiting.as_ref().map(|w| w.ride.clone()),
             ridden: None,
         };
         // The optimizer as the waiting iteration left it: what its checkpoint holds.
@@ -278,10 +278,10 @@ pub fn run(
             let confirmed = match ctx.ridden.take() {
                 Some(e) => e,
                 // The step played nothing: the confirmation plays alone.
-                None => built.evaluate(w.iteration, &[(w.dna.clone(), Some(w.program), CONFIRM)], confirm_games)?.remove(0),
+                None => alone(&w)?,
             };
             let after = std::mem::replace(&mut ck.optimizer, before.expect("kept when an iteration waits"));
-            finish(&mut ck, w.iteration, &w.current, Some((w.dna, confirmed)), w.games_before + confirm_cost)?;
+            finish_waiting(&mut ck, w, confirmed)?;
             if ck.finished {
                 // The run ends with the confirmation (the target reached): the step that rode
                 // along never happened.
@@ -297,7 +297,8 @@ pub fn run(
                 match &opts.hook {
                     None => {
                         let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
-                        waiting = Some(Waiting { iteration: it, current, dna, program, games_before: games_played });
+                        let ride = Ride { iteration: it, cand: (dna, Some(program), CONFIRM), games: confirm_games };
+                        waiting = Some(Waiting { ride, current, games_before: games_played });
                     }
                     Some(hook) => {
                         let confirmed = hook(&built.request(it, true, &[(dna.clone(), CONFIRM)]))?
