@@ -115,7 +115,6 @@ class NetnsCluster:
         self.prefix = f"10.213.{third}"
         self.nodes: List[Node] = []
         self._count = 0
-        self._removed = 0
         self.temp = tempfile.mkdtemp(prefix="pf-ray-")
         self._cleanups = []
         try:
@@ -130,7 +129,6 @@ class NetnsCluster:
                 ["--head", f"--node-ip-address={self.prefix}.1", f"--port={port}", f"--num-cpus={head_cpus}",
                  "--include-dashboard=false", f"--temp-dir={self.temp}"],
             )
-            self._expected = 1
             self.wait_for_nodes()
         except BaseException:
             self.shutdown()
@@ -167,11 +165,15 @@ class NetnsCluster:
         proc = self._start(ns, [f"--address={self.address}", f"--node-ip-address={ip}", f"--num-cpus={num_cpus}"])
         node = Node(i, ns, host_end, ip, proc)
         self.nodes.append(node)
-        self._expected += 1
         # Nodes share the file system: one starting while another does could pick the same
         # socket file names (Ray numbers them by what exists), so each waits for the last.
         self.wait_for_nodes()
         return node
+
+    @property
+    def expected(self) -> int:
+        """Live nodes there should be: the head and the workers not removed."""
+        return 1 + len(self.nodes)
 
     def _nodes(self, want: int, timeout: float) -> List[str]:
         r = subprocess.run([sys.executable, "-c", _NODES, self.address, str(want), str(timeout)],
@@ -181,21 +183,20 @@ class NetnsCluster:
         return json.loads(r.stdout.strip().splitlines()[-1])
 
     def wait_for_nodes(self, timeout: float = 60) -> None:
-        live = self._nodes(self._expected, timeout)
-        if len(live) != self._expected:
+        live = self._nodes(self.expected, timeout)
+        if len(live) != self.expected:
             logs = "\n".join(f"--- {p.name}\n{p.read_text()[-2000:]}" for p in Path(self.temp).glob("start-*.log"))
-            raise TimeoutError(f"{self._expected} Ray nodes expected within {timeout} s, found {live}\n{logs}")
+            raise TimeoutError(f"{self.expected} Ray nodes expected within {timeout} s, found {live}\n{logs}")
 
     def node_ips(self) -> List[str]:
         """The addresses the cluster's live nodes registered with."""
-        return self._nodes(self._expected, 10)
+        return self._nodes(self.expected, 10)
 
     def remove_node(self, node: Node) -> None:
         """The node's link cut, then its processes killed: a machine that lost power."""
         _ip("link", "del", node.veth)
         self._kill(node.proc)
         self.nodes.remove(node)
-        self._expected -= 1
 
     @staticmethod
     def _kill(proc: subprocess.Popen) -> None:
