@@ -800,3 +800,63 @@ fn a_per_action_duration_may_start_with_a_bracket() {
     play(&p, &mut st, "sleep(global)");
     assert_eq!(st.clock, 6);
 }
+
+// ---------------------------------------------------------------- move generation short cuts
+
+/// Two players, each with two tools; `fallback` is dropped while any `fire` is legal. Move
+/// generation passes over the other player's tools at once (every tool action opens with
+/// `this.owner == game.actor`) and stops evaluating `fallback` once a `fire` is listed: the
+/// lists must still be the filter's.
+const TOOLS: &str = "players a b
+turn p side
+class p
+attribute p side long 0
+object a is p
+object b is p
+attribute b side 1
+initial a
+initial b
+class tool
+attribute tool owner object:p null
+attribute tool ok boolean false
+object t1 is tool
+attribute t1 owner object:a
+object t2 is tool
+attribute t2 owner object:a
+object t3 is tool
+attribute t3 owner object:b
+attribute t3 ok true
+initial t1
+initial t2
+initial t3
+action tool fire
+condition fire this.owner == game.actor
+condition fire this.ok
+action tool fallback
+condition fallback this.owner == game.actor
+unless fallback fire
+action tool arm
+condition arm this.owner == game.actor
+condition arm !this.ok
+consequence armIt direct this.ok = true
+consequence pass endTurn
+hasConsequence fire pass
+hasConsequence fallback pass
+hasConsequence arm armIt
+";
+
+#[test]
+fn unless_and_actor_gates_give_the_filters_lists() {
+    let (p, mut st) = start(TOOLS);
+    // No `fire` anywhere: every `fallback` of a's tools stays; b's tools have no move.
+    assert_eq!(names(&p, &st), ["fallback(t1)", "arm(t1)", "fallback(t2)", "arm(t2)"]);
+    // t2 armed: its `fire` comes after t1's `fallback`, which the filter then drops.
+    play(&p, &mut st, "arm(t2)");
+    assert_eq!(names(&p, &st), ["arm(t1)", "fire(t2)"]);
+    // Both armed: t1's `fire` is listed before t2's `fallback` is reached.
+    play(&p, &mut st, "arm(t1)");
+    assert_eq!(names(&p, &st), ["fire(t1)", "fire(t2)"]);
+    // b's turn: only its tool.
+    play(&p, &mut st, "fire(t1)");
+    assert_eq!(names(&p, &st), ["fire(t3)"]);
+}

@@ -656,6 +656,7 @@ impl<'a> Compiler<'a> {
                 actions: vec![],
                 create_hooks: vec![],
                 gods: vec![],
+                actor_gate: None,
                 span: c.span,
             })
             .collect();
@@ -2349,6 +2350,17 @@ impl<'a> Compiler<'a> {
                 info.swap_filter = Some((g, min));
             }
         }
+        // A class whose every player action opens with the same actor gate: move generation
+        // passes over its objects that are not (or whose attribute is not) the actor at once.
+        let mut classes = self.out_classes;
+        for c in classes.iter_mut() {
+            let gate = |&a: &ActionId| {
+                let info = &actions[a as usize];
+                if info.global_conds == 0 { info.actor_gate } else { None }
+            };
+            let first = c.actions.first().and_then(gate);
+            c.actor_gate = first.filter(|_| c.actions.iter().all(|a| gate(a) == first));
+        }
         let unless_sees_policy_only = actions.iter().any(|a| a.unless.iter().any(|&o| actions[o as usize].policy_only));
         let round_hooks: Vec<ActionId> =
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
@@ -2359,7 +2371,7 @@ impl<'a> Compiler<'a> {
         Program {
             source: self.source,
             syms,
-            classes: self.out_classes,
+            classes,
             gods: self.gods,
             rules: actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::Rule).map(|(i, _)| i as ActionId).collect(),
             actions,

@@ -416,6 +416,9 @@ pub struct ClassInfo {
     pub create_hooks: Vec<ActionId>,
     /// Descriptions of this class or a subclass, in declaration order.
     pub gods: Vec<GodId>,
+    /// Every action of [`ClassInfo::actions`] opens with this actor gate (and has no
+    /// owner-free conditions before it): an object that fails it has no move.
+    pub actor_gate: Option<ActorGate>,
     pub span: Span,
 }
 
@@ -932,6 +935,17 @@ impl Program {
     /// object): those that read no owner either once per action and move generation (their
     /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
     /// compares the owner with the actor.
+    /// Whether object `this` (or its attribute) is the actor, as `gate` compares them.
+    #[inline]
+    fn gate_open(&self, st: &State, gate: ActorGate, this: u32) -> bool {
+        let actor = if st.actor == NONE { NULL } else { st.actor as i64 };
+        let owner = match gate {
+            ActorGate::This => this as i64,
+            ActorGate::Attr(o) => st.slots[(st.objects[this as usize].base + o) as usize],
+        };
+        owner == actor
+    }
+
     fn owner_ok(&self, st: &State, a: ActionId, this: u32, occ: Option<&OccCache>, global: &mut [u8]) -> Result<bool, RuntimeError> {
         let info = &self.actions[a as usize];
         let mut first = 0;
@@ -959,12 +973,7 @@ impl Program {
             }
             first = info.global_conds;
         } else if let Some(gate) = info.actor_gate {
-            let actor = if st.actor == NONE { NULL } else { st.actor as i64 };
-            let owner = match gate {
-                ActorGate::This => this as i64,
-                ActorGate::Attr(o) => st.slots[(st.objects[this as usize].base + o) as usize],
-            };
-            if owner != actor {
+            if !self.gate_open(st, gate, this) {
                 return Ok(false);
             }
             first = 1;
@@ -1659,12 +1668,18 @@ impl Program {
     ) -> Result<(), RuntimeError> {
         let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         for (oid, obj) in st.objects.iter().enumerate() {
-            if !obj.alive {
+            let class = &self.classes[obj.class as usize];
+            if !obj.alive || class.actor_gate.is_some_and(|g| !self.gate_open(st, g, oid as u32)) {
                 continue;
             }
-            for &a in &self.classes[obj.class as usize].actions {
+            for &a in &class.actions {
                 let info = &self.actions[a as usize];
                 if skip_hidden && info.policy_only {
+                    continue;
+                }
+                // `unless`: a move of a named action is listed already, so the filter would drop
+                // every move of this one (conditions not evaluated, as `choose` leaves some).
+                if !info.unless.is_empty() && out.iter().any(|m| info.unless.contains(&m.def)) {
                     continue;
                 }
                 let this = oid as u32;
