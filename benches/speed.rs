@@ -54,10 +54,19 @@ impl Opts {
                 // cargo passes `--bench` to every bench target.
                 "--bench" => {}
                 "--quick" => o.quick = true,
+                // A fixed amount of work per figure (for `perf stat`: counts that do not depend
+                // on how fast the machine was that second).
+                "--calls" => {
+                    let n = args.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| {
+                        eprintln!("--calls takes a number");
+                        std::process::exit(2)
+                    });
+                    CALLS.store(n, std::sync::atomic::Ordering::Relaxed);
+                }
                 "--install-openspiel" => o.install_openspiel = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray, scale), --quick, --profile SIDE or --install-openspiel"
+                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray, scale), --quick, --calls N, --profile SIDE or --install-openspiel"
                     );
                     std::process::exit(2);
                 }
@@ -89,15 +98,20 @@ fn load(name: &str) -> WgdlGame {
     WgdlGame::new(c.program)
 }
 
-/// Repeats `f` until `secs` have passed (at least once); returns (calls, seconds).
+/// `--calls N`: every timed figure makes exactly N calls (0: run for its seconds).
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Repeats `f` until `secs` have passed (at least once), or `--calls` times; returns (calls,
+/// seconds).
 fn timed(secs: f64, mut f: impl FnMut(u64)) -> (u64, f64) {
+    let calls = CALLS.load(std::sync::atomic::Ordering::Relaxed);
     let t0 = Instant::now();
     let mut n = 0u64;
     loop {
         f(n);
         n += 1;
         let el = t0.elapsed().as_secs_f64();
-        if el >= secs {
+        if (calls == 0 && el >= secs) || (calls > 0 && n >= calls) {
             return (n, el);
         }
     }

@@ -860,3 +860,39 @@ fn unless_and_actor_gates_give_the_filters_lists() {
     play(&p, &mut st, "fire(t1)");
     assert_eq!(names(&p, &st), ["fire(t3)"]);
 }
+
+/// Writing through an object path (`this.next.n = …`): the value is computed first, so its
+/// error wins over a null path; then a null or deleted target is an error naming the path.
+#[test]
+fn writing_through_a_null_path_is_a_runtime_error_after_the_value() {
+    let src = "class box
+attribute box n long 0
+attribute box next object:box null
+object a is box
+object b is box
+attribute a next object:b
+initial b
+initial a
+action box poke
+consequence writeNext direct this.next.n = 10 / this.n
+hasConsequence poke writeNext
+action box bump
+consequence bumpIt direct this.n = this.n + 1
+hasConsequence bump bumpIt
+";
+    let (p, mut st) = start(src);
+    let def = p.actions.iter().position(|a| a.name == "poke").expect("poke") as u16;
+    let poke = |o: u32| Action { def, this: o, bound: NONE };
+    let (a, b) = (obj(&p, &st, "a", 1), obj(&p, &st, "b", 1));
+    // a.n = 0: the division fails before a.next is looked at; b.next is null, also second.
+    for o in [a, b] {
+        let e = p.apply(&mut st.clone(), poke(o)).expect_err("10 / 0");
+        assert!(matches!(e.kind, RtKind::DivisionByZero), "{e:?}");
+    }
+    play(&p, &mut st, "bump(a)");
+    play(&p, &mut st, "bump(b)");
+    play(&p, &mut st, "poke(a)");
+    assert_eq!(get(&p, &st, "b.n"), 10, "written through a.next");
+    let e = p.apply(&mut st.clone(), poke(b)).expect_err("b.next is null");
+    assert!(matches!(&e.kind, RtKind::NullPath { attr } if attr == "this.next"), "{e:?}");
+}

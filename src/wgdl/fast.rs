@@ -202,8 +202,9 @@ impl Program {
         }
     }
 
-    /// The closure of consequence `c`: assignments and conditionals with their operands inline;
-    /// the other kinds run [`Program::exec_generic`].
+    /// The closure of consequence `c`: assignments (to a slot, an attribute of `this`, of the
+    /// bound object or through an object path, a grid cell) and conditionals with their
+    /// operands inline; the other kinds run [`Program::exec_generic`].
     fn lower_cons(&self, c: ConsId) -> Cx {
         // What it writes is marked first (`super::deps`): an error leaves the state unusable.
         let w = self.writes(c);
@@ -260,7 +261,26 @@ impl Program {
                         }
                         _ => generic(),
                     },
-                    Place::Field(..) => generic(),
+                    // `path.attr = …` through an object path (`this.owner.ap`): the value, then
+                    // the object (its error second, as the generic order has it), then the write.
+                    Place::Field(e, o) => match obj(&self.tree(e)) {
+                        Some(target) => {
+                            let at = (e.start + e.len - 1) as usize;
+                            Arc::new(move |p, st, ctx, _| {
+                                st.dirty.mark(w);
+                                let (x, idx) = {
+                                    let env = Env::new(p, st, ctx);
+                                    let x = v.get(&env)?;
+                                    let id = target.get(&env)?;
+                                    (x, (p.deref(st, id, at)?.base + o) as usize)
+                                };
+                                st.dirty.mark(super::deps::slot(idx));
+                                st.slots[idx] = x;
+                                Ok(())
+                            })
+                        }
+                        None => generic(),
+                    },
                 }
             }
             Cons::Conditional { cond, then } => {

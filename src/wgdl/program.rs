@@ -825,8 +825,19 @@ pub(super) struct Ctx {
 const STACK: usize = 32;
 
 thread_local! {
-    /// Per move generation, per action: whether its owner-free conditions hold (0 unknown).
-    static GLOBAL_OK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Move generation's scratch space, reused from one generation to the next.
+    static CANDIDATES: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Move generation's scratch space (see [`Program::candidates`]).
+#[derive(Default)]
+struct Scratch {
+    /// Per action: whether its owner-free conditions hold (0 unknown, 1 false, 2 true).
+    global: Vec<u8>,
+    /// The live objects of class `bound_class` (index, first slot), listed once per generation
+    /// for `forEveryInstance` bindings of that class.
+    bound_class: Option<ClassId>,
+    bound: Vec<(u32, u32)>,
 }
 
 impl Program {
@@ -1203,7 +1214,7 @@ impl Program {
     }
 
     #[inline]
-    fn deref(&self, st: &State, v: i64, op_index: usize) -> Result<ObjRec, RuntimeError> {
+    pub(super) fn deref(&self, st: &State, v: i64, op_index: usize) -> Result<ObjRec, RuntimeError> {
         match st.objects.get(v as usize) {
             Some(o) if v >= 0 && o.alive => Ok(*o),
             _ => Err(self.deref_error(st, v, op_index)),
@@ -1647,14 +1658,15 @@ impl Program {
         if st.outcome != 0 {
             return Ok(());
         }
-        GLOBAL_OK.with(|g| match g.try_borrow_mut() {
-            Ok(mut global) => {
-                global.clear();
-                global.resize(self.actions.len(), 0);
-                self.candidates(st, out, for_policy, occ, &mut global)
+        CANDIDATES.with(|g| match g.try_borrow_mut() {
+            Ok(mut scratch) => {
+                scratch.global.clear();
+                scratch.global.resize(self.actions.len(), 0);
+                scratch.bound_class = None;
+                self.candidates(st, out, for_policy, occ, &mut scratch)
             }
-            // Nested (not expected): without the per-action results kept.
-            Err(_) => self.candidates(st, out, for_policy, occ, &mut []),
+            // Nested (not expected): with scratch space of its own.
+            Err(_) => self.candidates(st, out, for_policy, occ, &mut Scratch::default()),
         })
     }
 
@@ -1664,8 +1676,9 @@ impl Program {
         out: &mut Vec<Action>,
         for_policy: bool,
         occ: Option<&OccCache>,
-        global: &mut [u8],
+        scratch: &mut Scratch,
     ) -> Result<(), RuntimeError> {
+        let global = &mut scratch.global[..];
         let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         for (oid, obj) in st.objects.iter().enumerate() {
             let class = &self.classes[obj.class as usize];
@@ -1717,15 +1730,18 @@ impl Program {
                         }
                     }
                     BindKind::Instance(c) => {
+                        if scratch.bound_class != Some(c) {
+                            scratch.bound_class = Some(c);
+                            scratch.bound.clear();
+                            let live = st.objects.iter().enumerate().filter(|(_, b)| b.alive && self.is_sub(b.class, c));
+                            scratch.bound.extend(live.map(|(i, b)| (i as u32, b.base)));
+                        }
                         let conds = &self.cond_fxs(a)[info.owner_conds..];
                         let mut env = super::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                        for (bid, b) in st.objects.iter().enumerate() {
-                            if b.alive && self.is_sub(b.class, c) {
-                                let bound = bid as u32;
-                                env.rebind(bound, b.base);
-                                if self.all_hold(&env, conds)? {
-                                    out.push(Action { def: a, this, bound });
-                                }
+                        for &(bound, base) in &scratch.bound {
+                            env.rebind(bound, base);
+                            if self.all_hold(&env, conds)? {
+                                out.push(Action { def: a, this, bound });
                             }
                         }
                     }
