@@ -823,9 +823,29 @@ enum Operand {
     FieldConst(Obj, u32, usize),
     /// `<grid>.line(x, y, dx, dy)` with leaf arguments.
     Line(u16, [Leaf; 4]),
+    /// The same along a constant unit direction: [`Program::grid_line_unit`] made for it.
+    LineUnit(u16, Leaf, Leaf, LineFn),
     /// A built-in function of up to four simple operands.
     Call(Builtin, Box<[Simple]>, usize),
     Fx(Fx),
+}
+
+/// A grid line counter made for one unit direction.
+type LineFn = fn(&Program, &State, u16, i64, i64) -> i64;
+
+/// The counter for direction (dx, dy), when both are -1, 0 or 1 and not both 0.
+pub(super) fn line_fn(dx: i64, dy: i64) -> Option<LineFn> {
+    Some(match (dx, dy) {
+        (1, 0) => Program::grid_line_unit::<1, 0>,
+        (-1, 0) => Program::grid_line_unit::<-1, 0>,
+        (0, 1) => Program::grid_line_unit::<0, 1>,
+        (0, -1) => Program::grid_line_unit::<0, -1>,
+        (1, 1) => Program::grid_line_unit::<1, 1>,
+        (-1, -1) => Program::grid_line_unit::<-1, -1>,
+        (1, -1) => Program::grid_line_unit::<1, -1>,
+        (-1, 1) => Program::grid_line_unit::<-1, 1>,
+        _ => return None,
+    })
 }
 
 /// The operands a built-in's arguments can be inline.
@@ -860,6 +880,7 @@ impl Operand {
                 }
             }
             Operand::Line(g, a) => Ok(e.p.grid_line(e.st, *g, &[a[0].get(e), a[1].get(e), a[2].get(e), a[3].get(e)])),
+            Operand::LineUnit(g, x, y, f) => Ok(f(e.p, e.st, *g, x.get(e), y.get(e))),
             Operand::Call(b, args, at) => {
                 let mut v = [0i64; 4];
                 for (slot, x) in v.iter_mut().zip(args.iter()) {
@@ -902,7 +923,10 @@ fn operand(t: T) -> Operand {
         }
         T::Many(Op::GridLine(g), args, at) => {
             if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
-                Operand::Line(g, [*x, *y, *dx, *dy])
+                match (dx, dy) {
+                    (Leaf::Const(dx), Leaf::Const(dy)) if let Some(f) = line_fn(*dx, *dy) => Operand::LineUnit(g, *x, *y, f),
+                    _ => Operand::Line(g, [*x, *y, *dx, *dy]),
+                }
             } else {
                 Operand::Fx(lower(T::Many(Op::GridLine(g), args, at)))
             }

@@ -424,14 +424,44 @@ impl Program {
         n
     }
 
+    /// [`Program::grid_line`] along the constant unit direction (DX, DY) (not (0, 0)): the same
+    /// count, with the direction's bounds checks and steps known when it is compiled.
+    pub(super) fn grid_line_unit<const DX: i64, const DY: i64>(&self, st: &State, g: u16, x: i64, y: i64) -> i64 {
+        let gi = &self.grids[g as usize];
+        let (w, h) = (gi.width as i64, gi.height as i64);
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return 0;
+        }
+        let cells = &st.slots[gi.base as usize..(gi.base as i64 + w * h) as usize];
+        let v = cells[(y * w + x) as usize];
+        let inside = |x: i64, y: i64| (DX == 0 || (0..w).contains(&x)) && (DY == 0 || (0..h).contains(&y));
+        let mut n = 1;
+        let (mut cx, mut cy) = (x + DX, y + DY);
+        while inside(cx, cy) && cells[(cy * w + cx) as usize] == v {
+            n += 1;
+            cx += DX;
+            cy += DY;
+        }
+        let (mut cx, mut cy) = (x - DX, y - DY);
+        while inside(cx, cy) && cells[(cy * w + cx) as usize] == v {
+            n += 1;
+            cx -= DX;
+            cy -= DY;
+        }
+        n
+    }
+
     pub(super) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {
         let info = self.aggs[a as usize];
         let (mut n, mut sum_l, mut sum_d) = (0i64, 0i64, 0f64);
+        // One environment, rebound to each object in turn.
+        let mut env = super::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;
             }
-            let v = self.eval(st, info.expr, Ctx { this: ctx.this, bound: i as u32 })?;
+            env.rebind(i as u32, o.base);
+            let v = self.eval_env(&env, info.expr)?;
             if info.count {
                 n += (v != 0) as i64;
             } else if info.double {
@@ -620,5 +650,40 @@ impl Program {
     /// The policy's index by name.
     pub fn policy_index(&self, name: &str) -> Option<usize> {
         self.policies.iter().position(|p| p.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+
+    /// The counters made for one unit direction give `grid_line`'s count at every cell and off
+    /// the grid, on random boards of several shapes.
+    #[test]
+    fn unit_direction_lines_count_as_grid_line_does() {
+        for (w, h) in [(7, 6), (1, 5), (4, 1), (3, 3), (9, 2)] {
+            let src = format!("grid board {w} {h}\nclass c\nobject o is c\ninitial o\n");
+            let p = super::super::compile_str("lines.wgdl", &src).expect("compiles").program;
+            let mut st = p.initial_state().expect("starts");
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(w * 100 + h);
+            let base = p.grids[0].base as usize;
+            for _ in 0..20 {
+                for k in 0..(w * h) as usize {
+                    st.slots[base + k] = rng.random_range(0..3);
+                }
+                for x in -1..=w as i64 {
+                    for y in -1..=h as i64 {
+                        for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)] {
+                            let f = super::super::fast::line_fn(dx, dy).expect("a unit direction");
+                            assert_eq!(
+                                f(&p, &st, 0, x, y),
+                                p.grid_line(&st, 0, &[x, y, dx, dy]),
+                                "{w}x{h} at ({x}, {y}) along ({dx}, {dy})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
