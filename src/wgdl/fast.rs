@@ -57,6 +57,13 @@ impl<'a> Env<'a> {
         self.bound_base = bound_base;
     }
 
+    /// The same environment for another owner (`this_base`: its first slot).
+    #[inline(always)]
+    pub(super) fn rebind_this(&mut self, this: u32, this_base: u32) {
+        self.this = this;
+        self.this_base = this_base;
+    }
+
     /// For a binding that is not an object (a number, a cell, a description): no bound base.
     #[inline]
     pub(super) fn unbound_object(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {

@@ -249,14 +249,17 @@ impl Program {
     /// The live occupants that count (`hexOccupants … while`), as (cell, side).
     fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
+        // One environment, rebound to each object in turn.
+        let mut env = super::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
                 continue;
             }
-            if let Some(c) = occ.cond
-                && self.eval(st, c, Ctx { this: i as u32, bound: NONE })? == 0
-            {
-                continue;
+            if let Some(c) = occ.cond {
+                env.rebind_this(i as u32, o.base);
+                if self.eval_env(&env, c)? == 0 {
+                    continue;
+                }
             }
             let pos = st.slots[(o.base + occ.pos) as usize];
             let side = st.slots[(o.base + occ.side) as usize];
