@@ -222,7 +222,7 @@ impl Program {
 
     // ------------------------------------------------------------------ built-in functions
 
-    fn cell(&self, v: i64, op_index: usize) -> Result<usize, RuntimeError> {
+    pub(super) fn cell(&self, v: i64, op_index: usize) -> Result<usize, RuntimeError> {
         let n = self.hex.as_ref().map_or(0, |h| h.len());
         if v < 0 || v as usize >= n {
             return Err(rt(RtKind::OffMap { cell: v, last: n.saturating_sub(1) }, self.spans[op_index]));
