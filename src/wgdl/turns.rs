@@ -658,7 +658,59 @@ impl Program {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use rand::{RngExt, SeedableRng};
+
+    /// `hex.approach` with occupancy as bits (move generation) and without (consequences) gives
+    /// the definition's cell: the first in walk order from `from`, within the budget, other
+    /// than `from`, free, in range of the target and seeing it.
+    #[test]
+    fn hex_approach_finds_the_definitions_cell() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hex_arena.wgdl");
+        let p = super::super::load(&path).expect("the arena loads").program;
+        let h = p.hex.clone().expect("a hex map");
+        let occ_info = p.occupants.clone().expect("occupants");
+        let open: Vec<usize> = (0..h.len()).filter(|&c| !h.wall[c]).collect();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        for round in 0..4 {
+            let mut st = p.initial_state().expect("starts");
+            let mages: Vec<usize> = (0..st.objects.len()).filter(|&i| p.is_sub(st.objects[i].class, occ_info.class)).collect();
+            for (k, &m) in mages.iter().enumerate() {
+                let base = st.objects[m].base as usize;
+                st.slots[base + occ_info.pos as usize] = open[rng.random_range(0..open.len())] as i64;
+                // Round 0: everyone stands; later, some have fallen (not occupants).
+                if round > 0 && k % 2 == round % 2 {
+                    let hp = p.classes[st.objects[m].class as usize].attrs.iter().position(|a| a.name == "hp").expect("hp");
+                    st.slots[base + hp] = 0;
+                }
+            }
+            let mut cache = OccCache::new();
+            cache.fill(&p, &st).expect("occupants listed");
+            let ctx = Ctx { this: NONE, bound: NONE };
+            let with = super::super::fast::Env::with_occ(&p, &st, ctx, Some(&cache));
+            let without = super::super::fast::Env::new(&p, &st, ctx);
+            let occupied: Vec<usize> = cache.list.iter().map(|&(pos, _)| pos as usize).collect();
+            for &from in &open {
+                for &target in open.iter().step_by(3) {
+                    for budget in [-1, 0, 2, 5, 9, 14] {
+                        for range in [-1, 0, 1, 3, 6, 12] {
+                            let want = h
+                                .by_walk(from)
+                                .iter()
+                                .map(|&c| c as usize)
+                                .take_while(|&c| h.walk(from, c) <= budget)
+                                .find(|&c| c != from && h.distance(c, target) <= range && h.sees(c, target) && !occupied.contains(&c))
+                                .map_or(-1, |c| c as i64);
+                            let args = [from as i64, target as i64, budget, range];
+                            for env in [&with, &without] {
+                                assert_eq!(p.builtin(env, Builtin::HexApproach, &args, 0), Ok(want), "approach{args:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The counters made for one unit direction give `grid_line`'s count at every cell and off
     /// the grid, on random boards of several shapes.
