@@ -1,5 +1,8 @@
 //! The `Game` contract: everything a searcher may know about a game. Searchers (MCTS, NMCS,
-//! random play) are written against this trait only and never see WGDL.
+//! random play) are written against this trait only and never see WGDL. The contract's
+//! extensions live here too — [`Goals`] (ordered goals, for MCTS sub-games) and [`Features`]
+//! (Player2's mobility, novelty and goal values) — so that games depend on this module and
+//! searchers on it, never a game on a searcher.
 //!
 //! The WGDL implementation, [`WgdlGame`], wraps a compiled [`Program`]; hand-written native games
 //! under `tests/` and `benches/` implement the same trait so that trajectories and speed can be
@@ -7,6 +10,27 @@
 
 use crate::wgdl::program::{Action, Program, RuntimeError, State, Status};
 use std::sync::Arc;
+
+/// Games whose progress through ordered goals the search can see (WGDL goals).
+pub trait Goals: Game {
+    fn goals_reached(&self, state: &Self::State) -> usize;
+    fn n_goals(&self) -> usize;
+}
+
+/// What Player2's heuristic and values read besides the [`Game`] contract (GDL goals, mobility, novelty).
+pub trait Features: Game {
+    /// How many legal moves `role` has in `state` (1 when it can only wait).
+    fn mobility(&self, state: &Self::State, role: usize) -> usize;
+    /// How much `state` differs from `initial`, in [0, 1].
+    fn novelty(&self, state: &Self::State, initial: &Self::State) -> f64;
+    /// `role`'s goal in a terminal state, 0–100.
+    fn goal(&self, state: &Self::State, role: usize) -> f64;
+    /// The action `role` contributes to `mv`, where a move is a joint move of choices made at
+    /// once (GDL); `None`, the default, where a move is one role's choice.
+    fn own_action(&self, _mv: Self::Move, _role: usize) -> Option<usize> {
+        None
+    }
+}
 
 /// A game as searchers see it. States are values (`Clone` is cheap); moves are `Copy`.
 pub trait Game {
@@ -125,7 +149,7 @@ impl Game for WgdlGame {
     }
 }
 
-impl crate::search::mcts::Goals for WgdlGame {
+impl Goals for WgdlGame {
     fn goals_reached(&self, state: &State) -> usize {
         state.goal as usize
     }
@@ -182,7 +206,7 @@ pub fn pick_grouped<G: Game>(game: &G, legal: &[G::Move], weights: &[f64], rng: 
 /// Player2's view of a WGDL game: mobility is the moves of the side to move (1 for a side
 /// waiting its turn), novelty the share of state slots that differ from the initial state, the
 /// goal 100 / 50 / 0 for a win / a draw or limit / a loss.
-impl crate::search::player2::Features for WgdlGame {
+impl Features for WgdlGame {
     fn mobility(&self, st: &Self::State, role: usize) -> usize {
         if self.to_move(st) != role {
             return 1;

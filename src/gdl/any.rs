@@ -6,9 +6,9 @@
 
 use super::nonground::{NgState, NonGroundGame};
 use super::{GdlGame, GdlState, JointMove};
+use crate::game::Features;
 use crate::game::Game;
-use crate::search::mcts::Goals;
-use crate::search::player2::Features;
+use crate::game::Goals;
 use crate::wgdl::Status;
 
 /// A GDL game, grounded or not.

@@ -25,7 +25,8 @@ use super::parse::Symbols;
 use super::propnet::{Net, NetState};
 use super::{GdlError, GdlErrorKind};
 use crate::game::Game;
-use crate::search::mcts::{Evaluator, Goals};
+use crate::game::Goals;
+use crate::search::mcts::Evaluator;
 use crate::wgdl::Status;
 use crate::wgdl::diag::Span;
 use std::cell::RefCell;
@@ -478,12 +479,12 @@ impl Goals for GdlGame {
 }
 
 /// Scores a state by a role's GDL goal, divided by 100 (in [0, 1]): for any game with
-/// [`Features`](crate::search::player2::Features) goals (grounded, non-ground, either).
+/// [`Features`](crate::game::Features) goals (grounded, non-ground, either).
 pub struct GoalEval<'a, G = GdlGame> {
     pub game: &'a G,
 }
 
-impl<G: crate::search::player2::Features + Sync> Evaluator<G::State> for GoalEval<'_, G> {
+impl<G: crate::game::Features + Sync> Evaluator<G::State> for GoalEval<'_, G> {
     fn value(&self, st: &G::State, player: usize) -> f64 {
         self.game.goal(st, player) / 100.0
     }
@@ -491,7 +492,7 @@ impl<G: crate::search::player2::Features + Sync> Evaluator<G::State> for GoalEva
 
 /// Player2's view: mobility is the role's legal actions, novelty the share of base
 /// propositions that differ from the initial state, the goal the GDL goal.
-impl crate::search::player2::Features for GdlGame {
+impl crate::game::Features for GdlGame {
     fn mobility(&self, st: &Self::State, role: usize) -> usize {
         self.legal_actions(st).get(role).map_or(0, Vec::len)
     }

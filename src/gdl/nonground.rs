@@ -421,7 +421,7 @@ impl crate::game::Game for NonGroundGame {
 
 /// As for [`super::GdlGame`]: mobility is the role's legal actions, novelty the share of `true`
 /// terms that differ from the initial state's, the goal the GDL goal.
-impl crate::search::player2::Features for NonGroundGame {
+impl crate::game::Features for NonGroundGame {
     fn mobility(&self, st: &NgState, role: usize) -> usize {
         let facts = self.ng.model(&st.truths, &[]);
         self.ng.second_args(&facts, self.ng.kw.legal, &self.ng.role(role)).len()
@@ -452,7 +452,7 @@ impl crate::search::player2::Features for NonGroundGame {
     }
 }
 
-impl crate::search::mcts::Goals for NonGroundGame {
+impl crate::game::Goals for NonGroundGame {
     fn goals_reached(&self, _st: &NgState) -> usize {
         0
     }

@@ -6,10 +6,11 @@
 //! The measure lives in the searched state, so a rollout's "mean legal moves" covers the real
 //! moves made so far, the tree's moves and the rollout's, as the paper's metric does.
 
+use crate::game::Goals;
 use crate::game::{Game, WgdlGame};
 use crate::rng::Rng;
 use crate::search::formula::Formula;
-use crate::search::mcts::{Evaluator, FinalChoice, Goals, MctsConfig, decide_with};
+use crate::search::mcts::{Evaluator, FinalChoice, MctsConfig, decide_with};
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{Action, RuntimeError, State, Status};
 use rand::RngExt;

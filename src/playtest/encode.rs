@@ -12,8 +12,8 @@
 //! kind uniformly ([`crate::game::pick_grouped`] with the adapter's kinds as groups). Under the
 //! factored encoding that is exactly the thesis's `Select(n, weights)` at the kind level.
 
+use crate::game::Goals;
 use crate::game::{Game, WgdlGame};
-use crate::search::mcts::Goals;
 use crate::wgdl::{Action, ActionKind, Status};
 
 /// A move of an [`Encoded`] game.

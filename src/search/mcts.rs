@@ -31,6 +31,8 @@
 //! immediate child").
 
 use super::formula::{Compiled, Formula, Stats};
+/// The goal contract lives with the [`Game`] contract; named here too for older paths.
+pub use crate::game::Goals;
 use crate::game::{Game, pick_grouped};
 use crate::rng::Rng;
 use crate::wgdl::Status;
@@ -168,12 +170,6 @@ pub trait Evaluator<S>: Sync {
 pub struct SubGame {
     /// The search's terminal: the game's goal index reaches this (or the game ends).
     pub goal_target: usize,
-}
-
-/// Games whose progress through ordered goals the search can see (WGDL goals).
-pub trait Goals: Game {
-    fn goals_reached(&self, state: &Self::State) -> usize;
-    fn n_goals(&self) -> usize;
 }
 
 /// A tree node. Its children are a range of the tree's child-index arena, in creation order, and

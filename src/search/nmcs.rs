@@ -6,7 +6,8 @@
 //! worse. No tree is built. Budgets count playouts as iterations; when the budget runs out the
 //! search returns the best found so far.
 
-use super::mcts::{Budget, Evaluator, Goals, MctsConfig, SubGame, is_terminal};
+use super::mcts::{Budget, Evaluator, MctsConfig, SubGame, is_terminal};
+use crate::game::Goals;
 use crate::game::{Game, pick_grouped};
 use crate::rng::Rng;
 use rand::RngExt;

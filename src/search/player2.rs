@@ -29,26 +29,12 @@
 //!   the best move found so far — or the first legal move — whatever the worker is doing (the
 //!   watchdog). The start clock pre-searches the initial state into the cache.
 
-use crate::game::Game;
+/// The contract lives with [`Game`](crate::game::Game); named here too for older paths.
+pub use crate::game::Features;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// What Player2's heuristic and values read besides the [`Game`] contract.
-pub trait Features: Game {
-    /// How many legal moves `role` has in `state` (1 when it can only wait).
-    fn mobility(&self, state: &Self::State, role: usize) -> usize;
-    /// How much `state` differs from `initial`, in [0, 1].
-    fn novelty(&self, state: &Self::State, initial: &Self::State) -> f64;
-    /// `role`'s goal in a terminal state, 0–100.
-    fn goal(&self, state: &Self::State, role: usize) -> f64;
-    /// The action `role` contributes to `mv`, where a move is a joint move of choices made at
-    /// once (GDL); `None`, the default, where a move is one role's choice.
-    fn own_action(&self, _mv: Self::Move, _role: usize) -> Option<usize> {
-        None
-    }
-}
 
 /// Player2's choices among `moves` (in order): moves that share its own action form one
 /// choice, among which the others choose. Without joint moves, each move is a choice where

@@ -10,9 +10,10 @@
 //! parallelism, where the interleaving of workers is up to the OS (documented, not hidden).
 
 use super::formula::Formula;
-use super::mcts::{self, Budget, Evaluator, Goals, MctsConfig, Scratch, SearchResult, SubGame, Tree};
+use super::mcts::{self, Budget, Evaluator, MctsConfig, Scratch, SearchResult, SubGame, Tree};
 use super::nmcs::Nmcs;
 use crate::game::Game;
+use crate::game::Goals;
 use crate::rng;
 use rayon::prelude::*;
 use std::sync::Mutex;
