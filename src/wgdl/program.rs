@@ -942,10 +942,6 @@ impl Program {
         self.conditions_hold_from(st, a, ctx, 0, None)
     }
 
-    /// The leading conditions that do not read the binding, checked once for an owner (a live
-    /// object): those that read no owner either once per action and move generation (their
-    /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
-    /// compares the owner with the actor.
     /// Whether object `this` (or its attribute) is the actor, as `gate` compares them.
     #[inline]
     fn gate_open(&self, st: &State, gate: ActorGate, this: u32) -> bool {
@@ -957,6 +953,10 @@ impl Program {
         owner == actor
     }
 
+    /// The leading conditions that do not read the binding, checked once for an owner (a live
+    /// object): those that read no owner either once per action and move generation (their
+    /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
+    /// compares the owner with the actor.
     fn owner_ok(&self, st: &State, a: ActionId, this: u32, occ: Option<&OccCache>, global: &mut [u8]) -> Result<bool, RuntimeError> {
         let info = &self.actions[a as usize];
         let mut first = 0;
