@@ -1,7 +1,8 @@
 //! playforge: machine playtesting and balancing of games written in WGDL.
 //!
 //! Games are text ([`wgdl`], or GDL through [`gdl`]); they compile to a [`wgdl::Program`] whose states every searcher
-//! plays through the [`game::Game`] contract. The map is README.md, section Architecture.
+//! plays through the [`game::Game`] contract. The map is ARCHITECTURE.md (modules, layers,
+//! invariants, where to start reading); README.md, section Architecture, has the compiler's details.
 
 pub mod balance;
 pub mod cli;
