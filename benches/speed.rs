@@ -1,5 +1,5 @@
 //! The speed table: every figure of the engine's speed goals, measured in one run on one core,
-//! printed as Markdown (the README's speed section is this output). `cargo bench --bench speed`
+//! printed as Markdown (docs/speed.md is this output). `cargo bench --bench speed`
 //! runs it all; `cargo bench --bench speed -- c4 arena gdl` runs the sections whose names contain a
 //! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
 //!
@@ -483,8 +483,8 @@ fn section_scale(o: &Opts) {
     };
     let (mean, sd, med, p99, max) = stats(&mcts);
     let (rmean, ..) = stats(&random);
-    // Ray's costs on this machine (benches/python/scale.py overhead), else the figures the
-    // README gives.
+    // Ray's costs on this machine (benches/python/scale.py overhead), else the figures
+    // docs/python.md gives.
     let (task, latency) = playforge_python()
         .and_then(|py| scale(&py, &["overhead"]))
         .map(|v| (v["task_s"].as_f64().unwrap_or(0.0025), v["batch_s"].as_f64().unwrap_or(0.005)))

@@ -2,7 +2,7 @@
 //!
 //! Games are text ([`wgdl`], or GDL through [`gdl`]); they compile to a [`wgdl::Program`] whose states every searcher
 //! plays through the [`game::Game`] contract. The map is ARCHITECTURE.md (modules, layers,
-//! invariants, where to start reading); README.md, section Architecture, has the compiler's details.
+//! invariants, where to start reading); docs/internals.md has the compiler's details.
 
 pub mod balance;
 pub mod cli;

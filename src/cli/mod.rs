@@ -107,7 +107,7 @@ enum Command {
 pub(crate) struct ExecArgs {
     /// Run the games on a Ray cluster: `local` starts a private local instance (`local:N` with N
     /// CPUs), `auto` joins the running cluster, or give a cluster's address. Same outputs as
-    /// without it. Needs the Python package (`bash python/setup.sh`; README, Python and Ray).
+    /// without it. Needs the Python package (`bash python/setup.sh`; docs/python.md).
     /// `roundtrip` runs the jobs through the workers' serialized path in this process, no Ray.
     #[arg(long, value_name = "ADDRESS")]
     pub ray: Option<String>,
