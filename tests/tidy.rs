@@ -63,7 +63,6 @@ const KNOWN_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("exec", "experiment", "run_batch dispatches job kinds by name"),
     ("exec", "persona", "run_batch dispatches job kinds by name"),
     ("exec", "playtest", "run_batch dispatches job kinds by name"),
-    ("report", "experiment", "chart.rs uses experiment::stats::summary"),
     ("search", "wgdl", "Game::status returns wgdl::Status"),
 ];
 

@@ -198,7 +198,7 @@ pub fn compare(path: &Path, out: Option<&Path>, exec: &crate::exec::Executor, pr
             if v.is_empty() { "–".to_string() } else { v[v.len() / 2].to_string() }
         };
         let finals: Vec<f64> = runs.iter().map(|r| r.3).collect();
-        let s = crate::experiment::stats::summary(&finals);
+        let s = crate::report::stats::summary(&finals);
         md.push_str(&format!(
             "| {o} | {}/{} | {} | {} | {:.4} ± {:.4} |\n",
             hits.len(),

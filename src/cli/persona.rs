@@ -247,7 +247,7 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
         outln!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure)?;
         all.push(r);
     }
-    let col = |f: fn(&GameResult) -> f64| crate::experiment::stats::summary(&all.iter().map(f).collect::<Vec<_>>());
+    let col = |f: fn(&GameResult) -> f64| crate::report::stats::summary(&all.iter().map(f).collect::<Vec<_>>());
     let (score, legal, measure) = (col(|r| r.score), col(|r| r.legal_moves), col(|r| r.measure));
     outln!(
         "{:>20}  {:>8.0}  {:>11.2}  {:>10.3}   (score sd {:.0}, {} games)",

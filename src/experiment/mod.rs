@@ -8,5 +8,4 @@ pub mod config;
 pub mod jobs;
 pub mod play;
 pub mod repeat;
-pub mod stats;
 pub mod tournament;

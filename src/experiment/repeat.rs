@@ -10,8 +10,8 @@
 use super::config::{ConfigError, PlayConfig, merge};
 use super::jobs::{ExperimentRun, RunContext, RunJob};
 use super::play::play;
-use super::stats::{Summary, Welch, summary, welch};
 use crate::exec::Executor;
+use crate::report::stats::{Summary, Welch, summary, welch};
 use crate::report::{chart, csv_bytes, write_atomic};
 use rayon::prelude::*;
 use serde::Deserialize;

@@ -298,7 +298,7 @@ fn finals_summary(finals: &[f64]) -> Option<(f64, f64)> {
     if xs.is_empty() {
         return None;
     }
-    let s = crate::experiment::stats::summary(&xs);
+    let s = super::stats::summary(&xs);
     Some((s.mean, if s.sd.is_finite() { s.sd } else { 0.0 }))
 }
 

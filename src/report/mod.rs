@@ -1,9 +1,10 @@
-//! Outputs a person opens: CSV and JSON files written atomically, and PNG charts drawn with
-//! plotters and an embedded font (no system fonts). The only module besides the CLI that does
-//! file I/O.
+//! Outputs a person opens: CSV and JSON files written atomically, PNG charts drawn with
+//! plotters and an embedded font (no system fonts), run folders, and the summary statistics and
+//! tests the reports print. The bottom layer: it names no other module of the crate.
 
 pub mod chart;
 pub mod run_dir;
+pub mod stats;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! Summary statistics and significance tests: mean, standard deviation, the 95% confidence
 //! interval of a mean (Student's t), Welch's unequal-variance t-test (statrs' t CDF), and the
-//! Mann-Whitney U test (Monster Carlo's test between play styles and variants).
+//! Mann-Whitney U test (Monster Carlo's test between play styles and variants). They sit with the
+//! reports, at the bottom layer, because charts and every run driver use them.
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
