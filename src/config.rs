@@ -1,7 +1,8 @@
 //! Shared pieces of the TOML configs: counts read within a range (with the value's line and
 //! column when out of it), TOML errors rendered as `file:line:column: message` with the
 //! offending line (the same shape as a game's errors), keys located for checks made after
-//! parsing, and paths resolved against the config file.
+//! parsing, paths resolved against the config file, and the run names that become output
+//! folders ([`FolderName`]).
 
 use std::path::{Path, PathBuf};
 
@@ -139,4 +140,50 @@ pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> St
         }
     }
     format!("{} ([{table}] {key})", path.display())
+}
+
+/// A name that becomes a folder under the output folder (`outputs/<name>/`): not empty, no
+/// path separator, not starting with `.` (so no `..`), no control character, at most 100
+/// bytes. Checked as the config is read, so the error carries the config's line and column;
+/// a name can never write outside the output folder.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct FolderName(String);
+
+impl FolderName {
+    /// The name when it is a valid folder name, else what is wrong with it.
+    pub fn new(s: &str) -> Result<FolderName, String> {
+        if s.is_empty() || s.len() > 100 || s.contains(['/', '\\']) || s.starts_with('.') || s.chars().any(char::is_control) {
+            return Err(format!(
+                "name {s:?}; expected a folder name for the outputs: 1 to 100 characters, no `/` or `\\`, not starting with `.`"
+            ));
+        }
+        Ok(FolderName(s.to_string()))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FolderName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        FolderName::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::ops::Deref for FolderName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for FolderName {
+    fn as_ref(&self) -> &Path {
+        Path::new(&self.0)
+    }
+}
+
+impl std::fmt::Display for FolderName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }

@@ -27,7 +27,7 @@ pub struct PlayConfig {
 #[serde(deny_unknown_fields)]
 pub struct ExperimentSection {
     /// Name of the experiment; outputs go to `<out>/<name>/seed-<seed>/`.
-    pub name: crate::balance::config::FolderName,
+    pub name: crate::config::FolderName,
     /// The game description, relative to the working directory.
     pub game: PathBuf,
     /// Master seed of every random stream.

@@ -28,7 +28,7 @@ pub struct ExperimentFile {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
-    pub name: crate::balance::config::FolderName,
+    pub name: crate::config::FolderName,
     /// The play config every condition starts from.
     pub base: PathBuf,
     /// Seeds per condition.

@@ -36,7 +36,7 @@ pub struct TournamentConfig {
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Outputs go to `<out>/<name>/`.
-    pub name: crate::balance::config::FolderName,
+    pub name: crate::config::FolderName,
     pub game: PathBuf,
     #[serde(default = "one")]
     pub seed: u64,
