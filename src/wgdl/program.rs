@@ -956,8 +956,16 @@ impl Program {
     /// The leading conditions that do not read the binding, checked once for an owner (a live
     /// object): those that read no owner either once per action and move generation (their
     /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
-    /// compares the owner with the actor.
-    fn owner_ok(&self, st: &State, a: ActionId, this: u32, occ: Option<&OccCache>, global: &mut [u8]) -> Result<bool, RuntimeError> {
+    /// compares the owner with the actor (unless `gated`: the owner's class gate was open).
+    fn owner_ok(
+        &self,
+        st: &State,
+        a: ActionId,
+        this: u32,
+        occ: Option<&OccCache>,
+        global: &mut [u8],
+        gated: bool,
+    ) -> Result<bool, RuntimeError> {
         let info = &self.actions[a as usize];
         let mut first = 0;
         if info.global_conds > 0 {
@@ -984,7 +992,7 @@ impl Program {
             }
             first = info.global_conds;
         } else if let Some(gate) = info.actor_gate {
-            if !self.gate_open(st, gate, this) {
+            if !gated && !self.gate_open(st, gate, this) {
                 return Ok(false);
             }
             first = 1;
@@ -1685,6 +1693,8 @@ impl Program {
             if !obj.alive || class.actor_gate.is_some_and(|g| !self.gate_open(st, g, oid as u32)) {
                 continue;
             }
+            // Every action's own gate is the class's, just found open.
+            let gated = class.actor_gate.is_some();
             for &a in &class.actions {
                 let info = &self.actions[a as usize];
                 if skip_hidden && info.policy_only {
@@ -1710,14 +1720,14 @@ impl Program {
                 }
                 match info.bind {
                     BindKind::None => {
-                        if self.owner_ok(st, a, this, occ, global)?
+                        if self.owner_ok(st, a, this, occ, global, gated)?
                             && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
                         {
                             out.push(Action { def: a, this, bound: NONE });
                         }
                     }
                     BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
-                        if !self.owner_ok(st, a, this, occ, global)? => {}
+                        if !self.owner_ok(st, a, this, occ, global, gated)? => {}
                     // The bindings share one environment, rebound for each.
                     BindKind::God(c) => {
                         let conds = &self.cond_fxs(a)[info.owner_conds..];
