@@ -1,8 +1,8 @@
-//! The closure compiler (src/wgdl/fast.rs) against the bytecode it is compiled from: on random
+//! The closure compiler (src/wgdl/run/fast/) against the bytecode it is compiled from: on random
 //! states of every shipped game (the stacker under each of its overlays, the hex arena also with
 //! random parameters), every expression that can run there gives the same value or the same
 //! error both ways, and every consequence leaves the same state. Also: re-checking outcomes and
-//! goals only where a move wrote (src/wgdl/deps.rs) never misses one that a full check sees.
+//! goals only where a move wrote (src/wgdl/run/deps.rs) never misses one that a full check sees.
 
 use crate::util;
 use playforge::game::{Game, WgdlGame};

@@ -34,6 +34,25 @@ fn every_source_file_opens_with_a_module_doc() {
     assert!(missing.is_empty(), "files without a `//!` paragraph: {missing:?}");
 }
 
+/// The longest a file under `src/` may be. A file holds one job a reader can name from its
+/// path; past this, split it by pass or phase (ARCHITECTURE.md, "Rooms").
+const MAX_LINES: usize = 1000;
+
+#[test]
+fn no_source_file_is_over_the_line_limit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).expect("utf-8 source").lines().count();
+            (n > MAX_LINES).then(|| format!("{} ({n} lines)", f.strip_prefix(root).unwrap_or(f).display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over {MAX_LINES} lines: {long:?}");
+}
+
 /// The layers of ARCHITECTURE.md, bottom (0) to top: a module may name (`crate::x`) modules
 /// of a lower layer, or of its own layer as long as that closes no circle.
 const LAYERS: &[(&str, u32)] = &[

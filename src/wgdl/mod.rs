@@ -6,19 +6,13 @@
 //! [`Program`] + [`State`] (run time). Every stage reports problems as [`Diagnostic`]s and keeps
 //! going; nothing here does I/O except [`load`], and nothing here knows any particular game.
 
-pub mod ast;
 pub mod compile;
-mod deps;
-pub mod diag;
-mod fast;
-pub mod hex;
-pub mod lexer;
-pub mod lint;
-pub mod parser;
-pub mod probe;
-pub mod program;
-mod tiles;
-mod turns;
+pub mod front;
+pub mod run;
+
+pub use front::{ast, diag, lexer, lint, parser};
+use run::{deps, fast, turns};
+pub use run::{hex, probe, program};
 
 pub use compile::CompileOptions;
 pub use deps::Dirty;

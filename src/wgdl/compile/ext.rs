@@ -6,11 +6,11 @@
 //! Each pass resolves names once, like the core passes in the parent module, and reports every
 //! problem as a diagnostic at the WGDL text that caused it.
 
-use super::super::ast::{self, DeclKind, ExprKind, Pick};
-use super::super::diag::{DiagKind, Span};
-use super::super::hex::HexMap;
-use super::super::program::*;
 use super::{Compiler, CtxKey, NO_CTX, NO_VAR};
+use crate::wgdl::ast::{self, DeclKind, ExprKind, Pick};
+use crate::wgdl::diag::{DiagKind, Span};
+use crate::wgdl::hex::HexMap;
+use crate::wgdl::program::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,193 +1,11 @@
-//! Parser: tokens → [`crate::wgdl::ast::File`]. Second stage (text → tokens → **AST** → checked model → program).
-//!
-//! The file is cut into lines; each line is one declaration chosen by its first word, as in the
-//! thesis (Appendix B). Parsing never fails: a bad line becomes a diagnostic and the parser moves
-//! on to the next line, so one run reports every problem.
-//!
-//! Expressions follow the thesis's precedence *exactly* (section 4.3), lowest first:
-//! `= == != && || xor > >= < <= + - * /`, each operator on its own level, left-associative. The
-//! operands and operators of an expression are read into a flat list first, then split at the
-//! last operator of the lowest level present — the recursive split the spec recommends. One
-//! consequence users must know (documented in games/README.md): `a * b / c` means `a * (b / c)`.
-//! Unary `-` and `!`/`not` bind tightest.
+//! Declarations: one line of WGDL read into a [`Decl`] — classes, objects, attributes with
+//! their typed values, actions with bindings, consequence bodies, conditions, goals, game values
+//! and the extension keywords, each with the span of every name.
 
-use super::ast::*;
-use super::diag::{DiagKind, Diagnostic, Span, clip};
-use super::lexer::{Tok, Token};
+use super::*;
 
-const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
-actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless";
-
-pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
-    let mut decls = Vec::new();
-    let mut start = 0;
-    for (i, t) in tokens.iter().enumerate() {
-        if matches!(t.tok, Tok::Newline | Tok::Eof) {
-            let line = &tokens[start..i];
-            start = i + 1;
-            if line.is_empty() {
-                continue;
-            }
-            let mut p = LineParser { toks: line, pos: 0, end: t.span, recovered: Vec::new(), size: 0, brackets: 0 };
-            let result = p.decl();
-            diags.append(&mut p.recovered);
-            match result {
-                Ok(d) => decls.push(d),
-                Err(d) => diags.push(d),
-            }
-        }
-    }
-    File { decls }
-}
-
-type PResult<T> = Result<T, Diagnostic>;
-
-struct LineParser<'a> {
-    toks: &'a [Token],
-    pos: usize,
-    /// The newline (or end of file) after the line, for "expected … at end of line".
-    end: Span,
-    /// Errors in a part of the line the parser recovered from: the declaration is kept (so its
-    /// name stays declared and later lines using it do not report follow-on errors).
-    recovered: Vec<Diagnostic>,
-    /// Operators, signs and brackets read so far in this line; see [`MAX_EXPR_SIZE`].
-    size: usize,
-    /// Brackets open at this point; see [`MAX_BRACKETS`].
-    brackets: usize,
-}
-
-/// The most operators, signs and brackets one line may hold. It bounds the depth of the
-/// expression tree, which every later stage walks recursively, so that no input can overflow the
-/// stack (a hand-written expression has a few dozen at most).
-const MAX_EXPR_SIZE: usize = 500;
-/// The deepest bracket nesting allowed. Each level costs several parser frames, the largest of
-/// all, so this is lower than [`MAX_EXPR_SIZE`].
-const MAX_BRACKETS: usize = 64;
-
-/// A long literal's digits (with its sign): out-of-range values are named as such.
-fn long_literal(digits: &str, neg: bool, span: Span) -> PResult<i64> {
-    let text = if neg { format!("-{digits}") } else { digits.to_string() };
-    text.parse::<i64>().map_err(|_| {
-        Diagnostic::error(
-            span,
-            DiagKind::BadLiteral {
-                ty: "long",
-                text: clip(&text, 40),
-                expected: "a whole number from -9223372036854775808 to 9223372036854775807 (64 bits)",
-            },
-        )
-    })
-}
-
-/// A number's digits as a double: finite, or an error naming the literal.
-fn double_literal(digits: &str, span: Span) -> PResult<f64> {
-    match digits.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(Diagnostic::error(
-            span,
-            DiagKind::BadLiteral { ty: "double", text: clip(digits, 40), expected: "a number below 1.8e308 (a finite double)" },
-        )),
-    }
-}
-
-fn describe(t: Option<&Token>) -> String {
-    match t.map(|t| &t.tok) {
-        None | Some(Tok::Newline) | Some(Tok::Eof) => "end of line".into(),
-        Some(Tok::Name(n)) => format!("`{n}`"),
-        Some(Tok::Number(n)) => format!("number `{n}`"),
-        Some(Tok::Quoted(s)) => format!("string \"{s}\""),
-        Some(Tok::Op(o)) => format!("`{o}`"),
-    }
-}
-
-/// The type word `n` spells, in any case (`long`, `Long`, `STRING`, …): the thesis mixes
-/// `string`/`String` and `TRUE`/`true`, so case is ignored.
-fn type_word(n: &str) -> Option<&'static str> {
-    ["long", "double", "boolean", "string"].into_iter().find(|t| n.eq_ignore_ascii_case(t))
-}
-
-fn is_type_word(n: &str) -> bool {
-    type_word(n).is_some()
-}
-
-impl<'a> LineParser<'a> {
-    fn peek(&self) -> Option<&'a Token> {
-        self.toks.get(self.pos)
-    }
-    fn peek_at(&self, k: usize) -> Option<&'a Token> {
-        self.toks.get(self.pos + k)
-    }
-    fn here(&self) -> Span {
-        self.peek().map_or(Span { lo: self.end.lo, hi: self.end.lo }, |t| t.span)
-    }
-    fn line_span(&self) -> Span {
-        self.toks[0].span.to(self.toks[self.toks.len() - 1].span)
-    }
-    fn err<T>(&self, expected: impl Into<String>) -> PResult<T> {
-        Err(Diagnostic::error(self.here(), DiagKind::Unexpected { found: describe(self.peek()), expected: expected.into() }))
-    }
-    /// Counts one more operator, sign or bracket, failing once the line has too many.
-    fn grow(&mut self) -> PResult<()> {
-        self.size += 1;
-        if self.size <= MAX_EXPR_SIZE {
-            return Ok(());
-        }
-        Err(Diagnostic::error(
-            self.here(),
-            DiagKind::Invalid {
-                what: "an expression too long or nested too deeply".into(),
-                expected: format!("at most {MAX_EXPR_SIZE} operators, signs and brackets in one line; split it with attributes"),
-            },
-        ))
-    }
-    fn at_end(&self) -> bool {
-        self.pos >= self.toks.len()
-    }
-    fn expect_end(&self) -> PResult<()> {
-        if self.at_end() { Ok(()) } else { self.err("end of line (one declaration per line)") }
-    }
-    fn peek_name(&self) -> Option<&'a str> {
-        match self.peek().map(|t| &t.tok) {
-            Some(Tok::Name(n)) => Some(n),
-            _ => None,
-        }
-    }
-    fn peek_op(&self, op: &str) -> bool {
-        matches!(self.peek().map(|t| &t.tok), Some(Tok::Op(o)) if *o == op)
-    }
-    fn eat_op(&mut self, op: &str) -> bool {
-        if self.peek_op(op) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-    fn expect_op(&mut self, op: &str) -> PResult<Span> {
-        let span = self.here();
-        if self.eat_op(op) { Ok(span) } else { self.err(format!("`{op}`")) }
-    }
-    fn ident(&mut self, what: &str) -> PResult<Ident> {
-        match self.peek() {
-            Some(Token { tok: Tok::Name(n), span }) => {
-                self.pos += 1;
-                Ok(Ident { name: n.clone(), span: *span })
-            }
-            _ => self.err(what),
-        }
-    }
-    fn keyword(&mut self, kw: &str) -> PResult<Span> {
-        match self.peek() {
-            Some(Token { tok: Tok::Name(n), span }) if n == kw => {
-                self.pos += 1;
-                Ok(*span)
-            }
-            _ => self.err(format!("`{kw}`")),
-        }
-    }
-
-    fn decl(&mut self) -> PResult<Decl> {
+impl LineParser<'_> {
+    pub(super) fn decl(&mut self) -> PResult<Decl> {
         let overlay = match self.peek_name() {
             Some(w @ ("style" | "variant")) => {
                 let kind = if w == "style" { OverlayKind::Style } else { OverlayKind::Variant };
@@ -404,7 +222,7 @@ impl<'a> LineParser<'a> {
     }
 
     /// `while <condition>` at the end of a line, if present.
-    fn while_cond(&mut self) -> PResult<Option<Expr>> {
+    pub(super) fn while_cond(&mut self) -> PResult<Option<Expr>> {
         if self.at_end() {
             return Ok(None);
         }
@@ -413,7 +231,7 @@ impl<'a> LineParser<'a> {
     }
 
     /// A whole number ≥ 1.
-    fn count(&mut self, expected: &str) -> PResult<u32> {
+    pub(super) fn count(&mut self, expected: &str) -> PResult<u32> {
         let span = self.here();
         let v = self.number(expected)?;
         if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
@@ -423,13 +241,13 @@ impl<'a> LineParser<'a> {
     }
 
     /// A number with an optional `-`.
-    fn signed_number(&mut self, expected: &str) -> PResult<f64> {
+    pub(super) fn signed_number(&mut self, expected: &str) -> PResult<f64> {
         let neg = self.eat_op("-");
         let v = self.number(expected)?;
         Ok(if neg { -v } else { v })
     }
 
-    fn number(&mut self, expected: &str) -> PResult<f64> {
+    pub(super) fn number(&mut self, expected: &str) -> PResult<f64> {
         let neg = self.eat_op("-");
         match self.peek() {
             Some(Token { tok: Tok::Number(n), span }) => {
@@ -442,7 +260,7 @@ impl<'a> LineParser<'a> {
     }
 
     /// A store path segment in a `game` definition: a bare name, `String word` or "quoted".
-    fn path_segment(&mut self) -> PResult<Ident> {
+    pub(super) fn path_segment(&mut self) -> PResult<Ident> {
         if let Some(n) = self.peek_name()
             && type_word(n) == Some("string")
         {
@@ -457,7 +275,7 @@ impl<'a> LineParser<'a> {
         }
     }
 
-    fn type_expr(&mut self) -> PResult<(TypeExpr, Span)> {
+    pub(super) fn type_expr(&mut self) -> PResult<(TypeExpr, Span)> {
         let id = self.ident("a type: long, double, boolean, string or object:<Class>")?;
         let t = match type_word(&id.name).unwrap_or(id.name.as_str()) {
             "long" => TypeExpr::Long,
@@ -483,7 +301,7 @@ impl<'a> LineParser<'a> {
         Ok((t, id.span))
     }
 
-    fn attribute(&mut self) -> PResult<DeclKind> {
+    pub(super) fn attribute(&mut self) -> PResult<DeclKind> {
         let mut constant = false;
         if self.peek_name() == Some("class") {
             self.pos += 1;
@@ -526,7 +344,7 @@ impl<'a> LineParser<'a> {
 
     /// An attribute's value: after a type the thesis writes a bare value (`String none`,
     /// `long 0`); a per-object override writes it bare too (`attribute coin1 coinValue 1`).
-    fn attr_value(&mut self, ty: Option<&TypeExpr>) -> PResult<Expr> {
+    pub(super) fn attr_value(&mut self, ty: Option<&TypeExpr>) -> PResult<Expr> {
         let start = self.here();
         match ty {
             Some(TypeExpr::String) => self.string_word(start),
@@ -549,7 +367,7 @@ impl<'a> LineParser<'a> {
         }
     }
 
-    fn string_word(&mut self, start: Span) -> PResult<Expr> {
+    pub(super) fn string_word(&mut self, start: Span) -> PResult<Expr> {
         match self.peek() {
             Some(Token { tok: Tok::Name(s) | Tok::Number(s) | Tok::Quoted(s), span }) => {
                 self.pos += 1;
@@ -559,7 +377,7 @@ impl<'a> LineParser<'a> {
         }
     }
 
-    fn typed_number(&mut self, start: Span, ty: &'static str) -> PResult<Expr> {
+    pub(super) fn typed_number(&mut self, start: Span, ty: &'static str) -> PResult<Expr> {
         let neg = self.eat_op("-");
         match self.peek() {
             Some(Token { tok: Tok::Number(n), span }) => {
@@ -591,7 +409,7 @@ impl<'a> LineParser<'a> {
         }
     }
 
-    fn bool_word(&mut self, start: Span) -> PResult<Expr> {
+    pub(super) fn bool_word(&mut self, start: Span) -> PResult<Expr> {
         if let Some(Token { tok: Tok::Name(n), span }) = self.peek() {
             let v = match n.to_ascii_lowercase().as_str() {
                 "true" => Some(true),
@@ -610,7 +428,7 @@ impl<'a> LineParser<'a> {
         self.err("true or false")
     }
 
-    fn action(&mut self) -> PResult<DeclKind> {
+    pub(super) fn action(&mut self) -> PResult<DeclKind> {
         // `action create:Class name`
         if self.peek_name() == Some("create") && self.peek_at(1).is_some_and(|t| t.tok == Tok::Op(":")) {
             self.pos += 2;
@@ -637,7 +455,7 @@ impl<'a> LineParser<'a> {
 
     /// An action's optional binding: `forEveryInstance C`, `forEveryGOD C`,
     /// `forEveryNumber v lo hi`, `forEveryHex v`.
-    fn binding(&mut self) -> PResult<Option<(Binding, Ident)>> {
+    pub(super) fn binding(&mut self) -> PResult<Option<(Binding, Ident)>> {
         const EXPECTED: &str =
             "`forEveryInstance <Class>`, `forEveryGOD <Class>`, `forEveryNumber <name> <from> <to>`, `forEveryHex <name>` or end of line";
         if self.at_end() {
@@ -674,7 +492,7 @@ impl<'a> LineParser<'a> {
         }))
     }
 
-    fn consequence(&mut self) -> PResult<DeclKind> {
+    pub(super) fn consequence(&mut self) -> PResult<DeclKind> {
         let name = self.ident("a consequence name")?;
         // Once the name is read the consequence is declared, even if its body is broken.
         let body = match self.consequence_body() {
@@ -689,7 +507,7 @@ impl<'a> LineParser<'a> {
     }
 
     /// A wrong number of arguments, pointing at the first extra one or at the end of the line.
-    fn arity<T>(&self, what: &str, want: usize, expected: &str, args: &[Expr]) -> PResult<T> {
+    pub(super) fn arity<T>(&self, what: &str, want: usize, expected: &str, args: &[Expr]) -> PResult<T> {
         let span = match args.get(want) {
             Some(extra) => extra.span,
             None => self.here(),
@@ -698,14 +516,14 @@ impl<'a> LineParser<'a> {
     }
 
     /// One expression argument, or a [`DiagKind::WrongArity`] if there is none.
-    fn one_arg(&mut self, what: &str, expected: &str) -> PResult<Expr> {
+    pub(super) fn one_arg(&mut self, what: &str, expected: &str) -> PResult<Expr> {
         if self.at_end() {
             return self.arity(what, 1, expected, &[]);
         }
         self.expr()
     }
 
-    fn consequence_body(&mut self) -> PResult<ConsBody> {
+    pub(super) fn consequence_body(&mut self) -> PResult<ConsBody> {
         let kind = self.ident(
             "a consequence kind: direct, conditional, timed, create, createAndAssign, game increase, delete, endSession, endTurn or do",
         )?;
@@ -771,326 +589,5 @@ impl<'a> LineParser<'a> {
             }
         };
         Ok(body)
-    }
-
-    // ---- expressions ----
-
-    /// Reads operands and operators until something that cannot continue the expression.
-    pub fn expr(&mut self) -> PResult<Expr> {
-        let mut operands = vec![self.unary()?];
-        let mut ops = Vec::new();
-        while let Some(op) = self.peek_binop() {
-            self.grow()?;
-            self.pos += 1;
-            ops.push(op);
-            operands.push(self.unary()?);
-        }
-        Ok(build(&mut operands.into_iter().map(Some).collect::<Vec<_>>(), &ops))
-    }
-
-    fn peek_binop(&self) -> Option<BinOp> {
-        Some(match &self.peek()?.tok {
-            Tok::Op("=") => BinOp::Assign,
-            Tok::Op("==") => BinOp::Eq,
-            Tok::Op("!=") => BinOp::Ne,
-            Tok::Op("&&") => BinOp::And,
-            Tok::Op("||") => BinOp::Or,
-            Tok::Op(">") => BinOp::Gt,
-            Tok::Op(">=") => BinOp::Ge,
-            Tok::Op("<") => BinOp::Lt,
-            Tok::Op("<=") => BinOp::Le,
-            Tok::Op("+") => BinOp::Add,
-            Tok::Op("-") => BinOp::Sub,
-            Tok::Op("*") => BinOp::Mul,
-            Tok::Op("/") => BinOp::Div,
-            Tok::Name(n) if n == "and" => BinOp::And,
-            Tok::Name(n) if n == "or" => BinOp::Or,
-            Tok::Name(n) if n == "xor" => BinOp::Xor,
-            _ => return None,
-        })
-    }
-
-    fn unary(&mut self) -> PResult<Expr> {
-        let start = self.here();
-        if self.peek_op("-") || self.peek_op("!") || self.peek_name() == Some("not") {
-            self.grow()?;
-        }
-        if self.eat_op("-") {
-            // `-9223372036854775808` (i64::MIN) is one literal: its digits alone do not fit.
-            if let Some(Token { tok: Tok::Number(n), span }) = self.peek()
-                && !n.contains('.')
-            {
-                let (n, span) = (n.clone(), start.to(*span));
-                self.pos += 1;
-                let v = long_literal(&n, true, span)?;
-                let e = Expr { kind: ExprKind::Lit(Lit::Long(v)), span };
-                return Ok(e);
-            }
-            let e = self.unary()?;
-            // Fold `-5` into a literal so that `long -1` and `-1` read the same.
-            let span = start.to(e.span);
-            return Ok(match e.kind {
-                ExprKind::Lit(Lit::Long(v)) => match v.checked_neg() {
-                    Some(v) => Expr { kind: ExprKind::Lit(Lit::Long(v)), span },
-                    None => {
-                        Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(Expr { kind: ExprKind::Lit(Lit::Long(v)), span: e.span })), span }
-                    }
-                },
-                ExprKind::Lit(Lit::Double(v)) => Expr { kind: ExprKind::Lit(Lit::Double(-v)), span },
-                _ => Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(e)), span },
-            });
-        }
-        if self.eat_op("!")
-            || (self.peek_name() == Some("not") && {
-                self.pos += 1;
-                true
-            })
-        {
-            let e = self.unary()?;
-            let span = start.to(e.span);
-            return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(e)), span });
-        }
-        self.primary()
-    }
-
-    fn primary(&mut self) -> PResult<Expr> {
-        let start = self.here();
-        let Some(t) = self.peek() else {
-            return self.err("an expression (a value, an attribute path such as this.coins, or `(`)");
-        };
-        match &t.tok {
-            Tok::Op("(") => {
-                self.grow()?;
-                self.brackets += 1;
-                if self.brackets > MAX_BRACKETS {
-                    return Err(Diagnostic::error(
-                        t.span,
-                        DiagKind::Invalid {
-                            what: format!("brackets nested more than {MAX_BRACKETS} deep"),
-                            expected: format!("at most {MAX_BRACKETS} brackets open at once"),
-                        },
-                    ));
-                }
-                self.pos += 1;
-                let mut e = self.expr()?;
-                let close = self.expect_op(")")?;
-                self.brackets -= 1;
-                e.span = start.to(close);
-                Ok(e)
-            }
-            Tok::Number(n) => {
-                self.pos += 1;
-                let lit =
-                    if n.contains('.') { Lit::Double(double_literal(n, t.span)?) } else { Lit::Long(long_literal(n, false, t.span)?) };
-                Ok(Expr { kind: ExprKind::Lit(lit), span: t.span })
-            }
-            Tok::Quoted(s) => {
-                self.pos += 1;
-                Ok(Expr { kind: ExprKind::Lit(Lit::Str(s.clone())), span: t.span })
-            }
-            Tok::Name(n) => {
-                let n = n.clone();
-                match type_word(&n).unwrap_or(n.as_str()) {
-                    "long" | "double" => {
-                        self.pos += 1;
-                        self.typed_number(start, if n.eq_ignore_ascii_case("long") { "long" } else { "double" })
-                    }
-                    "boolean" => {
-                        self.pos += 1;
-                        self.bool_word(start)
-                    }
-                    "string" => {
-                        self.pos += 1;
-                        self.string_word(start)
-                    }
-                    _ if n.eq_ignore_ascii_case("true") => {
-                        self.pos += 1;
-                        Ok(Expr { kind: ExprKind::Lit(Lit::Bool(true)), span: t.span })
-                    }
-                    _ if n.eq_ignore_ascii_case("false") => {
-                        self.pos += 1;
-                        Ok(Expr { kind: ExprKind::Lit(Lit::Bool(false)), span: t.span })
-                    }
-                    "null" => {
-                        self.pos += 1;
-                        Ok(Expr { kind: ExprKind::Lit(Lit::Null), span: t.span })
-                    }
-                    "object" if self.peek_at(1).is_some_and(|t| t.tok == Tok::Op(":")) => {
-                        self.pos += 2;
-                        let name = self.ident("an object description name after `object:`")?;
-                        Ok(Expr { span: start.to(name.span), kind: ExprKind::ObjRef(name) })
-                    }
-                    _ => {
-                        self.pos += 1;
-                        let mut path = vec![Ident { name: n.clone(), span: t.span }];
-                        while self.eat_op(".") {
-                            path.push(self.ident("an attribute name after `.`")?);
-                        }
-                        let span = start.to(path.last().map_or(start, |i| i.span));
-                        if self.peek_op("(") && n != "game" {
-                            return self.call(path, start);
-                        }
-                        if self.peek_op("[") && path.len() == 1 {
-                            self.grow()?;
-                            self.pos += 1;
-                            let x = self.expr()?;
-                            self.expect_op(",")?;
-                            let y = self.expr()?;
-                            let close = self.expect_op("]")?;
-                            let g = path.pop().expect("one name");
-                            return Ok(Expr { kind: ExprKind::Index(g, Box::new(x), Box::new(y)), span: start.to(close) });
-                        }
-                        if n == "game" {
-                            if path.len() < 2 {
-                                return self.err("`.` and a game value name after `game`");
-                            }
-                            path.remove(0);
-                            return Ok(Expr { kind: ExprKind::GameValue(path), span });
-                        }
-                        Ok(Expr { kind: ExprKind::Path(path), span })
-                    }
-                }
-            }
-            _ => self.err("an expression (a value, an attribute path such as this.coins, or `(`)"),
-        }
-    }
-}
-
-impl LineParser<'_> {
-    /// `name(args)` after the name: a built-in function call (extension).
-    fn call(&mut self, name: Vec<Ident>, start: Span) -> PResult<Expr> {
-        self.grow()?;
-        self.brackets += 1;
-        if self.brackets > MAX_BRACKETS {
-            return self.err(format!("at most {MAX_BRACKETS} brackets open at once"));
-        }
-        self.pos += 1;
-        let mut args = Vec::new();
-        if !self.peek_op(")") {
-            args.push(self.expr()?);
-            while self.eat_op(",") {
-                args.push(self.expr()?);
-            }
-        }
-        let close = self.expect_op(")")?;
-        self.brackets -= 1;
-        Ok(Expr { kind: ExprKind::Call(name, args), span: start.to(close) })
-    }
-}
-
-/// Builds the tree by splitting at the last operator of the lowest precedence level present.
-fn build(operands: &mut [Option<Expr>], ops: &[BinOp]) -> Expr {
-    if ops.is_empty() {
-        return operands[0].take().expect("each operand is used once");
-    }
-    let lowest = ops.iter().map(|o| o.level()).min().expect("non-empty");
-    // Assignment is right-associative (split at the first); everything else left (the last).
-    let at = if lowest == BinOp::Assign.level() {
-        ops.iter().position(|o| o.level() == lowest)
-    } else {
-        ops.iter().rposition(|o| o.level() == lowest)
-    }
-    .expect("lowest level is present");
-    let (lo, hi) = operands.split_at_mut(at + 1);
-    let l = build(lo, &ops[..at]);
-    let r = build(hi, &ops[at + 1..]);
-    Expr { span: l.span.to(r.span), kind: ExprKind::Binary(ops[at], Box::new(l), Box::new(r)) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wgdl::lexer::lex;
-
-    fn parse_expr(src: &str) -> Expr {
-        let mut d = Vec::new();
-        let toks = lex(&format!("condition x {src}"), &mut d);
-        let f = parse(&toks, &mut d);
-        assert!(d.is_empty(), "{d:?}");
-        match &f.decls[0].kind {
-            DeclKind::Condition { expr, .. } => expr.clone(),
-            k => panic!("{k:?}"),
-        }
-    }
-
-    #[test]
-    fn thesis_precedence_examples() {
-        assert_eq!(parse_expr("long 2 + long 5 * long 7").to_string(), "(long 2 + (long 5 * long 7))");
-        assert_eq!(parse_expr("(long 2 + long 5) * long 7").to_string(), "((long 2 + long 5) * long 7)");
-        // `/` binds tighter than `*` in the thesis's list.
-        assert_eq!(parse_expr("a * b / c").to_string(), "(a * (b / c))");
-        assert_eq!(parse_expr("a - b - c").to_string(), "((a - b) - c)");
-        // `&&` binds looser than `||`.
-        assert_eq!(parse_expr("a || b && c").to_string(), "((a || b) && c)");
-        assert_eq!(parse_expr("x.y = x.y + long 1").to_string(), "(x.y = (x.y + long 1))");
-        assert_eq!(parse_expr("global.coins > 1000 and not this.done").to_string(), "((global.coins > long 1000) && !(this.done))");
-    }
-
-    #[test]
-    fn printed_expressions_parse_back_to_the_same_tree() {
-        for src in ["long 2 + long 5 * long 7", "a.b.c >= -3 xor game.x.sum < 2.5", "!(a == b) || c != null", "x = (y - 1) / 2"] {
-            let e = parse_expr(src);
-            let again = parse_expr(&e.to_string());
-            assert_eq!(e.to_string(), again.to_string(), "{src}");
-        }
-    }
-
-    #[test]
-    fn attribute_forms() {
-        let mut d = Vec::new();
-        let src = "attribute class building coinValue long 0\nattribute house name String none\nattribute poor_house name poor_house\nattribute tree fruit object:fruit null\nattribute coin1 coinValue 1\n";
-        let f = parse(&lex(src, &mut d), &mut d);
-        assert!(d.is_empty(), "{d:?}");
-        assert_eq!(f.decls.len(), 5);
-        match &f.decls[2].kind {
-            DeclKind::Attribute { ty: None, value, .. } => assert_eq!(value.kind, ExprKind::Lit(Lit::Str("poor_house".into()))),
-            k => panic!("{k:?}"),
-        }
-        match &f.decls[3].kind {
-            DeclKind::Attribute { ty: Some((TypeExpr::Object(c), _)), value, .. } => {
-                assert_eq!(c.name, "fruit");
-                assert_eq!(value.kind, ExprKind::Lit(Lit::Null));
-            }
-            k => panic!("{k:?}"),
-        }
-    }
-
-    #[test]
-    fn bad_lines_are_reported_and_parsing_goes_on() {
-        let mut d = Vec::new();
-        let f = parse(&lex("clas x\nclass y\nattribute y a long 1.5\n", &mut d), &mut d);
-        // The attribute keeps its declaration (value 0) so that uses of it do not cascade.
-        assert_eq!(f.decls.len(), 2);
-        assert!(matches!(d[0].kind, DiagKind::UnknownDeclaration { .. }));
-        assert!(matches!(d[1].kind, DiagKind::BadLiteral { ty: "long", .. }));
-    }
-
-    #[test]
-    fn the_smallest_long_is_a_literal_and_out_of_range_ones_are_named() {
-        // i64::MIN reads as one literal, in an expression and after `long`.
-        assert_eq!(parse_expr("x < -9223372036854775808").to_string(), "(x < long -9223372036854775808)");
-        assert_eq!(parse_expr("x < long -9223372036854775808").to_string(), "(x < long -9223372036854775808)");
-        // Negating it again is left to the runtime's overflow check, not folded (it would wrap).
-        assert_eq!(parse_expr("- -9223372036854775808").to_string(), "-(long -9223372036854775808)");
-        let mut d = Vec::new();
-        parse(
-            &lex("attribute y a long 9223372036854775808\nattribute y b long -9223372036854775809\nattribute y c double 1", &mut d),
-            &mut d,
-        );
-        let texts: Vec<_> = d
-            .iter()
-            .map(|x| match &x.kind {
-                DiagKind::BadLiteral { ty: "long", text, expected } => {
-                    assert!(expected.contains("64 bits"), "{expected}");
-                    text.clone()
-                }
-                k => panic!("{k:?}"),
-            })
-            .collect();
-        assert_eq!(texts, ["9223372036854775808", "-9223372036854775809"]);
-        let huge = format!("attribute y c double {}", "9".repeat(400));
-        let mut d = Vec::new();
-        parse(&lex(&huge, &mut d), &mut d);
-        assert!(matches!(&d[0].kind, DiagKind::BadLiteral { ty: "double", text, .. } if text.chars().count() == 41), "{d:?}");
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Resolution happens once ([`Program::value_ref`]); reading a value is then a slot load.
 
-use super::program::{GoalInfo, Op, Program, State, Ty};
+use crate::wgdl::program::{GoalInfo, Op, Program, State, Ty};
 
 /// A resolved game value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,9 +162,9 @@ impl Program {
                 }
                 p.goals.push(GoalInfo {
                     k,
-                    expr: super::program::ExprId { start, len: 3 },
+                    expr: crate::wgdl::program::ExprId { start, len: 3 },
                     text: format!("game.sessionsFinished >= long {k}"),
-                    reads: super::deps::SESSIONS,
+                    reads: crate::wgdl::deps::SESSIONS,
                 });
             }
             p.fast.resize(p.code.len());

@@ -1,12 +1,12 @@
 //! The syntax tree of a WGDL file, exactly as written: one [`Decl`] per line, every node with its
-//! [`Span`]. Names are still strings here; the compiler (`compile.rs`) turns them into indices once.
+//! [`Span`]. Names are still strings here; the compiler (`compile/`) turns them into indices once.
 //!
 //! The tree keeps the thesis's shape (a flat list of keyword-first declarations) rather than
 //! grouping lines by class, because order is free in WGDL and the checker must be able to point at
 //! each line on its own. [`Expr`]'s `Display` prints a fully bracketed form that parses back to the
 //! same tree (tested in the parser).
 
-use super::diag::Span;
+use crate::wgdl::diag::Span;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]

@@ -32,8 +32,8 @@
 //! the cells whose j nearest cells on a side hold the tile); other boards test swap by swap in
 //! O(1) each from per-cell run lengths. Both are held to the definition by tests.
 
-use super::diag::Span;
-use super::program::*;
+use crate::wgdl::diag::Span;
+use crate::wgdl::program::*;
 use std::cell::RefCell;
 
 /// Most distinct tiles a board may hold for the bitboard swap set (more: swap by swap).
@@ -327,7 +327,7 @@ impl Program {
     /// Calls `f` with the set of swaps of grid `g` that make a run of ≥ `min` (a bit per swap
     /// number), from the cache when the board is the one last asked about. `f` gets a copy (it
     /// may ask the cache itself).
-    pub(super) fn with_swap_set<R>(&self, st: &State, g: u16, min: i64, f: impl FnOnce(&[u64]) -> R) -> R {
+    pub(in crate::wgdl) fn with_swap_set<R>(&self, st: &State, g: u16, min: i64, f: impl FnOnce(&[u64]) -> R) -> R {
         // Boards of up to 256 cells are copied onto the stack.
         const WORDS: usize = 8;
         let geo = self.geo(g);
@@ -372,7 +372,7 @@ impl Program {
     }
 
     /// `board.runs(min)`: how many runs of ≥ `min` there are.
-    pub(super) fn tile_runs(&self, st: &State, g: u16, min: i64) -> i64 {
+    pub(in crate::wgdl) fn tile_runs(&self, st: &State, g: u16, min: i64) -> i64 {
         let mut n = 0;
         let _ = self.each_run(st, g, min.max(1) as usize, |_, _, _| {
             n += 1;
@@ -383,7 +383,7 @@ impl Program {
 
     /// `board.sumRuns(min, k, expr)`: the sum of `expr` over the runs, `k` bound to each run's
     /// length (the aggregate's code is `agg.expr`, compiled with a number binding).
-    pub(super) fn tile_sum_runs(&self, st: &State, g: u16, min: i64, agg: &AggInfo, this: u32) -> Result<i64, RuntimeError> {
+    pub(in crate::wgdl) fn tile_sum_runs(&self, st: &State, g: u16, min: i64, agg: &AggInfo, this: u32) -> Result<i64, RuntimeError> {
         let (mut sum_l, mut sum_d) = (0i64, 0f64);
         self.each_run(st, g, min.max(1) as usize, |_, _, len| {
             let v = self.eval(st, agg.expr, Ctx { this, bound: len as u32 })?;
@@ -398,7 +398,7 @@ impl Program {
     }
 
     /// Whether `s` is a swap number of grid `g`.
-    pub(super) fn swap_in_range(&self, g: u16, s: i64) -> bool {
+    pub(in crate::wgdl) fn swap_in_range(&self, g: u16, s: i64) -> bool {
         s >= 0 && (s as usize) < 2 * self.geo(g).cells()
     }
 
@@ -412,7 +412,7 @@ impl Program {
 
     /// `board.canSwap(s, min)`: swap `s` exists and, made, puts one of its two cells in a run of
     /// ≥ `min`.
-    pub(super) fn tile_can_swap(&self, st: &State, g: u16, s: i64, min: i64, op_span: Span) -> Result<bool, RuntimeError> {
+    pub(in crate::wgdl) fn tile_can_swap(&self, st: &State, g: u16, s: i64, min: i64, op_span: Span) -> Result<bool, RuntimeError> {
         let s = self.swap_number(g, s, op_span)?;
         Ok(self.tile_swap_ok(st, g, s, min))
     }
@@ -642,18 +642,18 @@ impl Program {
 
     /// `canSwap(s, min)` for a swap number in range.
     #[inline]
-    pub(super) fn tile_swap_ok(&self, st: &State, g: u16, s: usize, min: i64) -> bool {
+    pub(in crate::wgdl) fn tile_swap_ok(&self, st: &State, g: u16, s: usize, min: i64) -> bool {
         self.with_swaps(st, g, min, usize::MAX, |set| set.bits[s / 64] >> (s % 64) & 1 == 1)
     }
 
     /// `board.swaps(min)`: how many swaps would make a run of ≥ `min` (match-3's legal moves).
-    pub(super) fn tile_swaps(&self, st: &State, g: u16, min: i64) -> i64 {
+    pub(in crate::wgdl) fn tile_swaps(&self, st: &State, g: u16, min: i64) -> i64 {
         self.with_swaps(st, g, min, usize::MAX, |set| set.bits.iter().map(|b| b.count_ones() as i64).sum())
     }
 
     /// `board.hasSwap(min)`: whether some swap would make a run of ≥ `min` (tested up to the
     /// first; move generation later goes on from there).
-    pub(super) fn tile_has_swap(&self, st: &State, g: u16, min: i64) -> bool {
+    pub(in crate::wgdl) fn tile_has_swap(&self, st: &State, g: u16, min: i64) -> bool {
         self.with_swaps(st, g, min, 1, |set| set.bits.iter().any(|&b| b != 0))
     }
 
@@ -689,12 +689,12 @@ impl Program {
     }
 
     /// `board.group(c, tol)`: the size of cell `c`'s group (0 if `c` is empty).
-    pub(super) fn tile_group(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
+    pub(in crate::wgdl) fn tile_group(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
         self.with_group(st, g, c, tol, span, |_, fill| fill.cells.len() as i64)
     }
 
     /// `board.groupDistinct(c, tol)`: how many distinct tile values `c`'s group holds.
-    pub(super) fn tile_group_distinct(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
+    pub(in crate::wgdl) fn tile_group_distinct(&self, st: &State, g: u16, c: i64, tol: i64, span: Span) -> Result<i64, RuntimeError> {
         self.with_group(st, g, c, tol, span, |grid, fill| {
             if fill.cells.len() <= 1 || tol == 0 {
                 return fill.cells.len().min(1) as i64;
@@ -710,7 +710,15 @@ impl Program {
 
     /// `board.groupLead(c, tol, min)`: `c` is a tile, the lowest cell of its group, and the group
     /// has ≥ `min` cells.
-    pub(super) fn tile_group_lead(&self, st: &State, g: u16, c: i64, tol: i64, min: i64, span: Span) -> Result<bool, RuntimeError> {
+    pub(in crate::wgdl) fn tile_group_lead(
+        &self,
+        st: &State,
+        g: u16,
+        c: i64,
+        tol: i64,
+        min: i64,
+        span: Span,
+    ) -> Result<bool, RuntimeError> {
         let c = self.cell_index(g, c, span)?;
         let geo = self.geo(g);
         let grid = &st.slots[geo.base..geo.base + geo.cells()];
@@ -727,7 +735,7 @@ impl Program {
     }
 
     /// `board.groups(tol, min)`: how many groups have ≥ `min` cells.
-    pub(super) fn tile_groups(&self, st: &State, g: u16, tol: i64, min: i64) -> i64 {
+    pub(in crate::wgdl) fn tile_groups(&self, st: &State, g: u16, tol: i64, min: i64) -> i64 {
         let geo = self.geo(g);
         let grid = &st.slots[geo.base..geo.base + geo.cells()];
         FILL.with(|fill| {
@@ -746,7 +754,7 @@ impl Program {
     }
 
     /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments.
-    pub(super) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span) -> Result<(), RuntimeError> {
+    pub(in crate::wgdl) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
         match op {
             TileOp::Swap => {

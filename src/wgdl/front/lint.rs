@@ -1,5 +1,5 @@
 //! Lints: warnings about a game that compiles but probably does not do what its author meant.
-//! Runs after [`super::compile`] on the finished program and the AST.
+//! Runs after [`crate::wgdl::compile`] on the finished program and the AST.
 //!
 //! - goals and conditions that can never hold: constant after folding, or reading only values
 //!   that no consequence ever changes and false in the start state;
@@ -7,9 +7,9 @@
 //!   (means `a * (b / c)`), `a || b && c` (`(a || b) && c`), `a && b || c` (`a && (b || c)`) and
 //!   `a == b && c` (`a == (b && c)`); these run on the AST before compiling.
 
-use super::ast::{self, BinOp, DeclKind, ExprKind};
-use super::diag::{DiagKind, Diagnostic, SourceFile};
-use super::program::{Op, Program};
+use crate::wgdl::ast::{self, BinOp, DeclKind, ExprKind};
+use crate::wgdl::diag::{DiagKind, Diagnostic, SourceFile};
+use crate::wgdl::program::{Op, Program};
 
 pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
     let assigned = assigned_attributes(file);
@@ -55,7 +55,7 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn goal_span(file: &ast::File, k: u32) -> Option<super::diag::Span> {
+fn goal_span(file: &ast::File, k: u32) -> Option<crate::wgdl::diag::Span> {
     file.decls.iter().find_map(|d| match &d.kind {
         DeclKind::Goal { k: kk, expr, .. } if *kk == k => Some(expr.span),
         _ => None,

@@ -3,7 +3,7 @@
 //!
 //! Passes push diagnostics into a `Vec`; one renderer at the edge ([`render`]) prints
 //! `file:line:column`, the offending line, a caret under the span and what was expected. Tests
-//! match on the kind, not on the wording. Runtime errors ([`super::RuntimeError`]) carry a span
+//! match on the kind, not on the wording. Runtime errors ([`crate::wgdl::RuntimeError`]) carry a span
 //! too and are rendered by the same function.
 
 use std::fmt;

@@ -7,7 +7,7 @@
 //! plain names and the parser gives them meaning by position, as the thesis's keyword-first
 //! grammar does. The lexer never fails: a bad character becomes a diagnostic and is skipped.
 
-use super::diag::{DiagKind, Diagnostic, Span};
+use crate::wgdl::diag::{DiagKind, Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {

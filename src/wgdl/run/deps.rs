@@ -12,7 +12,7 @@
 //! that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`, `hex.stepToward`)
 //! reads everything.
 //!
-//! Rules work the same way: a pass of [`Program::fire_rules`](super::program) that fires nothing
+//! Rules work the same way: a pass of [`Program::fire_rules`](crate::wgdl::program) that fires nothing
 //! leaves every rule false, so until then only a rule that reads a part written since is
 //! evaluated; the others are still false.
 //!
@@ -20,7 +20,7 @@
 //! creation and deletion, the clock, sessions, moves and turns. Code that writes a state's slots
 //! directly (tests) must call [`State::touch`].
 
-use super::program::*;
+use crate::wgdl::program::*;
 
 /// A set of state parts, one bit each (families folded onto their bits): attribute offsets
 /// 0..32 (every class's attribute k, modulo 32), absolute slots of objects 32..96 (modulo 64: a
@@ -33,35 +33,35 @@ const SLOT_BITS: u32 = 64;
 const STORE_BASE: u32 = 96;
 const STORE_BITS: u32 = 16;
 /// Every store node's bit.
-pub(super) const STORE: Parts = ((1 << STORE_BITS) - 1) << STORE_BASE;
-pub(super) const GRID: Parts = 1 << 112;
+pub(in crate::wgdl) const STORE: Parts = ((1 << STORE_BITS) - 1) << STORE_BASE;
+pub(in crate::wgdl) const GRID: Parts = 1 << 112;
 /// An object was deleted (every read through an object checks that it is live).
-pub(super) const GONE: Parts = 1 << 113;
+pub(in crate::wgdl) const GONE: Parts = 1 << 113;
 /// An object was created (aggregates over a class see it).
-pub(super) const BORN: Parts = 1 << 114;
-pub(super) const OBJECTS: Parts = GONE | BORN;
-pub(super) const CLOCK: Parts = 1 << 115;
-pub(super) const SESSIONS: Parts = 1 << 116;
-pub(super) const MOVES: Parts = 1 << 117;
-pub(super) const TURN: Parts = 1 << 118;
-pub(super) const ALL: Parts = Parts::MAX;
+pub(in crate::wgdl) const BORN: Parts = 1 << 114;
+pub(in crate::wgdl) const OBJECTS: Parts = GONE | BORN;
+pub(in crate::wgdl) const CLOCK: Parts = 1 << 115;
+pub(in crate::wgdl) const SESSIONS: Parts = 1 << 116;
+pub(in crate::wgdl) const MOVES: Parts = 1 << 117;
+pub(in crate::wgdl) const TURN: Parts = 1 << 118;
+pub(in crate::wgdl) const ALL: Parts = Parts::MAX;
 
 /// The bit of attribute offset `o`.
 #[inline]
-pub(super) fn attr(o: u32) -> Parts {
+pub(in crate::wgdl) fn attr(o: u32) -> Parts {
     // (A 64-bit shift, then a constant one: a variable 128-bit shift costs branches.)
     (1u64 << (o % ATTR_BITS)) as Parts
 }
 
 /// The bit of absolute slot `s` of an object (marked by every write to it, read by `Slot`).
 #[inline]
-pub(super) fn slot(s: usize) -> Parts {
+pub(in crate::wgdl) fn slot(s: usize) -> Parts {
     ((1u64 << (s % SLOT_BITS as usize)) as Parts) << SLOT_BASE
 }
 
 /// The bit of store node `n` (marked for the node and its ancestors by an increase).
 #[inline]
-pub(super) fn store(n: u32) -> Parts {
+pub(in crate::wgdl) fn store(n: u32) -> Parts {
     ((1u64 << (n % STORE_BITS)) as Parts) << STORE_BASE
 }
 
@@ -77,7 +77,7 @@ pub struct Dirty {
 impl Dirty {
     /// Marks `parts` written.
     #[inline]
-    pub(super) fn mark(&mut self, parts: Parts) {
+    pub(in crate::wgdl) fn mark(&mut self, parts: Parts) {
         self.checks |= parts;
         self.rules |= parts;
     }
@@ -105,7 +105,7 @@ impl State {
 
 impl Program {
     /// The parts of a state expression `e` reads.
-    pub(super) fn reads(&self, e: ExprId) -> Parts {
+    pub(in crate::wgdl) fn reads(&self, e: ExprId) -> Parts {
         let mut mask = 0;
         let code = &self.code[e.start as usize..(e.start + e.len) as usize];
         for (i, op) in code.iter().enumerate() {
@@ -162,7 +162,7 @@ impl Program {
     /// The part of absolute slot `s` as the program lays slots out: the store, the grids, or
     /// an attribute of an initial object (its offset and its slot; objects made later lie beyond
     /// them, and their slots are never named by an absolute slot).
-    pub(super) fn slot_part(&self, s: usize) -> Parts {
+    pub(in crate::wgdl) fn slot_part(&self, s: usize) -> Parts {
         let store_slots = 2 * self.n_store_nodes();
         if s < store_slots {
             return STORE;
@@ -184,7 +184,7 @@ impl Program {
     /// The parts consequence `c` writes that are known before it runs (what it runs in turn
     /// marks its own; the slot written through an object and the store nodes increased are
     /// marked when they are known).
-    pub(super) fn writes(&self, c: ConsId) -> Parts {
+    pub(in crate::wgdl) fn writes(&self, c: ConsId) -> Parts {
         let place = |p: &Place| match *p {
             Place::Slot(s) => self.slot_part(s as usize),
             Place::This(o) | Place::Bound(o) | Place::Field(_, o) => attr(o),

@@ -3,9 +3,9 @@
 //! says in WGDL which class takes turns, which attribute is a side, which objects stand on hexes
 //! and how a policy ranks its moves; this file only carries those declarations out.
 
-use super::fast::Env;
-use super::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
 use crate::rng::Rng;
+use crate::wgdl::fast::Env;
+use crate::wgdl::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
 use rand::RngExt;
 
 thread_local! {
@@ -29,8 +29,8 @@ thread_local! {
 /// The occupants of the state being searched for moves (which cannot change meanwhile): their
 /// (cell, side), the occupied cells as bits, and per side of the game the cells some occupant of
 /// another side sees. Made once per move generation ([`Program::with_occ`]) and read through
-/// [`super::fast::Env::occ`] instead of a scan of the objects per `hex.free` or `hex.hidden`.
-pub(super) struct OccCache {
+/// [`crate::wgdl::fast::Env::occ`] instead of a scan of the objects per `hex.free` or `hex.hidden`.
+pub(in crate::wgdl) struct OccCache {
     list: Vec<(i64, i64)>,
     occupied: Vec<u64>,
     /// Index = side (0 … players − 1).
@@ -105,7 +105,7 @@ impl Program {
 
     /// The next object to act after `after` in this round (`None`: from the round's start), if
     /// any: live objects of the turn class whose `while` condition holds.
-    pub(super) fn next_actor(&self, st: &State, after: Option<u32>) -> Result<Option<u32>, RuntimeError> {
+    pub(in crate::wgdl) fn next_actor(&self, st: &State, after: Option<u32>) -> Result<Option<u32>, RuntimeError> {
         let t = self.turn.as_ref().expect("turns declared");
         let after_key = after.filter(|&a| a != NONE).map(|a| self.turn_key(st, a));
         let mut best: Option<((i64, i64), u32)> = None;
@@ -144,13 +144,13 @@ impl Program {
 
     /// Ends the acting object's turn: the next object in order acts; after the last one the
     /// round ends (round hooks, then rules) and the first one acts again.
-    pub(super) fn end_turn(&self, st: &mut State) -> Result<(), RuntimeError> {
+    pub(in crate::wgdl) fn end_turn(&self, st: &mut State) -> Result<(), RuntimeError> {
         st.end_turn = false;
         if self.turn.is_none() {
             return Ok(());
         }
         st.turns += 1;
-        st.dirty.mark(super::deps::TURN);
+        st.dirty.mark(crate::wgdl::deps::TURN);
         let next = if st.actor == NONE { None } else { self.next_actor(st, Some(st.actor))? };
         st.actor = match next {
             Some(n) => n,
@@ -205,7 +205,7 @@ impl Program {
     }
 
     /// Records the first `winner`/`draw` line that holds (once decided, the outcome stays).
-    pub(super) fn check_outcomes(&self, st: &mut State) -> Result<(), RuntimeError> {
+    pub(in crate::wgdl) fn check_outcomes(&self, st: &mut State) -> Result<(), RuntimeError> {
         if st.outcome != 0 {
             return Ok(());
         }
@@ -222,7 +222,7 @@ impl Program {
 
     // ------------------------------------------------------------------ built-in functions
 
-    pub(super) fn cell(&self, v: i64, op_index: usize) -> Result<usize, RuntimeError> {
+    pub(in crate::wgdl) fn cell(&self, v: i64, op_index: usize) -> Result<usize, RuntimeError> {
         let n = self.hex.as_ref().map_or(0, |h| h.len());
         if v < 0 || v as usize >= n {
             return Err(rt(RtKind::OffMap { cell: v, last: n.saturating_sub(1) }, self.spans[op_index]));
@@ -233,7 +233,11 @@ impl Program {
     /// Runs `f` with the occupants of `st` listed once (`None` for a game without occupants, or
     /// when a cache is already in use on this thread): for move generation, during which the
     /// state cannot change.
-    pub(super) fn with_occ<T>(&self, st: &State, f: impl FnOnce(Option<&OccCache>) -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+    pub(in crate::wgdl) fn with_occ<T>(
+        &self,
+        st: &State,
+        f: impl FnOnce(Option<&OccCache>) -> Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
         if self.occupants.is_none() {
             return f(None);
         }
@@ -250,7 +254,7 @@ impl Program {
     fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
         // One environment, rebound to each object in turn.
-        let mut env = super::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
+        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
                 continue;
@@ -272,7 +276,7 @@ impl Program {
 
     /// Whether an occupant stands on `cell` (a cell of the map).
     #[inline]
-    pub(super) fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
+    pub(in crate::wgdl) fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
             return Ok(bit(&o.occupied, cell));
         }
@@ -286,7 +290,7 @@ impl Program {
 
     /// Whether no occupant of a side other than `me` sees `cell` (a cell of the map).
     #[inline]
-    pub(super) fn hidden(&self, env: &Env, h: &super::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
+    pub(in crate::wgdl) fn hidden(&self, env: &Env, h: &crate::wgdl::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
             if let Some(bits) = o.seen_by_others.get(me as usize).filter(|_| me >= 0) {
                 return Ok(!bit(bits, cell));
@@ -303,7 +307,7 @@ impl Program {
         Ok(hidden)
     }
 
-    pub(super) fn builtin(&self, env: &Env, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
+    pub(in crate::wgdl) fn builtin(&self, env: &Env, b: Builtin, args: &[i64], op_index: usize) -> Result<i64, RuntimeError> {
         let d = |v: i64| f64::from_bits(v as u64);
         let bits = |v: f64| v.to_bits() as i64;
         Ok(match b {
@@ -382,7 +386,7 @@ impl Program {
         })
     }
 
-    pub(super) fn grid_line(&self, st: &State, g: u16, args: &[i64]) -> i64 {
+    pub(in crate::wgdl) fn grid_line(&self, st: &State, g: u16, args: &[i64]) -> i64 {
         let gi = &self.grids[g as usize];
         let (w, h) = (gi.width as i64, gi.height as i64);
         let (x, y, dx, dy) = (args[0], args[1], args[2], args[3]);
@@ -429,7 +433,7 @@ impl Program {
 
     /// [`Program::grid_line`] along the constant unit direction (DX, DY) (not (0, 0)): the same
     /// count, with the direction's bounds checks and steps known when it is compiled.
-    pub(super) fn grid_line_unit<const DX: i64, const DY: i64>(&self, st: &State, g: u16, x: i64, y: i64) -> i64 {
+    pub(in crate::wgdl) fn grid_line_unit<const DX: i64, const DY: i64>(&self, st: &State, g: u16, x: i64, y: i64) -> i64 {
         let gi = &self.grids[g as usize];
         let (w, h) = (gi.width as i64, gi.height as i64);
         if x < 0 || y < 0 || x >= w || y >= h {
@@ -454,11 +458,11 @@ impl Program {
         n
     }
 
-    pub(super) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {
+    pub(in crate::wgdl) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {
         let info = self.aggs[a as usize];
         let (mut n, mut sum_l, mut sum_d) = (0i64, 0i64, 0f64);
         // One environment, rebound to each object in turn.
-        let mut env = super::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
+        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;
@@ -486,7 +490,7 @@ impl Program {
 
     /// Applies `choose` and `unless`; for searches (not `for_policy`) also drops `policyOnly`
     /// moves and applies `lastResort`. Scratch space is per thread: nothing is allocated.
-    pub(super) fn filter_moves(
+    pub(in crate::wgdl) fn filter_moves(
         &self,
         st: &State,
         out: &mut Vec<Action>,
@@ -667,7 +671,7 @@ mod tests {
     #[test]
     fn hex_approach_finds_the_definitions_cell() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hex_arena.wgdl");
-        let p = super::super::load(&path).expect("the arena loads").program;
+        let p = crate::wgdl::load(&path).expect("the arena loads").program;
         let h = p.hex.clone().expect("a hex map");
         let occ_info = p.occupants.clone().expect("occupants");
         let open: Vec<usize> = (0..h.len()).filter(|&c| !h.wall[c]).collect();
@@ -687,8 +691,8 @@ mod tests {
             let mut cache = OccCache::new();
             cache.fill(&p, &st).expect("occupants listed");
             let ctx = Ctx { this: NONE, bound: NONE };
-            let with = super::super::fast::Env::with_occ(&p, &st, ctx, Some(&cache));
-            let without = super::super::fast::Env::new(&p, &st, ctx);
+            let with = crate::wgdl::fast::Env::with_occ(&p, &st, ctx, Some(&cache));
+            let without = crate::wgdl::fast::Env::new(&p, &st, ctx);
             let occupied: Vec<usize> = cache.list.iter().map(|&(pos, _)| pos as usize).collect();
             for &from in &open {
                 for &target in open.iter().step_by(3) {
@@ -718,7 +722,7 @@ mod tests {
     fn unit_direction_lines_count_as_grid_line_does() {
         for (w, h) in [(7, 6), (1, 5), (4, 1), (3, 3), (9, 2)] {
             let src = format!("grid board {w} {h}\nclass c\nobject o is c\ninitial o\n");
-            let p = super::super::compile_str("lines.wgdl", &src).expect("compiles").program;
+            let p = crate::wgdl::compile_str("lines.wgdl", &src).expect("compiles").program;
             let mut st = p.initial_state().expect("starts");
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(w * 100 + h);
             let base = p.grids[0].base as usize;
@@ -729,7 +733,7 @@ mod tests {
                 for x in -1..=w as i64 {
                     for y in -1..=h as i64 {
                         for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)] {
-                            let f = super::super::fast::line_fn(dx, dy).expect("a unit direction");
+                            let f = crate::wgdl::fast::line_fn(dx, dy).expect("a unit direction");
                             assert_eq!(
                                 f(&p, &st, 0, x, y),
                                 p.grid_line(&st, 0, &[x, y, dx, dy]),

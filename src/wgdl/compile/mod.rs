@@ -1,0 +1,328 @@
+//! Compiler: checked AST → [`Program`]. Third stage (text → tokens → AST → **checked model →
+//! program**). Names are resolved here, once; types are checked here; expressions are lowered
+//! to bytecode here.
+//!
+//! The work goes in the thesis's own order (Alg. 4.6): classes, attributes, objects and their
+//! values, groups, actions, game values, conditions, consequences, attachments, initials, goals.
+//! A consequence is compiled once per *context* it is attached in (owner class and binding),
+//! which is the thesis's "from description to instance" step done at compile time: `this.x`
+//! becomes a slot offset, `global.coins` an absolute slot, `seed.coinCost` a blueprint constant.
+//! Game value store paths are collected while compiling and laid out at the end, when every
+//! string symbol is known; the ops that name them are patched then.
+
+use crate::wgdl::ast::{self, ActionKind as AstActionKind, BinOp, Binding, ConsBody, DeclKind, ExprKind, Lit, TypeExpr, UnOp};
+use crate::wgdl::diag::{DiagKind, Diagnostic, SourceFile, Span};
+use crate::wgdl::program::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+const BUILTINS: [&str; 4] = ["time", "sessionTime", "sessionsFinished", "moves"];
+const MAX_STORE_NODES: usize = 1_000_000;
+/// How deep conditional/timed consequences may chain (`a` applies `b`, which applies `c`, …).
+/// Compiling a chain, and applying a conditional one, recurses once per link; the bound keeps
+/// any input from overflowing the stack.
+const MAX_CHAIN: usize = 100;
+/// Classes, object descriptions and actions each have a 16-bit index.
+pub const MAX_DECLS: usize = u16::MAX as usize;
+/// The deepest chain of parent classes (walks up the chain stay short).
+pub const MAX_INHERITANCE: usize = 256;
+
+pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Option<Program> {
+    compile_with(file, source, diags, &CompileOptions::default())
+}
+
+/// [`compile`] with options: where auxiliary files (maps) are, parameter overrides.
+pub fn compile_with(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>, opts: &CompileOptions) -> Option<Program> {
+    let mut c = Compiler::new(file, source, diags);
+    c.x.opts = opts.clone();
+    c.run();
+    let ok = !c.diags.iter().any(|d| d.severity == crate::wgdl::diag::Severity::Error);
+    if ok { Some(c.finish()) } else { None }
+}
+
+/// A store path requested while compiling; resolved to a node in `finish`.
+#[derive(Clone, Debug)]
+struct StoreReq {
+    segs: Vec<String>,
+    /// Where the path is read (`game.x`), and whether as a `sum`; `None` for increments.
+    read: Option<(Span, bool)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CtxKey {
+    this: Option<ClassId>,
+    bind: BindKind,
+    /// The symbol of a `forEveryNumber`/`forEveryHex` variable ([`NO_VAR`] if none).
+    var: i64,
+}
+
+const NO_VAR: i64 = -1;
+const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None, var: NO_VAR };
+
+mod actions;
+mod classes;
+mod consequences;
+mod exprs;
+mod ext;
+mod layout;
+pub use ext::CompileOptions;
+
+/// The root of an attribute path.
+#[derive(Clone, Copy, Debug)]
+enum Base {
+    This(ClassId),
+    BoundObj(ClassId),
+    BoundGod(ClassId),
+    /// An initial object named by its description: object index and class.
+    Named(u32, ClassId),
+    /// A bound number or hex cell (forEveryNumber, forEveryHex).
+    Num,
+}
+
+struct ClassDecl {
+    name: String,
+    parent: Option<ClassId>,
+    span: Span,
+    own_attrs: Vec<(AttrInfo, Option<ast::Expr>)>,
+    own_consts: Vec<(AttrInfo, Option<ast::Expr>)>,
+}
+
+struct Compiler<'a> {
+    file: &'a ast::File,
+    source: Arc<SourceFile>,
+    diags: &'a mut Vec<Diagnostic>,
+    class_ix: HashMap<String, ClassId>,
+    classes: Vec<ClassDecl>,
+    class_order: Vec<ClassId>,
+    god_ix: HashMap<String, GodId>,
+    god_decl: Vec<(String, ClassId, Span)>,
+    action_ix: HashMap<String, ActionId>,
+    cons_ix: HashMap<String, usize>,
+    syms: Vec<String>,
+    sym_ix: HashMap<String, i64>,
+    out_classes: Vec<ClassInfo>,
+    gods: Vec<GodInfo>,
+    actions: Vec<ActionInfo>,
+    conses: Vec<ConsInfo>,
+    cons_memo: HashMap<(usize, CtxKey), ConsId>,
+    cons_stack: Vec<(usize, bool)>,
+    /// Per compiled consequence: how many consequences applying it runs one inside another
+    /// (conditional links recurse at run time; a timed link starts afresh from the timer queue).
+    cons_depth: Vec<usize>,
+    code: Vec<Op>,
+    spans: Vec<Span>,
+    depth: usize,
+    max_depth: usize,
+    store_reqs: Vec<StoreReq>,
+    /// Increments whose path has computed parts: (cons id, fixed prefix, rest).
+    dyn_incs: Vec<(ConsId, usize, Vec<Option<String>>)>,
+    game_defs: HashMap<String, (Vec<String>, Span)>,
+    initial: Vec<GodId>,
+    /// First object index of each description in the initial state.
+    named: HashMap<GodId, u32>,
+    /// Absolute slot base of each initial object, counted from the end of the store.
+    initial_base: Vec<u32>,
+    /// Absolute `Slot` ops that need the store size added in `finish`.
+    slot_fixups: Vec<usize>,
+    is_sub: Vec<(u32, u32)>,
+    /// The kinds of declarations whose count limit was reported ([`Compiler::over_limit`]).
+    limits_hit: Vec<&'static str>,
+    groups: Vec<Group>,
+    goals: Vec<GoalInfo>,
+    limits: Limits,
+    default_duration: Option<(ExprId, bool)>,
+    session_length: i64,
+    session_pause: i64,
+    /// The game deletes objects: accesses through `this`, bound instances and named objects
+    /// check that the object is alive (otherwise they are plain slot loads).
+    has_delete: bool,
+    /// Object descriptions whose declaration failed (already reported).
+    broken_gods: std::collections::HashSet<String>,
+    /// Attribute names assigned anywhere, for the "never holds" lint.
+    pub assigned: std::collections::HashSet<String>,
+    /// The symbol of each action's number/hex variable ([`NO_VAR`] if none).
+    action_var: Vec<i64>,
+    /// What the extensions collect (players, turns, hex map, grids, parameters, policies).
+    x: ext::Ext,
+}
+
+fn line_of(src: &SourceFile, span: Span) -> usize {
+    src.line_col(span.lo).0
+}
+
+impl<'a> Compiler<'a> {
+    fn new(file: &'a ast::File, source: Arc<SourceFile>, diags: &'a mut Vec<Diagnostic>) -> Compiler<'a> {
+        Compiler {
+            file,
+            source,
+            diags,
+            class_ix: HashMap::new(),
+            classes: Vec::new(),
+            class_order: Vec::new(),
+            god_ix: HashMap::new(),
+            god_decl: Vec::new(),
+            action_ix: HashMap::new(),
+            cons_ix: HashMap::new(),
+            syms: Vec::new(),
+            sym_ix: HashMap::new(),
+            out_classes: Vec::new(),
+            gods: Vec::new(),
+            actions: Vec::new(),
+            conses: Vec::new(),
+            cons_memo: HashMap::new(),
+            cons_stack: Vec::new(),
+            cons_depth: Vec::new(),
+            code: Vec::new(),
+            spans: Vec::new(),
+            depth: 0,
+            max_depth: 0,
+            store_reqs: Vec::new(),
+            dyn_incs: Vec::new(),
+            game_defs: HashMap::new(),
+            initial: Vec::new(),
+            named: HashMap::new(),
+            initial_base: Vec::new(),
+            slot_fixups: Vec::new(),
+            action_var: Vec::new(),
+            x: ext::Ext::default(),
+            is_sub: Vec::new(),
+            limits_hit: Vec::new(),
+            groups: Vec::new(),
+            goals: Vec::new(),
+            limits: Limits::default(),
+            default_duration: None,
+            session_length: 0,
+            session_pause: 0,
+            has_delete: file.decls.iter().any(|d| matches!(&d.kind, DeclKind::Consequence { body: ConsBody::Delete(_), .. })),
+            assigned: Default::default(),
+            broken_gods: Default::default(),
+        }
+    }
+
+    fn error(&mut self, span: Span, kind: DiagKind) {
+        // An object whose own declaration failed (its class is unknown) was reported once there;
+        // later uses of its name would only repeat that error.
+        if let DiagKind::UnknownName { what: "object description" | "object" | "class or object description", name, .. } = &kind
+            && self.broken_gods.contains(name)
+        {
+            return;
+        }
+        let d = Diagnostic::error(span, kind);
+        // A consequence compiled in several contexts may report the same problem twice.
+        if !self.diags.contains(&d) {
+            self.diags.push(d);
+        }
+    }
+
+    fn warn(&mut self, span: Span, kind: DiagKind) {
+        let d = Diagnostic::warning(span, kind);
+        if !self.diags.contains(&d) {
+            self.diags.push(d);
+        }
+    }
+
+    fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.sym_ix.get(s) {
+            return i;
+        }
+        let i = self.syms.len() as i64;
+        self.syms.push(s.to_string());
+        self.sym_ix.insert(s.to_string(), i);
+        i
+    }
+
+    fn decls(&self) -> impl Iterator<Item = &'a ast::Decl> + 'a {
+        self.file.decls.iter()
+    }
+
+    fn known(map: &HashMap<String, impl Copy>) -> String {
+        let mut v: Vec<&str> = map.keys().map(|s| s.as_str()).collect();
+        v.sort();
+        if v.len() > 12 {
+            v.truncate(12);
+            v.push("…");
+        }
+        if v.is_empty() { "none declared".into() } else { v.join(", ") }
+    }
+
+    fn run(&mut self) {
+        self.collect_classes();
+        self.collect_attributes();
+        self.collect_objects();
+        self.collect_parameters();
+        self.collect_game_defs();
+        self.collect_misc();
+        self.collect_ext_decls();
+        self.collect_groups();
+        self.collect_actions();
+        self.collect_filters();
+        self.compile_actions();
+        self.compile_goals();
+        self.compile_ext();
+        self.check_store_size();
+        self.lint_unused_consequences();
+        self.lint_unincreased_reads();
+    }
+
+    /// Warns about `game.x` reads that no `game increase` can ever change (a typo, usually).
+    fn lint_unincreased_reads(&mut self) {
+        // Increment targets as paths; a computed segment matches any name (`*`).
+        let mut targets: Vec<Vec<String>> = Vec::new();
+        for r in &self.store_reqs {
+            if r.read.is_none() {
+                targets.push(r.segs.clone());
+            }
+        }
+        for (_, req, rest) in &self.dyn_incs {
+            let mut t = self.store_reqs[*req].segs.clone();
+            t.extend(rest.iter().map(|x| x.clone().unwrap_or_else(|| "*".into())));
+            targets.push(t);
+        }
+        let matches = |read: &[String], target: &[String], sum: bool| {
+            let prefix_ok = |n: usize| read.iter().zip(target).take(n).all(|(a, b)| b == "*" || a == b);
+            if sum { target.len() > read.len() && prefix_ok(read.len()) } else { target.len() == read.len() && prefix_ok(read.len()) }
+        };
+        let mut warn = Vec::new();
+        for r in &self.store_reqs {
+            if let Some((span, sum)) = r.read
+                && !targets.iter().any(|t| matches(&r.segs, t, sum))
+            {
+                let path = r.segs.join(".");
+                warn.push((span, format!("game value `{path}{}` is never increased by any `game increase`, so it is always 0; expected a path that some consequence increases", if sum { ".sum" } else { "" })));
+            }
+        }
+        for (span, msg) in warn {
+            self.warn(span, DiagKind::Lint(msg));
+        }
+    }
+
+    /// `game increase` segments computed at run time (`this.name`) get a store node for every
+    /// symbol, at every level below the first such segment (see `finish`). Counts those nodes
+    /// the way `finish` makes them and refuses a layout over [`MAX_STORE_NODES`], which `finish`
+    /// would cut short (and a counter path outside it would then index past the store).
+    fn check_store_size(&mut self) {
+        let width = self.syms.len().max(1) as u128;
+        let mut total: u128 = 1 + self.store_reqs.iter().map(|r| r.segs.len() as u128).sum::<u128>();
+        for i in 0..self.dyn_incs.len() {
+            let (id, _, rest) = &self.dyn_incs[i];
+            let mut frontier: u128 = 1;
+            for seg in rest {
+                total = total.saturating_add(frontier.saturating_mul(width));
+                if seg.is_none() {
+                    frontier = frontier.saturating_mul(width);
+                }
+            }
+            if total > MAX_STORE_NODES as u128 {
+                let span = self.conses[*id as usize].span;
+                self.error(
+                    span,
+                    DiagKind::Invalid {
+                        what: format!("computed `game increase` paths need more than {MAX_STORE_NODES} game value store counters"),
+                        expected: "fewer computed segments such as `this.name` in one path (each can be any of the game's names)".into(),
+                    },
+                );
+                return;
+            }
+        }
+    }
+}

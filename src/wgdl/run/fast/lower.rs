@@ -1,0 +1,506 @@
+//! Tree → closures: each node lowered to one closure, with the common shapes (a slot against a
+//! constant, two inline operands, a grid cell, a conjunction chain) specialised into a single
+//! closure whose operands ([`Operand`]) are read inline.
+
+use super::tree::*;
+use super::*;
+
+macro_rules! fx {
+    (|$e:ident| $body:expr) => {
+        Arc::new(move |$e: &Env| -> Result<i64, RuntimeError> { $body }) as Fx
+    };
+}
+
+#[inline(always)]
+pub(super) fn d(v: i64) -> f64 {
+    f64::from_bits(v as u64)
+}
+
+#[inline(always)]
+pub(super) fn bits(v: f64) -> i64 {
+    v.to_bits() as i64
+}
+
+/// A two-operand closure for an operator that cannot fail, with its operands read inline.
+pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
+    match (operand(a), operand(b)) {
+        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
+        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
+        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e)?, c))),
+        (x, y) => fx!(|e| {
+            let a = x.get(e)?;
+            Ok(f(a, y.get(e)?))
+        }),
+    }
+}
+
+/// A long `+`, `-` or `*`: as [`bin`], with overflow an error at the operator's span.
+pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
+    let err = move |e: &Env, k: RtKind| rt(k, e.p.spans[at]);
+    match (operand(a), operand(b)) {
+        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e), c).map_err(|k| err(e, k))),
+        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| checked_long(op, x.get(e), y.get(e)).map_err(|k| err(e, k))),
+        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e)?, c).map_err(|k| err(e, k))),
+        (x, y) => fx!(|e| {
+            let a = x.get(e)?;
+            checked_long(op, a, y.get(e)?).map_err(|k| err(e, k))
+        }),
+    }
+}
+
+pub(super) fn lower(t: T) -> Fx {
+    match t {
+        T::Leaf(l) => fx!(|e| Ok(l.get(e))),
+        T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => {
+            let x = operand(t);
+            fx!(|e| x.get(e))
+        }
+        T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => {
+            let x = operand(t);
+            fx!(|e| x.get(e))
+        }
+        T::Call(b, args, at) => {
+            let n = args.len();
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
+            fx!(|e| {
+                let mut v = [0i64; 4];
+                for (slot, x) in v.iter_mut().zip(&args) {
+                    *slot = x.get(e)?;
+                }
+                e.p.builtin(e, b, &v[..n], at)
+            })
+        }
+        T::Un(Op::Load, a, at) => match operand(T::Un(Op::Load, a, at)) {
+            Operand::Cell(g, x, y, at) => fx!(|e| e.p.grid_read(e.st, g, x.get(e), y.get(e), at)),
+            Operand::Leaf(l) => fx!(|e| Ok(l.get(e))),
+            Operand::Fx(f) => f,
+            _ => unreachable!("a load is a cell read or a closure"),
+        },
+        // Chains of `&&` / `||` (associative) as one closure: the first false (true) operand's
+        // value, else the last one's.
+        T::And(..) | T::Or(..) => {
+            let and = matches!(t, T::And(..));
+            let mut ops = Vec::new();
+            chain(t, and, &mut ops);
+            if ops.len() == 2 {
+                let b = ops.pop().expect("two operands");
+                let a = ops.pop().expect("two operands");
+                return if and {
+                    fx!(|e| {
+                        let x = a.get(e)?;
+                        if x == 0 { Ok(x) } else { b.get(e) }
+                    })
+                } else {
+                    fx!(|e| {
+                        let x = a.get(e)?;
+                        if x != 0 { Ok(x) } else { b.get(e) }
+                    })
+                };
+            }
+            if and {
+                fx!(|e| {
+                    let mut x = 0;
+                    for o in &ops {
+                        x = o.get(e)?;
+                        if x == 0 {
+                            break;
+                        }
+                    }
+                    Ok(x)
+                })
+            } else {
+                fx!(|e| {
+                    let mut x = 0;
+                    for o in &ops {
+                        x = o.get(e)?;
+                        if x != 0 {
+                            break;
+                        }
+                    }
+                    Ok(x)
+                })
+            }
+        }
+        T::Un(op, a, at) => lower_un(op, *a, at),
+        T::Bin(op, a, b, at) => lower_bin(op, *a, *b, at),
+        T::Many(op, args, at) => {
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
+            match op {
+                Op::GridLine(g) => {
+                    let [x, y, dx, dy]: [Operand; 4] = args.try_into().ok().expect("four operands");
+                    fx!(|e| {
+                        let v = [x.get(e)?, y.get(e)?, dx.get(e)?, dy.get(e)?];
+                        Ok(e.p.grid_line(e.st, g, &v))
+                    })
+                }
+                Op::GridGroupLead(g) => fx!(|e| {
+                    let (c, tol, min) = (args[0].get(e)?, args[1].get(e)?, args[2].get(e)?);
+                    Ok(e.p.tile_group_lead(e.st, g, c, tol, min, e.p.spans[at])? as i64)
+                }),
+                _ => unreachable!("only GridLine and GridGroupLead take many operands"),
+            }
+        }
+        T::Agg(a) => fx!(|e| e.p.aggregate(e.st, a, Ctx { this: e.this, bound: e.bound })),
+    }
+}
+
+pub(super) fn lower_un(op: Op, a: T, at: usize) -> Fx {
+    // Reads through an object reference: the object must be live.
+    let via_object = |a: T, read: fn(&Env, ObjRec) -> i64| -> Fx {
+        let a = lower(a);
+        fx!(|e| {
+            let v = a(e)?;
+            match e.st.objects.get(v as usize) {
+                Some(o) if v >= 0 && o.alive => Ok(read(e, *o)),
+                _ => Err(e.p.deref_error(e.st, v, at)),
+            }
+        })
+    };
+    match op {
+        Op::Field(o) => {
+            // `x.attr` on an object read from a leaf (`this`, the bound object, a named one).
+            if let T::Leaf(l) = a {
+                return fx!(|e| {
+                    let v = l.get(e);
+                    match e.st.objects.get(v as usize) {
+                        Some(ob) if v >= 0 && ob.alive => Ok(e.st.slots[(ob.base + o) as usize]),
+                        _ => Err(e.p.deref_error(e.st, v, at)),
+                    }
+                });
+            }
+            let a = lower(a);
+            fx!(|e| {
+                let v = a(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.st.slots[(ob.base + o) as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, at)),
+                }
+            })
+        }
+        Op::FieldConst(i) => {
+            let a = lower(a);
+            fx!(|e| {
+                let v = a(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.p.gods[ob.god as usize].consts[i as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, at)),
+                }
+            })
+        }
+        Op::NameOf => via_object(a, |e, o| e.p.gods[o.god as usize].name_sym),
+        Op::NegL => {
+            let a = lower(a);
+            fx!(|e| {
+                let x = a(e)?;
+                x.checked_neg().ok_or_else(|| rt(RtKind::Overflow { a: 0, op: "-", b: x }, e.p.spans[at]))
+            })
+        }
+        Op::NegD => un(a, |x| bits(-d(x))),
+        Op::L2D => un(a, |x| bits(x as f64)),
+        Op::Not => un(a, |x| (x == 0) as i64),
+        Op::Load => {
+            let a = lower(a);
+            fx!(|e| Ok(e.st.slots[a(e)? as usize]))
+        }
+        Op::GridRuns(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_runs(e.st, g, a(e)?)))
+        }
+        Op::GridSwaps(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_swaps(e.st, g, a(e)?)))
+        }
+        Op::GridHasSwap(g) => {
+            let a = lower(a);
+            fx!(|e| Ok(e.p.tile_has_swap(e.st, g, a(e)?) as i64))
+        }
+        Op::GridSumRuns(g, agg) => {
+            let a = lower(a);
+            fx!(|e| {
+                let min = a(e)?;
+                e.p.tile_sum_runs(e.st, g, min, &e.p.aggs[agg as usize], e.this)
+            })
+        }
+        _ => unreachable!("not a one-operand op: {op:?}"),
+    }
+}
+
+pub(super) fn un(a: T, f: impl Fn(i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
+    match a {
+        T::Leaf(l) => fx!(|e| Ok(f(l.get(e)))),
+        a => {
+            let a = lower(a);
+            fx!(|e| Ok(f(a(e)?)))
+        }
+    }
+}
+
+pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
+    match op {
+        Op::AddL | Op::SubL | Op::MulL => bin_checked(op, a, b, at),
+        Op::AddD => bin(a, b, |x, y| bits(d(x) + d(y))),
+        Op::SubD => bin(a, b, |x, y| bits(d(x) - d(y))),
+        Op::MulD => bin(a, b, |x, y| bits(d(x) * d(y))),
+        Op::Eq => bin(a, b, |x, y| (x == y) as i64),
+        Op::Ne => bin(a, b, |x, y| (x != y) as i64),
+        Op::LtL => bin(a, b, |x, y| (x < y) as i64),
+        Op::LeL => bin(a, b, |x, y| (x <= y) as i64),
+        Op::GtL => bin(a, b, |x, y| (x > y) as i64),
+        Op::GeL => bin(a, b, |x, y| (x >= y) as i64),
+        Op::EqD => bin(a, b, |x, y| (d(x) == d(y)) as i64),
+        Op::NeD => bin(a, b, |x, y| (d(x) != d(y)) as i64),
+        Op::LtD => bin(a, b, |x, y| (d(x) < d(y)) as i64),
+        Op::LeD => bin(a, b, |x, y| (d(x) <= d(y)) as i64),
+        Op::GtD => bin(a, b, |x, y| (d(x) > d(y)) as i64),
+        Op::GeD => bin(a, b, |x, y| (d(x) >= d(y)) as i64),
+        Op::Xor => bin(a, b, |x, y| ((x != 0) != (y != 0)) as i64),
+        Op::DivL => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let x = a(e)?;
+                let y = b(e)?;
+                if y == 0 {
+                    return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
+                }
+                checked_long(Op::DivL, x, y).map_err(|k| rt(k, e.p.spans[at]))
+            })
+        }
+        Op::DivD => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let x = a(e)?;
+                let y = b(e)?;
+                if d(y) == 0.0 {
+                    return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
+                }
+                Ok(bits(d(x) / d(y)))
+            })
+        }
+        Op::GridCell(g) => {
+            let (a, b) = (operand(a), operand(b));
+            fx!(|e| {
+                let x = a.get(e)?;
+                let y = b.get(e)?;
+                let gi = &e.p.grids[g as usize];
+                if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 {
+                    return Err(e.p.off_grid(g, x, y, at));
+                }
+                Ok(gi.base as i64 + y * gi.width as i64 + x)
+            })
+        }
+        Op::GridCanSwap(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let s = a(e)?;
+                let min = b(e)?;
+                Ok(e.p.tile_can_swap(e.st, g, s, min, e.p.spans[at])? as i64)
+            })
+        }
+        Op::GridGroup(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (c, tol) = (a(e)?, b(e)?);
+                e.p.tile_group(e.st, g, c, tol, e.p.spans[at])
+            })
+        }
+        Op::GridGroups(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (tol, min) = (a(e)?, b(e)?);
+                Ok(e.p.tile_groups(e.st, g, tol, min))
+            })
+        }
+        Op::GridGroupDistinct(g) => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let (c, tol) = (a(e)?, b(e)?);
+                e.p.tile_group_distinct(e.st, g, c, tol, e.p.spans[at])
+            })
+        }
+        _ => unreachable!("not a two-operand op: {op:?}"),
+    }
+}
+
+/// An object reached from a leaf by at most two attribute hops (`this`, `this.owner`,
+/// `mage`): each hop checks that the object is live.
+#[derive(Clone, Copy)]
+pub(super) enum Obj {
+    Leaf(Leaf),
+    Hop(Leaf, u32, usize),
+}
+
+impl Obj {
+    #[inline(always)]
+    pub(super) fn get(self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Obj::Leaf(l) => Ok(l.get(e)),
+            Obj::Hop(l, o, at) => e.p.field(e.st, l.get(e), o, at),
+        }
+    }
+}
+
+/// An operand read inline by the closure that uses it (no recursion, so it inlines): a leaf, a
+/// grid cell read with leaf coordinates (`height[col, 0]`), an attribute or class constant
+/// through an object path (`this.owner.ap`), a grid line or a built-in of such operands, or a
+/// closure.
+pub(super) enum Operand {
+    Leaf(Leaf),
+    /// `<grid>[x, y]`: checked against the grid, then read.
+    Cell(u16, Leaf, Leaf, usize),
+    /// `obj.attr`, `obj.constant`.
+    Field(Obj, u32, usize),
+    FieldConst(Obj, u32, usize),
+    /// `<grid>.line(x, y, dx, dy)` with leaf arguments.
+    Line(u16, [Leaf; 4]),
+    /// The same along a constant unit direction: [`Program::grid_line_unit`] made for it.
+    LineUnit(u16, Leaf, Leaf, LineFn),
+    /// `hex.distance`, `hex.walk` or `hex.sees` of two simple operands, computed inline.
+    Hex2(Builtin, Simple, Simple, usize),
+    /// A built-in function of up to four simple operands.
+    Call(Builtin, Box<[Simple]>, usize),
+    Fx(Fx),
+}
+
+/// A grid line counter made for one unit direction.
+pub(super) type LineFn = fn(&Program, &State, u16, i64, i64) -> i64;
+
+/// The counter for direction (dx, dy), when both are -1, 0 or 1 and not both 0.
+pub(in crate::wgdl) fn line_fn(dx: i64, dy: i64) -> Option<LineFn> {
+    Some(match (dx, dy) {
+        (1, 0) => Program::grid_line_unit::<1, 0>,
+        (-1, 0) => Program::grid_line_unit::<-1, 0>,
+        (0, 1) => Program::grid_line_unit::<0, 1>,
+        (0, -1) => Program::grid_line_unit::<0, -1>,
+        (1, 1) => Program::grid_line_unit::<1, 1>,
+        (-1, -1) => Program::grid_line_unit::<-1, -1>,
+        (1, -1) => Program::grid_line_unit::<1, -1>,
+        (-1, 1) => Program::grid_line_unit::<-1, 1>,
+        _ => return None,
+    })
+}
+
+/// The operands a built-in's arguments can be inline.
+#[derive(Clone, Copy)]
+pub(super) enum Simple {
+    Leaf(Leaf),
+    Field(Obj, u32, usize),
+}
+
+impl Simple {
+    #[inline(always)]
+    pub(super) fn get(self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Simple::Leaf(l) => Ok(l.get(e)),
+            Simple::Field(obj, o, at) => e.p.field(e.st, obj.get(e)?, o, at),
+        }
+    }
+}
+
+impl Operand {
+    #[inline(always)]
+    pub(super) fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        match self {
+            Operand::Leaf(l) => Ok(l.get(e)),
+            Operand::Cell(g, x, y, at) => e.p.grid_read(e.st, *g, x.get(e), y.get(e), *at),
+            Operand::Field(obj, o, at) => e.p.field(e.st, obj.get(e)?, *o, *at),
+            Operand::FieldConst(obj, i, at) => {
+                let v = obj.get(e)?;
+                match e.st.objects.get(v as usize) {
+                    Some(ob) if v >= 0 && ob.alive => Ok(e.p.gods[ob.god as usize].consts[*i as usize]),
+                    _ => Err(e.p.deref_error(e.st, v, *at)),
+                }
+            }
+            Operand::Line(g, a) => Ok(e.p.grid_line(e.st, *g, &[a[0].get(e), a[1].get(e), a[2].get(e), a[3].get(e)])),
+            Operand::LineUnit(g, x, y, f) => Ok(f(e.p, e.st, *g, x.get(e), y.get(e))),
+            Operand::Hex2(b, x, y, at) => {
+                // The arguments first, then their cells, as `Program::builtin` checks them.
+                let (x, y) = (x.get(e)?, y.get(e)?);
+                let h = e.p.hex.as_deref().expect("the compiler requires a hexmap for hex built-ins");
+                let (x, y) = (e.p.cell(x, *at)?, e.p.cell(y, *at)?);
+                Ok(match b {
+                    Builtin::HexDistance => h.distance(x, y),
+                    Builtin::HexWalk => h.walk(x, y),
+                    _ => h.sees(x, y) as i64,
+                })
+            }
+            Operand::Call(b, args, at) => {
+                let mut v = [0i64; 4];
+                for (slot, x) in v.iter_mut().zip(args.iter()) {
+                    *slot = x.get(e)?;
+                }
+                e.p.builtin(e, *b, &v[..args.len()], *at)
+            }
+            Operand::Fx(f) => f(e),
+        }
+    }
+}
+
+/// `t` as an object path, if it is one.
+pub(super) fn obj(t: &T) -> Option<Obj> {
+    match t {
+        T::Leaf(l) => Some(Obj::Leaf(*l)),
+        T::Un(Op::Field(o), a, at) => match **a {
+            T::Leaf(l) => Some(Obj::Hop(l, *o, *at)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+pub(super) fn simple(t: &T) -> Option<Simple> {
+    match t {
+        T::Leaf(l) => Some(Simple::Leaf(*l)),
+        T::Un(Op::Field(o), a, at) => obj(a).map(|ob| Simple::Field(ob, *o, *at)),
+        _ => None,
+    }
+}
+
+pub(super) fn operand(t: T) -> Operand {
+    match t {
+        T::Leaf(l) => Operand::Leaf(l),
+        T::Un(Op::Field(o), a, at) if obj(&a).is_some() => Operand::Field(obj(&a).expect("checked"), o, at),
+        T::Un(Op::FieldConst(i), a, at) if obj(&a).is_some() => Operand::FieldConst(obj(&a).expect("checked"), i, at),
+        T::Call(b @ (Builtin::HexDistance | Builtin::HexWalk | Builtin::HexSees), ref args, at)
+            if let [x, y] = args.as_slice()
+                && let (Some(x), Some(y)) = (simple(x), simple(y)) =>
+        {
+            Operand::Hex2(b, x, y, at)
+        }
+        T::Call(b, args, at) if args.iter().all(|a| simple(a).is_some()) => {
+            Operand::Call(b, args.iter().map(|a| simple(a).expect("checked")).collect(), at)
+        }
+        T::Many(Op::GridLine(g), args, at) => {
+            if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
+                match (dx, dy) {
+                    (Leaf::Const(dx), Leaf::Const(dy)) if let Some(f) = line_fn(*dx, *dy) => Operand::LineUnit(g, *x, *y, f),
+                    _ => Operand::Line(g, [*x, *y, *dx, *dy]),
+                }
+            } else {
+                Operand::Fx(lower(T::Many(Op::GridLine(g), args, at)))
+            }
+        }
+        T::Un(Op::Load, a, at) => match *a {
+            T::Bin(Op::GridCell(g), x, y, cell_at) => match (*x, *y) {
+                (T::Leaf(x), T::Leaf(y)) => Operand::Cell(g, x, y, cell_at),
+                (x, y) => Operand::Fx(lower_un(Op::Load, T::Bin(Op::GridCell(g), Box::new(x), Box::new(y), cell_at), at)),
+            },
+            a => Operand::Fx(lower_un(Op::Load, a, at)),
+        },
+        t => Operand::Fx(lower(t)),
+    }
+}
+
+/// The operands of a chain of `&&` (`and`) or `||`, flattened.
+pub(super) fn chain(t: T, and: bool, out: &mut Vec<Operand>) {
+    match t {
+        T::And(a, b) if and => {
+            chain(*a, and, out);
+            chain(*b, and, out);
+        }
+        T::Or(a, b) if !and => {
+            chain(*a, and, out);
+            chain(*b, and, out);
+        }
+        t => out.push(operand(t)),
+    }
+}

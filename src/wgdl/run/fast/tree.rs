@@ -1,0 +1,180 @@
+//! Bytecode → tree: a compiled expression's stack code decompiled once into a small tree whose
+//! leaves ([`Leaf`]) are values that need no computation and cannot fail, so lowering can read
+//! them inline.
+
+use super::*;
+
+/// A value that needs no computation and cannot fail: read it inline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Leaf {
+    Const(i64),
+    Slot(u32),
+    This(u32),
+    Bound(u32),
+    ThisConst(u32),
+    BoundConst(u32),
+    GodInit(u32),
+    GodConst(u32),
+    NamedConst(GodId, u32),
+    ThisObj,
+    BoundObj,
+    GodName,
+    StoreOwn(u32),
+    StoreSum(u32),
+    Time,
+    SessionTime,
+    Sessions,
+    Moves,
+    Actor,
+    Round,
+    Turns,
+    ToMove,
+}
+
+impl Leaf {
+    #[inline(always)]
+    pub(super) fn get(self, e: &Env) -> i64 {
+        let st = e.st;
+        match self {
+            Leaf::Const(v) => v,
+            Leaf::Slot(s) => st.slots[s as usize],
+            Leaf::This(o) => st.slots[(e.this_base + o) as usize],
+            Leaf::Bound(o) => st.slots[(e.bound_base + o) as usize],
+            Leaf::ThisConst(i) => e.p.gods[st.objects[e.this as usize].god as usize].consts[i as usize],
+            Leaf::BoundConst(i) => e.p.gods[st.objects[e.bound as usize].god as usize].consts[i as usize],
+            Leaf::GodInit(i) => e.p.gods[e.bound as usize].init[i as usize],
+            Leaf::GodConst(i) => e.p.gods[e.bound as usize].consts[i as usize],
+            Leaf::NamedConst(g, i) => e.p.gods[g as usize].consts[i as usize],
+            Leaf::ThisObj => e.this as i64,
+            Leaf::BoundObj => e.bound as i64,
+            Leaf::GodName => e.p.gods[e.bound as usize].name_sym,
+            Leaf::StoreOwn(n) => st.slots[n as usize],
+            Leaf::StoreSum(n) => st.slots[e.p.n_store_nodes() + n as usize] - st.slots[n as usize],
+            Leaf::Time => st.clock,
+            Leaf::SessionTime => e.p.session_time(st),
+            Leaf::Sessions => st.sessions,
+            Leaf::Moves => st.moves as i64,
+            Leaf::Actor => {
+                if st.actor == NONE {
+                    NULL
+                } else {
+                    st.actor as i64
+                }
+            }
+            Leaf::Round => st.round as i64,
+            Leaf::Turns => st.turns as i64,
+            Leaf::ToMove => st.to_move as i64,
+        }
+    }
+}
+
+/// One value-producing piece of code; `at` is the index of the op that reports errors.
+pub(super) enum T {
+    Leaf(Leaf),
+    /// One operand (`Field`, `FieldConst`, `NameOf`, `NegL`, `NegD`, `L2D`, `Not`, `Load`,
+    /// `GridRuns`, `GridSwaps`, `GridHasSwap`, `GridSumRuns`).
+    Un(Op, Box<T>, usize),
+    /// Two operands: arithmetic, comparisons, `Xor`, and the two-argument grid reads.
+    Bin(Op, Box<T>, Box<T>, usize),
+    /// `GridGroupLead` (c, tol, min) and `GridLine` (x, y, dx, dy).
+    Many(Op, Vec<T>, usize),
+    And(Box<T>, Box<T>),
+    Or(Box<T>, Box<T>),
+    Call(Builtin, Vec<T>, usize),
+    /// An aggregate over objects (its inner code is its own expression).
+    Agg(u16),
+}
+
+/// Decompiles postfix code `code` (starting at absolute index `base`) onto `stack`.
+pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
+    let mut pc = 0;
+    while pc < code.len() {
+        let at = base + pc;
+        let op = code[pc];
+        let leaf = match op {
+            Op::Const(v) => Some(Leaf::Const(v)),
+            Op::Slot(s) => Some(Leaf::Slot(s)),
+            Op::This(o) => Some(Leaf::This(o)),
+            Op::Bound(o) => Some(Leaf::Bound(o)),
+            Op::ThisConst(i) => Some(Leaf::ThisConst(i)),
+            Op::BoundConst(i) => Some(Leaf::BoundConst(i)),
+            Op::GodInit(i) => Some(Leaf::GodInit(i)),
+            Op::GodConst(i) => Some(Leaf::GodConst(i)),
+            Op::NamedConst(g, i) => Some(Leaf::NamedConst(g, i)),
+            Op::ThisObj => Some(Leaf::ThisObj),
+            Op::BoundObj => Some(Leaf::BoundObj),
+            Op::GodName => Some(Leaf::GodName),
+            Op::StoreOwn(n) => Some(Leaf::StoreOwn(n)),
+            Op::StoreSum(n) => Some(Leaf::StoreSum(n)),
+            Op::Time => Some(Leaf::Time),
+            Op::SessionTime => Some(Leaf::SessionTime),
+            Op::Sessions => Some(Leaf::Sessions),
+            Op::Moves => Some(Leaf::Moves),
+            Op::Actor => Some(Leaf::Actor),
+            Op::Round => Some(Leaf::Round),
+            Op::Turns => Some(Leaf::Turns),
+            Op::ToMove => Some(Leaf::ToMove),
+            _ => None,
+        };
+        if let Some(l) = leaf {
+            stack.push(T::Leaf(l));
+            pc += 1;
+            continue;
+        }
+        let pop = |stack: &mut Vec<T>| Box::new(stack.pop().expect("well-formed code"));
+        match op {
+            Op::Field(_)
+            | Op::FieldConst(_)
+            | Op::NameOf
+            | Op::NegL
+            | Op::NegD
+            | Op::L2D
+            | Op::Not
+            | Op::Load
+            | Op::GridRuns(_)
+            | Op::GridSwaps(_)
+            | Op::GridHasSwap(_)
+            | Op::GridSumRuns(..) => {
+                let a = pop(stack);
+                stack.push(T::Un(op, a, at));
+            }
+            Op::L2DUnder => {
+                let b = stack.pop().expect("well-formed code");
+                let a = pop(stack);
+                stack.push(T::Un(Op::L2D, a, at));
+                stack.push(b);
+            }
+            Op::AndJump(off) | Op::OrJump(off) => {
+                let a = pop(stack);
+                let inner = &code[pc + 1..pc + off as usize];
+                let mut sub = Vec::new();
+                decompile(inner, at + 1, &mut sub);
+                let b = Box::new(sub.pop().expect("well-formed code"));
+                stack.push(if matches!(op, Op::AndJump(_)) { T::And(a, b) } else { T::Or(a, b) });
+                pc += off as usize;
+                continue;
+            }
+            Op::Skip(n) => {
+                pc += n as usize + 1;
+                continue;
+            }
+            Op::Agg(a) => stack.push(T::Agg(a)),
+            Op::Call(b) => {
+                let n = b.arity();
+                let args = stack.split_off(stack.len() - n);
+                stack.push(T::Call(b, args, at));
+            }
+            Op::GridLine(_) | Op::GridGroupLead(_) => {
+                let n = if matches!(op, Op::GridLine(_)) { 4 } else { 3 };
+                let args = stack.split_off(stack.len() - n);
+                stack.push(T::Many(op, args, at));
+            }
+            _ => {
+                let b = pop(stack);
+                let a = pop(stack);
+                stack.push(T::Bin(op, a, b, at));
+            }
+        }
+        pc += 1;
+    }
+}

@@ -1,0 +1,806 @@
+//! The compiled game ([`Program`]) and its run-time [`State`]: the last stage of the pipeline
+//! (text → tokens → AST → checked model → **program → state**).
+//!
+//! Every name was resolved by the compiler: attributes are slot offsets, objects are indices,
+//! strings are interned symbols, game value store paths are node indices. Expressions are a
+//! small stack bytecode ([`Op`]) evaluated on a fixed-size stack — no string lookup, no hash map
+//! and no allocation per evaluation. A state is a flat `Vec<i64>` of slots (game value store
+//! first, then every object's attributes), a table of objects, a sorted timer queue and a few
+//! counters, so cloning it is three `memcpy`s.
+//!
+//! Values are 64-bit: longs as themselves, doubles as their bits, booleans as 0/1, strings as
+//! symbol indices, object references as object indices with [`NULL`] for `null`. The static type
+//! of every slot and operation is known from the checker, so no value carries a tag.
+//!
+//! Room for what later issues add is already here: `to_move` (several players), `rng` (seeded
+//! chance), `ObjRec::alive` (deletion), and fixed-size grids are just runs of slots.
+
+use crate::wgdl::diag::{SourceFile, Span};
+use crate::wgdl::turns::OccCache;
+use std::sync::Arc;
+use thiserror::Error;
+
+mod error;
+mod eval;
+mod exec;
+mod moves;
+mod ops;
+
+pub use error::*;
+pub use ops::*;
+
+/// The object reference `null`.
+pub const NULL: i64 = -1;
+/// "No object" in an evaluation context.
+pub const NONE: u32 = u32::MAX;
+
+pub type ClassId = u16;
+pub type GodId = u16;
+pub type ActionId = u16;
+pub type ConsId = u32;
+
+/// Whether class `a` is `b` or derives from it, given each class's pre-order interval.
+#[inline]
+pub(crate) fn within(spans: &[(u32, u32)], a: ClassId, b: ClassId) -> bool {
+    let (x, (lo, hi)) = (spans[a as usize].0, spans[b as usize]);
+    lo <= x && x <= hi
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BindKind {
+    None,
+    Instance(ClassId),
+    God(ClassId),
+    /// A whole number in [lo, hi] (forEveryNumber).
+    Number(u32, u32),
+    /// A walkable cell of the hex map (forEveryHex).
+    Hex,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    Player,
+    Rule,
+    OnCreate,
+    /// `round:` hooks, run at the end of every round.
+    OnRound,
+}
+
+#[derive(Clone, Debug)]
+pub struct ActionInfo {
+    /// Its index in [`Program::actions`].
+    pub id: ActionId,
+    pub name: String,
+    pub span: Span,
+    pub kind: ActionKind,
+    /// Owner class (player and on-create actions).
+    pub class: Option<ClassId>,
+    pub bind: BindKind,
+    pub conditions: Vec<ExprId>,
+    pub consequences: Vec<ConsId>,
+    pub group: u16,
+    /// Seconds the action takes (player actions); `None` = the game's default duration.
+    pub duration: Option<(ExprId, bool)>,
+    /// Move filters (extension): offered to policies only; per owner only the n lowest keys;
+    /// only when at most n other moves are legal; only when no move of these actions is.
+    pub policy_only: bool,
+    pub choose: Option<(u32, ExprId)>,
+    pub last_resort: Option<u32>,
+    pub unless: Vec<ActionId>,
+    /// How many leading conditions do not read the binding: legal-move generation checks them
+    /// once per owner instead of once per binding (set when the program is finished).
+    pub owner_conds: usize,
+    /// How many leading conditions read neither the owner nor the binding (`global.energy > 0`):
+    /// move generation checks them once per action, not once per owner.
+    pub global_conds: usize,
+    /// Rules: the parts of the state the conditions read (`wgdl::deps`), set when the
+    /// program is finished.
+    pub reads: crate::wgdl::deps::Parts,
+    /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
+    /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
+    pub swap_filter: Option<(u16, i64)>,
+    /// `choose n by hex.walk(X, h)` on a `forEveryHex h` binding, X not reading `h`: move
+    /// generation visits cells by walk from X and stops after n moves (or when the bound
+    /// condition fails) instead of testing every cell and sorting.
+    pub walk_order: Option<WalkOrder>,
+    /// The first condition is `this == game.actor` or `this.<attr> == game.actor`: move
+    /// generation compares the owner (or its attribute) with the actor directly.
+    pub actor_gate: Option<ActorGate>,
+}
+
+/// How [`ActionInfo::actor_gate`] compares an owner with `game.actor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActorGate {
+    /// `this == game.actor`.
+    This,
+    /// `this.<attribute at this offset> == game.actor`.
+    Attr(u32),
+}
+
+/// How a `choose … by hex.walk(X, h)` action's cells are enumerated (see
+/// [`ActionInfo::walk_order`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkOrder {
+    /// X, the cell walks are measured from (its own expression).
+    pub from: ExprId,
+    /// The index of a condition `hex.walk(X, h) <= E` (or `<`), E not reading `h`: walks only
+    /// grow along the order, so once it fails it fails for every later cell.
+    pub bound: Option<usize>,
+    /// How each condition from the owner conditions on is tested for a cell.
+    pub conds: Vec<CellCond>,
+}
+
+/// How walk-ordered move generation tests one condition for a cell `h`: the shapes it knows
+/// are read from the occupancy bit sets and the map's tables (their operands that do not read
+/// `h` evaluated once per owner, when first needed); anything else is evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellCond {
+    /// `hex.free(h)`.
+    Free,
+    /// `hex.hidden(h, X)`; X (its own expression) does not read `h`.
+    Hidden(ExprId),
+    /// `hex.walk(<the walk order's X>, h) <= E` (`strict`: `<`); E does not read `h`.
+    WalkBound {
+        limit: ExprId,
+        strict: bool,
+    },
+    Eval(ExprId),
+}
+
+#[derive(Clone, Debug)]
+pub struct AttrInfo {
+    pub name: String,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClassInfo {
+    pub name: String,
+    pub parent: Option<ClassId>,
+    /// Instance attributes, inherited ones first (so an offset is valid in every subclass).
+    pub attrs: Vec<AttrInfo>,
+    /// Class constants, inherited ones first.
+    pub consts: Vec<AttrInfo>,
+    /// Player actions an object of this class owns, inherited ones first.
+    pub actions: Vec<ActionId>,
+    /// `create:` hooks to run, ancestors' first.
+    pub create_hooks: Vec<ActionId>,
+    /// Descriptions of this class or a subclass, in declaration order.
+    pub gods: Vec<GodId>,
+    /// Every action of [`ClassInfo::actions`] opens with this actor gate (and has no
+    /// owner-free conditions before it): an object that fails it has no move.
+    pub actor_gate: Option<ActorGate>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct GodInfo {
+    pub name: String,
+    pub name_sym: i64,
+    pub class: ClassId,
+    pub init: Vec<i64>,
+    pub consts: Vec<i64>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub weight: f64,
+}
+
+/// Who takes turns (extension): objects of `class`, their side in attribute slot `side`.
+#[derive(Clone, Debug)]
+pub struct TurnInfo {
+    pub class: ClassId,
+    pub side: u32,
+    /// Only objects for which this holds take their turn (`while`).
+    pub cond: Option<ExprId>,
+    /// R0 B0 R1 B1 … instead of R0 R1 B0 B1.
+    pub alternating: bool,
+}
+
+/// A `winner`/`draw` line.
+#[derive(Clone, Debug)]
+pub struct OutcomeInfo {
+    /// The winning side, `None` for a draw.
+    pub winner: Option<u8>,
+    pub expr: ExprId,
+    pub text: String,
+    /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
+    pub reads: crate::wgdl::deps::Parts,
+}
+
+/// Objects standing on hex cells (`hexOccupants`).
+#[derive(Clone, Debug)]
+pub struct Occupants {
+    pub class: ClassId,
+    pub pos: u32,
+    pub side: u32,
+    pub cond: Option<ExprId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GridInfo {
+    pub name: String,
+    /// Absolute slot of cell (0, 0); cell (x, y) is at `base + y * width + x`.
+    pub base: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A declared parameter: an attribute value of one description, with its range.
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    /// `description.attribute`.
+    pub name: String,
+    /// Where the value lives: the description, a class constant or an instance attribute's
+    /// default, and its index.
+    pub god: GodId,
+    pub is_const: bool,
+    pub idx: u32,
+    pub integer: bool,
+    pub min: f64,
+    pub max: f64,
+    /// The value in this program (the file's, or an override).
+    pub value: f64,
+    /// The file's value.
+    pub default: f64,
+}
+
+/// How a policy tier picks.
+#[derive(Clone, Copy, Debug)]
+pub enum PickCode {
+    First,
+    Random,
+    Weight(ExprId, bool),
+    Max(ExprId, bool),
+}
+
+#[derive(Clone, Debug)]
+pub struct Tier {
+    pub action: ActionId,
+    pub pick: PickCode,
+    pub cond: Option<ExprId>,
+}
+
+/// A policy: ordered tiers; the first tier with a move decides.
+#[derive(Clone, Debug)]
+pub struct PolicyInfo {
+    pub name: String,
+    pub tiers: Vec<Tier>,
+}
+
+/// `sumOf(Class, expr)` / `countOf(Class, cond)`, and `<grid>.sumRuns(min, k, expr)` (whose
+/// `class` is unused: its inner expression binds the run length as a number).
+#[derive(Clone, Copy, Debug)]
+pub struct AggInfo {
+    pub class: ClassId,
+    pub expr: ExprId,
+    pub count: bool,
+    pub double: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct GoalInfo {
+    pub k: u32,
+    pub expr: ExprId,
+    pub text: String,
+    /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
+    pub reads: crate::wgdl::deps::Parts,
+}
+
+/// The game value store's shape, fixed at compile time: a trie of named nodes.
+#[derive(Clone, Debug, Default)]
+pub struct StoreLayout {
+    /// Full dotted path of each node (node 0 is the root, "").
+    pub paths: Vec<String>,
+    pub parent: Vec<u32>,
+    /// For nodes that dynamic segments can descend from: index into `dyn_children`.
+    pub dyn_base: Vec<u32>,
+    /// `dyn_children[dyn_base[node] + sym]` = child node for that symbol.
+    pub dyn_children: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Rule firings allowed after one move (and after one timer) before it counts as runaway.
+    pub rule_firings: u32,
+    pub objects: u32,
+    pub timers: u32,
+    /// Player moves in one game before it counts as endless.
+    pub steps: u32,
+    /// Nested `create:` hooks creating objects.
+    pub create_depth: u32,
+    /// Turns (of all sides) in one game before it counts as endless (`limit turns`).
+    pub turns: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { rule_firings: 10_000, objects: 100_000, timers: 100_000, steps: 100_000, create_depth: 64, turns: u32::MAX }
+    }
+}
+
+/// Static value types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Long,
+    Double,
+    Bool,
+    Str,
+    Obj(ClassId),
+    Null,
+}
+
+/// A compiled game. Immutable and shared (`Arc`) by every state and thread.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub source: Arc<SourceFile>,
+    pub syms: Vec<String>,
+    pub classes: Vec<ClassInfo>,
+    pub gods: Vec<GodInfo>,
+    pub actions: Vec<ActionInfo>,
+    pub rules: Vec<ActionId>,
+    pub conses: Vec<ConsInfo>,
+    pub code: Vec<Op>,
+    pub spans: Vec<Span>,
+    pub initial: Vec<GodId>,
+    pub goals: Vec<GoalInfo>,
+    pub groups: Vec<Group>,
+    pub store: StoreLayout,
+    /// Named game values (`game missionsDone missions . done`): name and dotted store path.
+    pub game_values: Vec<(String, String)>,
+    pub limits: Limits,
+    pub default_duration: Option<(ExprId, bool)>,
+    /// Some rule reads the clock (`game.time`, `game.sessionTime`): rules fire again whenever
+    /// the clock moves, not only after consequences.
+    pub rules_read_time: bool,
+    pub session_length: i64,
+    pub session_pause: i64,
+    /// Each class's subtree as an interval `(first, last)` of a pre-order numbering of the
+    /// class tree (linear memory): class a is b or derives from b iff a's number is in b's
+    /// interval (`within`).
+    pub is_sub: Vec<(u32, u32)>,
+    pub max_stack: usize,
+    /// Extensions: sides, turns, outcomes, round hooks, hex map, grids, parameters, policies.
+    pub players: Vec<String>,
+    pub turn: Option<TurnInfo>,
+    pub outcomes: Vec<OutcomeInfo>,
+    pub round_hooks: Vec<ActionId>,
+    pub hex: Option<Arc<crate::wgdl::hex::HexMap>>,
+    pub occupants: Option<Occupants>,
+    pub grids: Vec<GridInfo>,
+    /// Slots between the store and the objects (grid cells).
+    pub grid_slots: u32,
+    pub params: Vec<ParamInfo>,
+    pub policies: Vec<PolicyInfo>,
+    pub aggs: Vec<AggInfo>,
+    /// Some `unless` names a `policyOnly` action (so searches must still generate those).
+    pub unless_sees_policy_only: bool,
+    /// `constraint` lines: the compiled condition and its text.
+    pub constraints: Vec<(ExprId, String)>,
+    /// Some action has a move filter (`choose`, `lastResort`, `unless`) or is `policyOnly`.
+    pub has_filters: bool,
+    /// `chance fair`: a search must not see the real future of the game's stream; it plays on
+    /// an independent stream (see [`crate::game::Game::hidden_chance`]). Default `chance oracle`.
+    pub chance_fair: bool,
+    /// Every named overlay the file declares (`style <name>:` / `variant <name>:` lines), in
+    /// order of first appearance, whether selected or not; and the ones selected.
+    pub overlays: Vec<(crate::wgdl::ast::OverlayKind, String)>,
+    pub selected: Vec<String>,
+    /// The closures that evaluate `code` (`wgdl::fast`), built on first use; one slot per
+    /// code index (`fast.resize(code.len())` after appending code).
+    pub fast: crate::wgdl::fast::FastCode,
+    /// Each action's group (`actions[a].group`), compact for playout policies.
+    pub action_groups: Vec<u16>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjRec {
+    pub god: GodId,
+    pub class: ClassId,
+    pub alive: bool,
+    pub base: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timer {
+    pub due: i64,
+    pub seq: u64,
+    pub cons: ConsId,
+    pub this: u32,
+    pub bound: u32,
+}
+
+/// One player move: an action instance (action, owner object, binding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Action {
+    pub def: ActionId,
+    pub this: u32,
+    /// The bound object (forEveryInstance), description (forEveryGOD) or [`NONE`].
+    pub bound: u32,
+}
+
+/// Why a game is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    /// The last goal holds.
+    Finished,
+    /// No player action is legal (and the last goal does not hold).
+    Stuck,
+    /// `limit steps` moves were made without reaching the last goal.
+    StepLimit,
+    /// A `winner` line held: that side won.
+    Won(u8),
+    /// A `draw` line held.
+    Draw,
+    /// `limit turns` turns were played without a winner.
+    TurnLimit,
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub slots: Vec<i64>,
+    pub objects: Vec<ObjRec>,
+    /// Pending timed consequences, sorted so that the next one to fire is last.
+    pub timers: Vec<Timer>,
+    pub clock: i64,
+    pub timer_seq: u64,
+    pub moves: u32,
+    /// Index of the goal being pursued; `goals.len()` once the last goal held.
+    pub goal: u16,
+    pub sessions: i64,
+    /// Side to move (single-player games: always 0).
+    pub to_move: u8,
+    /// State of the game's own random stream (seeded chance; unused until a game draws).
+    pub rng: u64,
+    /// Set by an `endSession` consequence during the current move.
+    pub end_session: bool,
+    /// Turns (extension): the acting object ([`NONE`] without turns or when nobody can act),
+    /// rounds and turns completed, and the outcome (0 none, 1 draw, 2 + k side k won).
+    pub actor: u32,
+    pub round: u32,
+    pub turns: u32,
+    pub outcome: u8,
+    /// Set by an `endTurn` consequence during the current move.
+    pub end_turn: bool,
+    /// The parts of the state written since the last check of outcomes and goals
+    /// (`wgdl::deps`); ignored by equality and hashing.
+    pub dirty: crate::wgdl::deps::Dirty,
+}
+
+/// Evaluation context: whose action is running.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::wgdl) struct Ctx {
+    pub(in crate::wgdl) this: u32,
+    pub(in crate::wgdl) bound: u32,
+}
+
+const STACK: usize = 32;
+
+thread_local! {
+    /// Move generation's scratch space, reused from one generation to the next.
+    static CANDIDATES: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Move generation's scratch space (see [`Program::candidates`]).
+#[derive(Default)]
+struct Scratch {
+    /// Per action: whether its owner-free conditions hold (0 unknown, 1 false, 2 true).
+    global: Vec<u8>,
+    /// The live objects of class `bound_class` (index, first slot), listed once per generation
+    /// for `forEveryInstance` bindings of that class.
+    bound_class: Option<ClassId>,
+    bound: Vec<(u32, u32)>,
+}
+
+impl Program {
+    pub fn n_store_nodes(&self) -> usize {
+        self.store.parent.len()
+    }
+
+    pub fn is_sub(&self, a: ClassId, b: ClassId) -> bool {
+        within(&self.is_sub, a, b)
+    }
+
+    pub fn sym(&self, v: i64) -> &str {
+        self.syms.get(v as usize).map_or("?", |s| s.as_str())
+    }
+
+    /// The start state: the store, then every `initial` object in file order (their `create:`
+    /// hooks run), rules fired, goals checked.
+    pub fn initial_state(&self) -> Result<State, RuntimeError> {
+        self.initial_state_seeded(0)
+    }
+
+    /// The start state of the game with chance seed `seed`: its stream word starts at
+    /// `mix(seed)`, so that neighbouring seeds give unrelated streams (games that draw, such as
+    /// refills of a tile grid, differ per seed; other games do not).
+    pub fn initial_state_seeded(&self, seed: u64) -> Result<State, RuntimeError> {
+        let n = self.n_store_nodes();
+        let mut st = State {
+            slots: vec![0; 2 * n + self.grid_slots as usize],
+            objects: Vec::new(),
+            timers: Vec::new(),
+            clock: 0,
+            timer_seq: 0,
+            moves: 0,
+            goal: 0,
+            sessions: 0,
+            to_move: 0,
+            rng: crate::rng::mix(seed),
+            end_session: false,
+            actor: NONE,
+            round: 0,
+            turns: 0,
+            outcome: 0,
+            end_turn: false,
+            dirty: crate::wgdl::deps::Dirty { checks: crate::wgdl::deps::ALL, rules: crate::wgdl::deps::ALL },
+        };
+        // All initial objects exist before any create: hook runs, so hooks can use named objects.
+        for &g in &self.initial {
+            self.alloc(&mut st, g, self.gods[g as usize].span)?;
+        }
+        for id in 0..self.initial.len() as u32 {
+            self.run_create_hooks(&mut st, id, 0)?;
+        }
+        self.fire_rules(&mut st)?;
+        self.settle(&mut st)?;
+        if self.turn.is_some() {
+            st.end_turn = false;
+            st.actor = self.next_actor(&st, None)?.unwrap_or(NONE);
+            st.to_move = self.side_of(&st, st.actor);
+        }
+        self.advance_goals(&mut st)?;
+        self.check_outcomes(&mut st)?;
+        st.dirty.checks = 0;
+        Ok(st)
+    }
+
+    /// Fresh objects are appended; their slot base is the current end of the slot vector.
+    /// `span` is what an error points at: the `initial` description or the `create` consequence.
+    fn alloc(&self, st: &mut State, god: GodId, span: Span) -> Result<u32, RuntimeError> {
+        let g = &self.gods[god as usize];
+        if st.objects.len() as u32 >= self.limits.objects {
+            return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
+        }
+        let id = st.objects.len() as u32;
+        st.dirty.mark(crate::wgdl::deps::BORN);
+        st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
+        st.slots.extend_from_slice(&g.init);
+        Ok(id)
+    }
+
+    fn create(&self, st: &mut State, god: GodId, depth: u32, span: Span) -> Result<u32, RuntimeError> {
+        if depth > self.limits.create_depth {
+            return Err(rt(RtKind::CreateTooDeep { limit: self.limits.create_depth }, span));
+        }
+        let id = self.alloc(st, god, span)?;
+        self.run_create_hooks(st, id, depth)?;
+        Ok(id)
+    }
+
+    fn run_create_hooks(&self, st: &mut State, id: u32, depth: u32) -> Result<(), RuntimeError> {
+        let class = st.objects[id as usize].class;
+        let ctx = Ctx { this: id, bound: NONE };
+        for &h in &self.classes[class as usize].create_hooks {
+            let a = &self.actions[h as usize];
+            if self.conditions_hold(st, a, ctx)? {
+                self.run_consequences(st, h, ctx, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a player move: its consequences in attachment order, rules to a fixpoint, then
+    /// the action's duration on the game clock (timers fire, sessions end), then goals.
+    /// The caller guarantees legality (see [`Program::apply_checked`]).
+    pub fn apply(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
+        let info = &self.actions[a.def as usize];
+        let ctx = Ctx { this: a.this, bound: a.bound };
+        self.run_consequences(st, a.def, ctx, 0)?;
+        self.fire_rules(st)?;
+        if st.end_turn {
+            self.end_turn(st)?;
+        }
+        let duration = match info.duration.or(self.default_duration) {
+            Some((e, is_double)) => {
+                let raw = self.eval(st, e, ctx)?;
+                let d = if is_double { f64::from_bits(raw as u64).floor() as i64 } else { raw };
+                if d < 0 {
+                    return Err(rt(RtKind::NegativeDelay { delay: d }, self.spans[e.start as usize]));
+                }
+                d
+            }
+            None => 0,
+        };
+        self.pass_time(st, duration)?;
+        st.moves += 1;
+        st.dirty.mark(crate::wgdl::deps::MOVES);
+        self.advance_goals(st)?;
+        self.check_outcomes(st)?;
+        st.dirty.checks = 0;
+        Ok(())
+    }
+
+    /// [`Program::apply`] after checking that the move is legal.
+    pub fn apply_checked(&self, st: &mut State, a: Action) -> Result<(), RuntimeError> {
+        if !self.is_legal(st, a)? {
+            let err = match self.actions.get(a.def as usize) {
+                Some(info) => rt(RtKind::IllegalAction { action: self.action_name(st, a) }, info.span),
+                None => {
+                    rt(RtKind::IllegalAction { action: format!("#{} (there are {} actions)", a.def, self.actions.len()) }, Span::default())
+                }
+            };
+            return Err(err);
+        }
+        self.apply(st, a)
+    }
+
+    pub fn status(&self, st: &State, legal: &[Action]) -> Status {
+        if st.outcome == 1 {
+            Status::Draw
+        } else if st.outcome >= 2 {
+            Status::Won(st.outcome - 2)
+        } else if st.goal as usize >= self.goals.len() && !self.goals.is_empty() {
+            Status::Finished
+        } else if st.turns >= self.limits.turns {
+            Status::TurnLimit
+        } else if st.moves >= self.limits.steps {
+            Status::StepLimit
+        } else if legal.is_empty() {
+            Status::Stuck
+        } else {
+            Status::Running
+        }
+    }
+
+    /// An object's readable name: its description, numbered (`plot#2`) when there are several.
+    pub fn object_label(&self, st: &State, id: u32) -> String {
+        let Some(o) = st.objects.get(id as usize) else { return "?".into() };
+        let g = &self.gods[o.god as usize];
+        if st.objects.iter().filter(|x| x.god == o.god).count() > 1 {
+            let nth = st.objects[..id as usize].iter().filter(|x| x.god == o.god).count() + 1;
+            format!("{}#{nth}", g.name)
+        } else {
+            g.name.clone()
+        }
+    }
+
+    /// `getCoins(coin20)`, `plantSeed(farm#3, wheat)`: a readable name for a move.
+    pub fn action_name(&self, st: &State, a: Action) -> String {
+        let info = &self.actions[a.def as usize];
+        let obj = |id: u32| self.object_label(st, id);
+        match info.bind {
+            BindKind::None => format!("{}({})", info.name, obj(a.this)),
+            BindKind::Instance(_) => format!("{}({}, {})", info.name, obj(a.this), obj(a.bound)),
+            BindKind::God(_) => {
+                let g = self.gods.get(a.bound as usize).map_or("?", |g| g.name.as_str());
+                format!("{}({}, {g})", info.name, obj(a.this))
+            }
+            BindKind::Number(..) => format!("{}({}, {})", info.name, obj(a.this), a.bound),
+            BindKind::Hex => match &self.hex {
+                Some(h) if (a.bound as usize) < h.len() => {
+                    format!("{}({}, {}:({},{}))", info.name, obj(a.this), a.bound, h.q[a.bound as usize], h.r[a.bound as usize])
+                }
+                _ => format!("{}({}, {})", info.name, obj(a.this), a.bound),
+            },
+        }
+    }
+
+    /// Renders a value of static type `ty`.
+    pub fn show(&self, ty: Ty, v: i64) -> String {
+        match ty {
+            Ty::Long => v.to_string(),
+            Ty::Double => format!("{}", f64::from_bits(v as u64)),
+            Ty::Bool => (v != 0).to_string(),
+            Ty::Str => self.sym(v).to_string(),
+            Ty::Obj(_) | Ty::Null => {
+                if v == NULL {
+                    "null".into()
+                } else {
+                    format!("object#{v}")
+                }
+            }
+        }
+    }
+
+    /// Every named value of a state, in a fixed order (the clock, the game's values, then each
+    /// object's attributes): (name, type, value). `run` prints their differences; a state's text
+    /// form lists them.
+    pub fn named_values(&self, st: &State) -> Vec<(String, Ty, i64)> {
+        let mut v = Vec::new();
+        v.push(("game.time".to_string(), Ty::Long, st.clock));
+        v.push(("game.sessionsFinished".to_string(), Ty::Long, st.sessions));
+        for (i, path) in self.store.paths.iter().enumerate().skip(1) {
+            v.push((format!("game.{path}"), Ty::Long, st.slots[i]));
+        }
+        for (id, o) in st.objects.iter().enumerate() {
+            let name = self.object_label(st, id as u32);
+            for (k, a) in self.classes[o.class as usize].attrs.iter().enumerate() {
+                let val = if o.alive { st.slots[(o.base as usize) + k] } else { 0 };
+                v.push((format!("{name}.{}", a.name), a.ty, val));
+            }
+        }
+        v
+    }
+
+    /// A 64-bit hash of everything mutable in the state (FxHash-style mixing; no allocation).
+    pub fn hash_state(&self, st: &State) -> u64 {
+        st.fingerprint()
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            slots: self.slots.clone(),
+            objects: self.objects.clone(),
+            timers: self.timers.clone(),
+            clock: self.clock,
+            timer_seq: self.timer_seq,
+            moves: self.moves,
+            goal: self.goal,
+            sessions: self.sessions,
+            to_move: self.to_move,
+            rng: self.rng,
+            end_session: self.end_session,
+            actor: self.actor,
+            round: self.round,
+            turns: self.turns,
+            outcome: self.outcome,
+            end_turn: self.end_turn,
+            dirty: self.dirty,
+        }
+    }
+
+    /// Reuses this state's buffers: no allocation once they are large enough.
+    fn clone_from(&mut self, src: &State) {
+        self.slots.clone_from(&src.slots);
+        self.objects.clone_from(&src.objects);
+        self.timers.clone_from(&src.timers);
+        self.clock = src.clock;
+        self.timer_seq = src.timer_seq;
+        self.moves = src.moves;
+        self.goal = src.goal;
+        self.sessions = src.sessions;
+        self.to_move = src.to_move;
+        self.rng = src.rng;
+        self.end_session = src.end_session;
+        self.actor = src.actor;
+        self.round = src.round;
+        self.turns = src.turns;
+        self.outcome = src.outcome;
+        self.end_turn = src.end_turn;
+        self.dirty = src.dirty;
+    }
+}
+
+impl State {
+    /// A 64-bit hash of everything that makes two states different games from here on.
+    pub fn fingerprint(&self) -> u64 {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h: u64 = 0;
+        let mut mix = |v: u64| h = (h.rotate_left(5) ^ v).wrapping_mul(K);
+        for &s in &self.slots {
+            mix(s as u64);
+        }
+        for o in &self.objects {
+            mix(((o.god as u64) << 33) | ((o.alive as u64) << 32) | o.base as u64);
+        }
+        for t in &self.timers {
+            mix(t.due as u64);
+            mix(((t.cons as u64) << 32) ^ ((t.this as u64) << 16) ^ t.bound as u64);
+        }
+        mix(self.clock as u64);
+        mix(self.sessions as u64);
+        mix(((self.goal as u64) << 8) | self.to_move as u64);
+        mix(self.rng);
+        mix(((self.actor as u64) << 32) | ((self.outcome as u64) << 24) | self.round as u64);
+        mix(self.turns as u64);
+        h
+    }
+}

@@ -1,0 +1,404 @@
+//! Legal moves: an action's conditions and actor gates, the candidate objects and bindings of
+//! each action (walk orders with early stop, `unless`, the live objects of a bound class listed once
+//! per generation), and the list of legal [`Action`]s a searcher picks from.
+
+use super::*;
+
+impl Program {
+    pub(in crate::wgdl) fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
+        self.conditions_hold_from(st, a, ctx, 0, None)
+    }
+
+    /// Whether object `this` (or its attribute) is the actor, as `gate` compares them.
+    #[inline]
+    pub(super) fn gate_open(&self, st: &State, gate: ActorGate, this: u32) -> bool {
+        let actor = if st.actor == NONE { NULL } else { st.actor as i64 };
+        let owner = match gate {
+            ActorGate::This => this as i64,
+            ActorGate::Attr(o) => st.slots[(st.objects[this as usize].base + o) as usize],
+        };
+        owner == actor
+    }
+
+    /// The leading conditions that do not read the binding, checked once for an owner (a live
+    /// object): those that read no owner either once per action and move generation (their
+    /// result kept in `global[a]`: 0 unknown, 1 false, 2 true), the first one directly when it
+    /// compares the owner with the actor (unless `gated`: the owner's class gate was open).
+    pub(super) fn owner_ok(
+        &self,
+        st: &State,
+        a: ActionId,
+        this: u32,
+        occ: Option<&OccCache>,
+        global: &mut [u8],
+        gated: bool,
+    ) -> Result<bool, RuntimeError> {
+        let info = &self.actions[a as usize];
+        let mut first = 0;
+        if info.global_conds > 0 {
+            let known = global.get(a as usize).copied().unwrap_or(0);
+            let ok = match known {
+                0 => {
+                    let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+                    let mut ok = true;
+                    for &c in &info.conditions[..info.global_conds] {
+                        if self.eval_env(&env, c)? == 0 {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    if let Some(g) = global.get_mut(a as usize) {
+                        *g = 1 + ok as u8;
+                    }
+                    ok
+                }
+                k => k == 2,
+            };
+            if !ok {
+                return Ok(false);
+            }
+            first = info.global_conds;
+        } else if let Some(gate) = info.actor_gate {
+            if !gated && !self.gate_open(st, gate, this) {
+                return Ok(false);
+            }
+            first = 1;
+        }
+        if first == info.owner_conds {
+            return Ok(true);
+        }
+        let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+        self.all_hold(&env, &self.cond_fxs(a)[first..info.owner_conds])
+    }
+
+    /// Whether every condition closure of `conds` holds in `env`.
+    #[inline(always)]
+    pub(super) fn all_hold(&self, env: &crate::wgdl::fast::Env, conds: &[crate::wgdl::fast::Fx]) -> Result<bool, RuntimeError> {
+        for f in conds {
+            if f(env)? == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The conditions from the `from`-th on (one evaluation environment for all of them).
+    #[inline]
+    pub(super) fn conditions_hold_from(
+        &self,
+        st: &State,
+        a: &ActionInfo,
+        ctx: Ctx,
+        from: usize,
+        occ: Option<&OccCache>,
+    ) -> Result<bool, RuntimeError> {
+        let conds = &a.conditions[from.min(a.conditions.len())..];
+        if conds.is_empty() {
+            return Ok(true);
+        }
+        let env = match a.bind {
+            BindKind::Number(..) | BindKind::Hex | BindKind::God(_) => crate::wgdl::fast::Env::unbound_object(self, st, ctx, occ),
+            _ => crate::wgdl::fast::Env::with_occ(self, st, ctx, occ),
+        };
+        let fxs = self.cond_fxs(a.id);
+        self.all_hold(&env, &fxs[fxs.len() - conds.len()..])
+    }
+
+    /// True when all the action's conditions hold (the action instance is legal).
+    pub fn is_legal(&self, st: &State, a: Action) -> Result<bool, RuntimeError> {
+        let Some(info) = self.actions.get(a.def as usize) else { return Ok(false) };
+        if info.kind != ActionKind::Player || a.this as usize >= st.objects.len() || !st.objects[a.this as usize].alive {
+            return Ok(false);
+        }
+        let class = st.objects[a.this as usize].class;
+        if !self.is_sub(class, info.class.unwrap_or(0)) {
+            return Ok(false);
+        }
+        match info.bind {
+            BindKind::None => {
+                if a.bound != NONE {
+                    return Ok(false);
+                }
+            }
+            BindKind::God(c) => {
+                if a.bound as usize >= self.gods.len() || !self.is_sub(self.gods[a.bound as usize].class, c) {
+                    return Ok(false);
+                }
+            }
+            BindKind::Instance(c) => match st.objects.get(a.bound as usize) {
+                Some(o) if o.alive && self.is_sub(o.class, c) => {}
+                _ => return Ok(false),
+            },
+            BindKind::Number(lo, hi) => {
+                if a.bound < lo || a.bound > hi {
+                    return Ok(false);
+                }
+            }
+            BindKind::Hex => match &self.hex {
+                Some(h) if (a.bound as usize) < h.len() && !h.wall[a.bound as usize] => {}
+                _ => return Ok(false),
+            },
+        }
+        if !self.conditions_hold(st, info, Ctx { this: a.this, bound: a.bound })? {
+            return Ok(false);
+        }
+        if self.has_filters {
+            // Filters depend on the other legal moves: decide as the move list does.
+            let mut all = Vec::new();
+            self.legal_actions(st, &mut all)?;
+            return Ok(all.contains(&a));
+        }
+        Ok(true)
+    }
+
+    /// Fills `out` with every legal action instance: objects in creation order, each object's
+    /// actions in declaration order (inherited first), bindings in declaration/creation order.
+    pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
+        self.with_occ(st, |occ| {
+            self.candidate_actions_inner(st, out, false, occ)?;
+            if self.has_filters {
+                self.filter_moves(st, out, false, occ)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every action instance whose conditions hold, before move filters, with the occupants
+    /// listed in `occ`. `for_policy` = false skips `policyOnly` actions when no filter looks at
+    /// them.
+    pub(in crate::wgdl) fn candidate_actions_inner(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+    ) -> Result<(), RuntimeError> {
+        out.clear();
+        if st.outcome != 0 {
+            return Ok(());
+        }
+        CANDIDATES.with(|g| match g.try_borrow_mut() {
+            Ok(mut scratch) => {
+                scratch.global.clear();
+                scratch.global.resize(self.actions.len(), 0);
+                scratch.bound_class = None;
+                self.candidates(st, out, for_policy, occ, &mut scratch)
+            }
+            // Nested (not expected): with scratch space of its own.
+            Err(_) => self.candidates(st, out, for_policy, occ, &mut Scratch::default()),
+        })
+    }
+
+    pub(super) fn candidates(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        for_policy: bool,
+        occ: Option<&OccCache>,
+        scratch: &mut Scratch,
+    ) -> Result<(), RuntimeError> {
+        let global = &mut scratch.global[..];
+        let skip_hidden = !for_policy && !self.unless_sees_policy_only;
+        for (oid, obj) in st.objects.iter().enumerate() {
+            let class = &self.classes[obj.class as usize];
+            if !obj.alive || class.actor_gate.is_some_and(|g| !self.gate_open(st, g, oid as u32)) {
+                continue;
+            }
+            // Every action's own gate is the class's, just found open.
+            let gated = class.actor_gate.is_some();
+            for &a in &class.actions {
+                let info = &self.actions[a as usize];
+                if skip_hidden && info.policy_only {
+                    continue;
+                }
+                // `unless`: a move of a named action is listed already, so the filter would drop
+                // every move of this one (conditions not evaluated, as `choose` leaves some).
+                if !info.unless.is_empty() && out.iter().any(|m| info.unless.contains(&m.def)) {
+                    continue;
+                }
+                let this = oid as u32;
+                if info.global_conds > 0 {
+                    match global.get(a as usize) {
+                        // Known already this generation: the owner-free conditions fail.
+                        Some(1) => continue,
+                        // Only owner-free conditions, known to hold: a move for every owner.
+                        Some(2) if info.global_conds == info.conditions.len() && info.bind == BindKind::None => {
+                            out.push(Action { def: a, this, bound: NONE });
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                match info.bind {
+                    BindKind::None => {
+                        if self.owner_ok(st, a, this, occ, global, gated)?
+                            && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
+                        {
+                            out.push(Action { def: a, this, bound: NONE });
+                        }
+                    }
+                    BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
+                        if !self.owner_ok(st, a, this, occ, global, gated)? => {}
+                    // The bindings share one environment, rebound for each.
+                    BindKind::God(c) => {
+                        let conds = &self.cond_fxs(a)[info.owner_conds..];
+                        let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                        for &g in &self.classes[c as usize].gods {
+                            env.rebind(g as u32, 0);
+                            if self.all_hold(&env, conds)? {
+                                out.push(Action { def: a, this, bound: g as u32 });
+                            }
+                        }
+                    }
+                    BindKind::Instance(c) => {
+                        if scratch.bound_class != Some(c) {
+                            scratch.bound_class = Some(c);
+                            scratch.bound.clear();
+                            let live = st.objects.iter().enumerate().filter(|(_, b)| b.alive && self.is_sub(b.class, c));
+                            scratch.bound.extend(live.map(|(i, b)| (i as u32, b.base)));
+                        }
+                        let conds = &self.cond_fxs(a)[info.owner_conds..];
+                        let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                        for &(bound, base) in &scratch.bound {
+                            env.rebind(bound, base);
+                            if self.all_hold(&env, conds)? {
+                                out.push(Action { def: a, this, bound });
+                            }
+                        }
+                    }
+                    BindKind::Number(lo, hi) => match info.swap_filter {
+                        // The swap set of the board, once (from the cache when the rules just
+                        // made it), then a bit per number.
+                        Some((g, min)) => self.with_swap_set(st, g, min, |bits| -> Result<(), RuntimeError> {
+                            // The filter is the last condition and every number is a swap: the
+                            // moves are the set bits.
+                            if info.conditions.len() == info.owner_conds + 1
+                                && self.swap_in_range(g, lo as i64)
+                                && self.swap_in_range(g, hi as i64)
+                            {
+                                for (w, &word) in bits.iter().enumerate() {
+                                    let mut b = word;
+                                    while b != 0 {
+                                        let bound = (w * 64) as u32 + b.trailing_zeros();
+                                        b &= b - 1;
+                                        if (lo..=hi).contains(&bound) {
+                                            out.push(Action { def: a, this, bound });
+                                        }
+                                    }
+                                }
+                                return Ok(());
+                            }
+                            for bound in lo..=hi {
+                                let from = match self.swap_in_range(g, bound as i64) {
+                                    true if bits[bound as usize / 64] >> (bound % 64) & 1 == 0 => continue,
+                                    true => info.owner_conds + 1,
+                                    // Out of range: the interpreted condition reports it.
+                                    false => info.owner_conds,
+                                };
+                                if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
+                                    out.push(Action { def: a, this, bound });
+                                }
+                            }
+                            Ok(())
+                        })?,
+                        None => {
+                            let conds = &self.cond_fxs(a)[info.owner_conds..];
+                            let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                            for bound in lo..=hi {
+                                env.rebind(bound, 0);
+                                if self.all_hold(&env, conds)? {
+                                    out.push(Action { def: a, this, bound });
+                                }
+                            }
+                        }
+                    },
+                    BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out, occ)? => {}
+                    BindKind::Hex => {
+                        let Some(h) = &self.hex else { continue };
+                        for bound in 0..h.len() as u32 {
+                            if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
+                                out.push(Action { def: a, this, bound });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The moves of a `forEveryHex` action with a walk order (its owner conditions hold): cells
+    /// by walk from X, the first n whose conditions hold, pushed in cell order — the moves
+    /// `choose` would keep of all cells. Conditions of cells after those are not evaluated.
+    /// Returns `false` (nothing done) without a hex map.
+    pub(super) fn walk_ordered(
+        &self,
+        st: &State,
+        info: &ActionInfo,
+        a: ActionId,
+        this: u32,
+        out: &mut Vec<Action>,
+        occ: Option<&OccCache>,
+    ) -> Result<bool, RuntimeError> {
+        let (Some(h), Some(order), Some((n, key))) = (&self.hex, &info.walk_order, info.choose) else { return Ok(false) };
+        let n = n as usize;
+        let owner = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+        let from = self.eval_env(&owner, order.from)?;
+        if from < 0 || from as usize >= h.len() {
+            // What `hex.walk(X, h)` reports for every cell.
+            let last = h.len().saturating_sub(1);
+            return Err(rt(RtKind::OffMap { cell: from, last }, self.spans[(key.start + key.len - 1) as usize]));
+        }
+        let from = from as usize;
+        // The operands that do not read the cell, evaluated when first needed.
+        const CACHED: usize = 8;
+        let mut cache: [Option<i64>; CACHED] = [None; CACHED];
+        let mut once = |k: usize, e: ExprId| -> Result<i64, RuntimeError> {
+            match cache.get(k).copied().flatten() {
+                Some(v) => Ok(v),
+                None => {
+                    let v = self.eval_env(&owner, e)?;
+                    if let Some(slot) = cache.get_mut(k) {
+                        *slot = Some(v);
+                    }
+                    Ok(v)
+                }
+            }
+        };
+        let start = out.len();
+        if n > 0 {
+            'cells: for &c in h.by_walk(from) {
+                let c = c as usize;
+                for (k, cond) in order.conds.iter().enumerate() {
+                    let holds = match *cond {
+                        CellCond::Free => !h.wall[c] && !self.occupied(&owner, c)?,
+                        CellCond::Hidden(x) => {
+                            let me = once(k, x)?;
+                            self.hidden(&owner, h, c, me)?
+                        }
+                        CellCond::WalkBound { limit, strict } => {
+                            let (w, e) = (h.walk(from, c), once(k, limit)?);
+                            if strict { w < e } else { w <= e }
+                        }
+                        CellCond::Eval(e) => {
+                            let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
+                            self.eval_env(&env, e)? != 0
+                        }
+                    };
+                    if !holds {
+                        if order.bound == Some(info.owner_conds + k) {
+                            break 'cells;
+                        }
+                        continue 'cells;
+                    }
+                }
+                out.push(Action { def: a, this, bound: c as u32 });
+                if out.len() - start == n {
+                    break;
+                }
+            }
+        }
+        out[start..].sort_unstable_by_key(|m| m.bound);
+        Ok(true)
+    }
+}

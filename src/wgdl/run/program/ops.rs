@@ -1,0 +1,262 @@
+//! The bytecode: expression ranges ([`ExprId`]), the instructions ([`Op`]), the generic built-ins
+//! they call ([`Builtin`]), the places an assignment writes ([`Place`]) and the compiled
+//! consequences ([`Cons`], [`ConsInfo`]) with their tile-grid operations.
+
+use super::*;
+
+/// A range of [`Program::code`] that evaluates to one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExprId {
+    pub start: u32,
+    pub len: u32,
+}
+
+/// One bytecode instruction. Loads push, operators pop their operands and push the result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Const(i64),
+    /// An absolute slot: an attribute of an initial object named by its description.
+    Slot(u32),
+    /// `this.<attr>` / bound instance `.<attr>` by offset.
+    This(u32),
+    Bound(u32),
+    /// Class constants of `this` / of the bound object.
+    ThisConst(u32),
+    BoundConst(u32),
+    /// A forEveryGOD binding: the description's default instance value / constant.
+    GodInit(u32),
+    GodConst(u32),
+    /// A named object's class constant that is a declared parameter: read from its description
+    /// at run time (not folded into the code), so that [`Program::with_parameters`] can change it.
+    NamedConst(GodId, u32),
+    /// Push the object index of `this` / of the bound instance.
+    ThisObj,
+    BoundObj,
+    /// Pop an object, push its attribute (error on `null` or a deleted object).
+    Field(u32),
+    FieldConst(u32),
+    /// Pop an object, push its description's name (a symbol).
+    NameOf,
+    /// The bound description's name.
+    GodName,
+    /// A game value store counter, and the sum over the subtree below a node.
+    StoreOwn(u32),
+    StoreSum(u32),
+    Time,
+    SessionTime,
+    Sessions,
+    Moves,
+    AddL,
+    SubL,
+    MulL,
+    DivL,
+    AddD,
+    SubD,
+    MulD,
+    DivD,
+    NegL,
+    NegD,
+    /// Convert the top of the stack / the value under it from long to double.
+    L2D,
+    L2DUnder,
+    Eq,
+    Ne,
+    LtL,
+    LeL,
+    GtL,
+    GeL,
+    EqD,
+    NeD,
+    LtD,
+    LeD,
+    GtD,
+    GeD,
+    Not,
+    Xor,
+    /// Short-circuit: if the top is false (true), jump forward keeping it; else pop it.
+    AndJump(u32),
+    OrJump(u32),
+    /// A built-in function (extension): pops its arguments, pushes the result.
+    Call(Builtin),
+    /// Jump over the next n ops (an aggregate's inner expression, evaluated on its own).
+    Skip(u32),
+    /// Pops y and x, pushes the absolute slot of grid cell (x, y) (error when off the grid).
+    GridCell(u16),
+    /// Pops a slot index, pushes the slot's value.
+    Load,
+    /// Pops x, y, dx, dy: the length of the run of cells equal to (x, y) through it along ±(dx, dy).
+    GridLine(u16),
+    /// An aggregate over the live objects of a class (`sumOf`, `countOf`).
+    Agg(u16),
+    /// Tile grids (src/wgdl/run/tiles.rs): pops min, pushes the number of runs of ≥ min.
+    GridRuns(u16),
+    /// Pops min, pushes the number of swaps that would make a run of ≥ min.
+    GridSwaps(u16),
+    /// Pops min, pushes whether some swap would make a run of ≥ min.
+    GridHasSwap(u16),
+    /// Pops s and min, pushes whether swap number s would make a run of ≥ min.
+    GridCanSwap(u16),
+    /// Pops min, pushes the sum of aggregate `.1`'s expression over the runs of ≥ min of grid `.0`.
+    GridSumRuns(u16, u16),
+    /// Connected groups (src/wgdl/run/tiles.rs): pops c and tol, pushes the size of c's group.
+    GridGroup(u16),
+    /// Pops c, tol and min, pushes whether c leads (is the lowest cell of) a group of ≥ min.
+    GridGroupLead(u16),
+    /// Pops tol and min, pushes the number of groups of ≥ min cells.
+    GridGroups(u16),
+    /// Pops c and tol, pushes how many distinct tile values c's group holds.
+    GridGroupDistinct(u16),
+    /// `game.actor` (the object whose turn it is, or `null`), `game.round`, `game.turns`, `game.toMove`.
+    Actor,
+    Round,
+    Turns,
+    ToMove,
+}
+
+/// Built-in functions. Hex functions take and return cell numbers (see [`crate::wgdl::hex`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    MaxL,
+    MinL,
+    AbsL,
+    MaxD,
+    MinD,
+    AbsD,
+    HexDistance,
+    HexWalk,
+    HexSees,
+    HexWall,
+    HexFree,
+    HexStart,
+    HexHidden,
+    HexApproach,
+    HexStepToward,
+    HexCells,
+}
+
+impl Builtin {
+    pub fn arity(self) -> usize {
+        use Builtin::*;
+        match self {
+            HexCells => 0,
+            AbsL | AbsD | HexWall | HexFree => 1,
+            MaxL | MinL | MaxD | MinD | HexDistance | HexWalk | HexSees | HexStart | HexHidden => 2,
+            HexStepToward => 3,
+            HexApproach => 4,
+        }
+    }
+}
+
+/// Where a direct consequence writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Place {
+    Slot(u32),
+    This(u32),
+    Bound(u32),
+    /// The object computed by an expression, at an offset.
+    Field(ExprId, u32),
+    /// The absolute slot computed by an expression (a grid cell).
+    Dyn(ExprId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GodSel {
+    Fixed(GodId),
+    Bound,
+}
+
+/// A store path segment after the first computed one: the child is looked up by symbol.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Segment {
+    Sym(i64),
+    /// A string-valued expression picks the child.
+    Dynamic(ExprId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cons {
+    /// Value conversion long→double is compiled into the expression.
+    Assign {
+        place: Place,
+        value: ExprId,
+    },
+    Conditional {
+        cond: ExprId,
+        then: ConsId,
+    },
+    Timed {
+        delay: ExprId,
+        delay_is_double: bool,
+        then: ConsId,
+    },
+    Create {
+        god: GodSel,
+        assign: Option<Place>,
+    },
+    /// Increment the counter at `node`, or below it along `rest` when parts are computed.
+    GameIncrease {
+        node: u32,
+        rest: Vec<Segment>,
+        by: Option<ExprId>,
+    },
+    Delete {
+        obj: ExprId,
+    },
+    EndSession,
+    EndTurn,
+    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/run/tiles.rs).
+    Tile {
+        grid: u16,
+        op: TileOp,
+        args: Vec<ExprId>,
+    },
+}
+
+/// The tile-grid operations of a `do` consequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileOp {
+    /// `swap(s)`: exchange the two cells of swap number s.
+    Swap,
+    /// `clearRuns(min)`: empty (0) every cell of a run of ≥ min.
+    ClearRuns,
+    /// `fall()`: in every column the tiles drop to the bottom, keeping their order.
+    Fall,
+    /// `refill(n)`: every empty cell, column by column, bottom to top, gets 1 + a draw of n.
+    Refill,
+    /// `deal(n, min)`: every cell, in index order, gets 1 + a draw of n, redrawn while it would
+    /// complete a run of min with the cells to its left or below it.
+    Deal,
+    /// `clearGroup(c, tol)`: empty every cell of the connected group of cell c (nothing if c is
+    /// empty).
+    ClearGroup,
+}
+
+impl TileOp {
+    /// Name, operation, and its parameters as the help text names them (their count is the
+    /// arity).
+    pub const ALL: [(&'static str, TileOp, &'static [&'static str]); 6] = [
+        ("swap", TileOp::Swap, &["s"]),
+        ("clearRuns", TileOp::ClearRuns, &["min"]),
+        ("fall", TileOp::Fall, &[]),
+        ("refill", TileOp::Refill, &["n"]),
+        ("deal", TileOp::Deal, &["n", "min"]),
+        ("clearGroup", TileOp::ClearGroup, &["c", "tol"]),
+    ];
+}
+
+#[derive(Clone, Debug)]
+pub struct ConsInfo {
+    pub name: String,
+    pub span: Span,
+    pub code: Cons,
+    /// The binding of the action it was compiled for: says whether a timer's `bound` is an
+    /// object (forEveryInstance) or a description (forEveryGOD).
+    pub bind: BindKind,
+}
+
+impl ConsInfo {
+    /// The context binds an object (so a timer's `bound` is an object index).
+    pub fn bind_instance(&self) -> bool {
+        matches!(self.bind, BindKind::Instance(_))
+    }
+}
