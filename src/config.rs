@@ -94,6 +94,18 @@ fn relative_from(dir: &Path, p: &Path) -> PathBuf {
     out.join(p)
 }
 
+/// Merges `over` into `base`, recursively for tables (an experiment condition's overrides).
+pub fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 /// Rewrites `[section] game` of a config read as a table from `config_path` so that it holds
 /// from the working directory (a base config merged into another keeps its own game).
 pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &Path) {

@@ -8,7 +8,8 @@
 //! under `tests/` and `benches/` implement the same trait so that trajectories and speed can be
 //! compared move for move.
 
-use crate::wgdl::program::{Action, Program, RuntimeError, State, Status};
+pub use crate::status::Status;
+use crate::wgdl::program::{Action, Program, RuntimeError, State};
 use std::sync::Arc;
 
 /// Games whose progress through ordered goals the search can see (WGDL goals).

@@ -13,11 +13,14 @@ pub mod experiment;
 pub mod game;
 pub mod gdl;
 pub mod input;
+pub mod jobs;
 pub mod persona;
+pub mod players;
 pub mod playtest;
 #[cfg(feature = "python")]
 mod python;
 pub mod report;
 pub mod rng;
 pub mod search;
+pub mod status;
 pub mod wgdl;

@@ -35,13 +35,13 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 #[pyfunction]
 #[pyo3(signature = (kind, context, jobs, threads = 1))]
 fn run_batch(py: Python<'_>, kind: String, context: String, jobs: Vec<String>, threads: usize) -> PyResult<Vec<String>> {
-    py.detach(|| exec::run_batch(&kind, &context, &jobs, threads.max(1))).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))
+    py.detach(|| crate::jobs::run_batch(&kind, &context, &jobs, threads.max(1))).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))
 }
 
 /// The job kinds `run_batch` knows.
 #[pyfunction]
 fn job_kinds() -> Vec<&'static str> {
-    exec::KINDS.to_vec()
+    crate::jobs::KINDS.to_vec()
 }
 
 /// An executor object of the Python package: `run(kind, context, jobs) -> list[str]` and
@@ -333,16 +333,15 @@ fn derive(seed: u64, generation: u64, individual: u64, game: u64) -> u64 {
 /// `random`.
 #[pyclass(name = "Bot", module = "playforge._core", frozen)]
 struct PyBot {
-    player: crate::experiment::tournament::Player,
+    player: crate::players::Player,
 }
 
 #[pymethods]
 impl PyBot {
     #[new]
     fn new(game: &PyGame, config: &str) -> PyResult<PyBot> {
-        let ai: crate::experiment::tournament::AiConfig =
-            serde_json::from_str(config).map_err(|e| value_error(format!("a bot's config: {e}")))?;
-        let player = crate::experiment::tournament::resolve(&ai, &game.program).map_err(value_error)?;
+        let ai: crate::players::AiConfig = serde_json::from_str(config).map_err(|e| value_error(format!("a bot's config: {e}")))?;
+        let player = crate::players::resolve(&ai, &game.program).map_err(value_error)?;
         Ok(PyBot { player })
     }
 
@@ -354,7 +353,7 @@ impl PyBot {
         let p = &self.player;
         let r = &mut rng.0;
         let m = py
-            .detach(|| crate::experiment::agents::choose(&p.game, &p.agent, &state.st, &state.legal, r))
+            .detach(|| crate::players::agents::choose(&p.game, &p.agent, &state.st, &state.legal, r))
             .map_err(|e| runtime(&p.game.program, e))?;
         Ok(pack(m))
     }

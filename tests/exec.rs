@@ -93,9 +93,9 @@ fn balance_through_serialized_jobs_writes_the_same_files() {
 
 #[test]
 fn a_bad_batch_is_an_error_not_a_panic() {
-    let err = exec::run_batch("nope", "{}", &[], 1).unwrap_err().to_string();
+    let err = playforge::jobs::run_batch("nope", "{}", &[], 1).unwrap_err().to_string();
     assert!(err.contains("unknown job kind `nope`") && err.contains("balance.game"), "{err}");
-    let err = exec::run_batch("balance.game", "{\"config\": 1}", &["{}".into()], 1).unwrap_err().to_string();
+    let err = playforge::jobs::run_batch("balance.game", "{\"config\": 1}", &["{}".into()], 1).unwrap_err().to_string();
     assert!(err.contains("a balance.game context"), "{err}");
 }
 

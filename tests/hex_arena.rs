@@ -3,8 +3,8 @@
 //! their range and bad policies.
 
 use crate::util;
-use playforge::experiment::agents::{Agent, choose};
 use playforge::game::{Game, WgdlGame};
+use playforge::players::agents::{Agent, choose};
 use playforge::wgdl::{self, CompileOptions, Status};
 use std::path::{Path, PathBuf};
 
@@ -186,7 +186,8 @@ fn bad_policies_and_filters_are_errors() {
 
 #[test]
 fn recorded_games_replay_turn_by_turn() {
-    use playforge::experiment::tournament::{Replay, replay};
+    use playforge::experiment::tournament::replay;
+    use playforge::players::Replay;
     let dir = std::env::temp_dir().join(format!("playforge-replay-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let game = arena_with(&CompileOptions::default()).unwrap();

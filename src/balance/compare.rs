@@ -7,7 +7,7 @@
 
 use super::config::BalanceConfig;
 use super::run::{Row, RunOptions, run};
-use crate::experiment::config::merge;
+use crate::config::merge;
 use crate::report::{chart, csv_bytes, write_atomic};
 use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;

@@ -4,7 +4,7 @@
 //! with its default (HexMage's constants, ../shared/spec/hexmage-encounters.md §4); unknown keys
 //! are errors, and every check after parsing names the key and its line ([`locate`]).
 
-use crate::experiment::tournament::AiConfig;
+use crate::players::AiConfig;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

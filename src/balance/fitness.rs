@@ -10,7 +10,7 @@
 //! (health and its maximum); nothing here knows the hex arena.
 
 use super::config::{BalanceConfig, FitnessConfig};
-use crate::experiment::tournament::{Player, play_out, resolve};
+use crate::players::{Player, play_out, resolve};
 use crate::wgdl::{Program, State, Status};
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};

@@ -14,7 +14,7 @@ use super::fitness::{Eval, Evaluator, target_band};
 use super::jobs::BalanceContext;
 use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer, Ride};
 use crate::exec::Executor;
-use crate::experiment::tournament::Replay;
+use crate::players::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};
 use crate::rng::derive;
 use anyhow::{Result, anyhow, bail};

@@ -8,7 +8,7 @@ use super::fitness::{Evaluator, GameOutcome, target_band};
 use super::jobs::{VerifyContext, VerifyGame, VerifyJob};
 use super::run::load_encounter;
 use crate::exec::Executor;
-use crate::experiment::tournament::wilson;
+use crate::report::stats::wilson;
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::derive;
 use crate::wgdl::{self, CompileOptions, Program};

@@ -206,7 +206,7 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     crate::report::write_atomic(&out.join("matches.csv"), csv.as_bytes())?;
     let mut table = String::from("| player | seats | mean goal | wins | win rate (95% Wilson) |\n|---|---:|---:|---:|---|\n");
     for (k, sum, wins, games) in &stats {
-        let (lo, hi) = crate::experiment::tournament::wilson(*wins, *games);
+        let (lo, hi) = crate::report::stats::wilson(*wins, *games);
         writeln!(
             table,
             "| {k:?} | {games} | {:.1} | {wins} | {:.2} [{lo:.2}, {hi:.2}] |",

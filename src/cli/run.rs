@@ -275,7 +275,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Status::TurnLimit => format!("stopped: `limit turns` ({}) reached without a winner", p.limits.turns),
     };
     if let Some(file) = &args.record {
-        let rep = crate::experiment::tournament::Replay {
+        let rep = crate::players::Replay {
             game: args.game.clone(),
             turn_order,
             params: overrides,

@@ -6,11 +6,12 @@
 //! - [`Executor::Local`] is the rayon fan-out the commands always had: each job runs in this
 //!   process on the objects the driver already built, nothing is serialized.
 //! - [`Executor::RoundTrip`] runs the worker's path in this process: context and jobs written to
-//!   JSON, read back by [`run_batch`] (which builds the worker state from the context alone, as a
+//!   JSON, read back by [`run_kind`] (which builds the worker state from the context alone, as a
 //!   remote worker does), outputs written and read back. Tests hold it to the local results byte
 //!   for byte, which is the proof that a job carries everything its result depends on.
 //! - [`Executor::Remote`] hands the JSON to another executor, today the Ray executor of the
-//!   Python package (`--ray ADDRESS`), whose workers call [`run_batch`] through the extension.
+//!   Python package (`--ray ADDRESS`), whose workers call `crate::jobs::run_batch` (the kinds by
+//!   name, above the drivers that define them) through the extension.
 //!
 //! A worker builds the state of a context once and keeps it ([`worker`]): the game is compiled
 //! once per worker process, keyed by the context's hash, not once per job.
@@ -91,7 +92,7 @@ impl Executor {
         let context = serde_json::to_string(&ctx()?)?;
         let wire: Vec<String> = jobs.par_iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
         let outputs = match remote {
-            None => run_batch(K::NAME, &context, &wire, 0)?,
+            None => run_kind::<K>(&context, &wire, 0)?,
             Some(r) => r.run(K::NAME, &context, wire)?,
         };
         if outputs.len() != jobs.len() {
@@ -149,38 +150,11 @@ pub fn connect(address: &str) -> Result<Executor> {
     }
 }
 
-/// Runs a serialized batch of the named kind on this process's worker for `context` (built on
-/// first use), on `threads` threads: 0 = rayon's global pool (in-process), 1 = one after
-/// another, n = a pool of n threads kept by this process (a remote task that holds n CPUs).
-/// Outputs are serialized, in job order.
-pub fn run_batch(kind: &str, context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
-    use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
-    use crate::experiment::jobs::{ExperimentRun, TournamentGame};
-    use crate::{persona::jobs::PersonaGame, playtest::jobs::PlaytestReplicate};
-    match kind {
-        ExperimentRun::NAME => run_kind::<ExperimentRun>(context, jobs, threads),
-        TournamentGame::NAME => run_kind::<TournamentGame>(context, jobs, threads),
-        BalanceGame::NAME => run_kind::<BalanceGame>(context, jobs, threads),
-        LandscapeSample::NAME => run_kind::<LandscapeSample>(context, jobs, threads),
-        VerifyGame::NAME => run_kind::<VerifyGame>(context, jobs, threads),
-        PersonaGame::NAME => run_kind::<PersonaGame>(context, jobs, threads),
-        PlaytestReplicate::NAME => run_kind::<PlaytestReplicate>(context, jobs, threads),
-        _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
-    }
-}
-
-/// The job kinds [`run_batch`] knows.
-pub const KINDS: &[&str] = &[
-    crate::balance::jobs::BalanceGame::NAME,
-    crate::balance::jobs::LandscapeSample::NAME,
-    crate::balance::jobs::VerifyGame::NAME,
-    crate::persona::jobs::PersonaGame::NAME,
-    crate::playtest::jobs::PlaytestReplicate::NAME,
-    crate::experiment::jobs::TournamentGame::NAME,
-    crate::experiment::jobs::ExperimentRun::NAME,
-];
-
-fn run_kind<K: JobKind>(context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
+/// Runs a serialized batch of kind `K` on this process's worker for `context` (built on first
+/// use), on `threads` threads: 0 = rayon's global pool (in-process), 1 = one after another, n = a
+/// pool of n threads kept by this process (a remote task that holds n CPUs). Outputs are
+/// serialized, in job order. By name, for a remote worker: `crate::jobs::run_batch`.
+pub fn run_kind<K: JobKind>(context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
     let w = worker::<K>(context)?;
     let one = |j: &String| -> Result<String> {
         let job: K::Job = serde_json::from_str(j).map_err(|e| anyhow!("a {} job: {e}", K::NAME))?;

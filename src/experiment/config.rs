@@ -376,18 +376,6 @@ impl PlayConfig {
     }
 }
 
-/// Merges `over` into `base`, recursively for tables (an experiment condition's overrides).
-pub fn merge(base: &mut toml::Table, over: &toml::Table) {
-    for (k, v) in over {
-        match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
-            _ => {
-                base.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +409,7 @@ mod tests {
 
     #[test]
     fn overrides_merge_into_tables() {
+        use crate::config::merge;
         let mut base: toml::Table = toml::from_str(MIN).unwrap();
         let over: toml::Table = toml::from_str("[search]\nc = 0.1\n[experiment]\nseed = 9\n").unwrap();
         merge(&mut base, &over);

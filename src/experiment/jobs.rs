@@ -9,8 +9,9 @@
 
 use super::config::PlayConfig;
 use super::repeat::{Run, run_one};
-use super::tournament::{GameRecord, Replay, TournamentConfig, base_options, play_one, sample_encounter};
+use super::tournament::{GameRecord, TournamentConfig, base_options, play_one, sample_encounter};
 use crate::exec::{JobKind, fnv};
+use crate::players::Replay;
 use crate::wgdl::Program;
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};

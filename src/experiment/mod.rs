@@ -3,7 +3,6 @@
 //! confidence intervals and Welch t-tests). Experiments know searchers and result formulas,
 //! never the inside of a game.
 
-pub mod agents;
 pub mod config;
 pub mod jobs;
 pub mod play;

@@ -7,9 +7,10 @@
 //! budgets. Runs go one after another by default — time budgets need the machine to themselves
 //! to be fair; `jobs > 1` runs seeds in parallel (sensible with iteration budgets only).
 
-use super::config::{ConfigError, PlayConfig, merge};
+use super::config::{ConfigError, PlayConfig};
 use super::jobs::{ExperimentRun, RunContext, RunJob};
 use super::play::play;
+use crate::config::merge;
 use crate::exec::Executor;
 use crate::report::stats::{Summary, Welch, summary, welch};
 use crate::report::{chart, csv_bytes, write_atomic};

@@ -9,7 +9,7 @@ use super::{GdlGame, GdlState, JointMove};
 use crate::game::Features;
 use crate::game::Game;
 use crate::game::Goals;
-use crate::wgdl::Status;
+use crate::game::Status;
 
 /// A GDL game, grounded or not.
 pub enum Gdl {

@@ -290,7 +290,7 @@ pub fn run_match(rules: &str, urls: &[String], start: Duration, play: Duration, 
     let mut moves = Vec::new();
     loop {
         game.legal(&st, &mut legal).map_err(|e| anyhow!("{e}"))?;
-        if game.status(&st, &legal) != crate::wgdl::Status::Running {
+        if game.status(&st, &legal) != crate::game::Status::Running {
             break;
         }
         let msg = format!("(play {id} {last})");

@@ -400,9 +400,9 @@ impl crate::game::Game for NonGroundGame {
         Ok(())
     }
 
-    fn status(&self, st: &NgState, legal: &[super::JointMove]) -> crate::wgdl::Status {
+    fn status(&self, st: &NgState, legal: &[super::JointMove]) -> crate::game::Status {
         if !legal.is_empty() && !self.ng.model(&st.truths, &[]).contains(self.ng.kw.terminal, &[]) {
-            return crate::wgdl::Status::Running;
+            return crate::game::Status::Running;
         }
         super::game::end_status(&self.goal_values(st))
     }

@@ -3,7 +3,7 @@
 //! averaged over the moves or taken at the end, and a direction. Every error names
 //! `file:line:column` and says what was expected.
 
-use crate::balance::config::locate;
+use crate::config::locate;
 use crate::evolve::gp::GpConfig;
 use crate::search::mcts::FinalChoice;
 use anyhow::{Result, anyhow, bail};

@@ -120,7 +120,7 @@ impl Setup {
             program.chance_fair = c == "fair";
         }
         let program = Arc::new(program);
-        let at = |table: &str, nth: usize, key: &str| crate::balance::config::locate(config_path, &text, table, nth, key);
+        let at = |table: &str, nth: usize, key: &str| crate::config::locate(config_path, &text, table, nth, key);
         let score = program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("personas", 0, "score"), s.score))?;
         for (k, p) in cfg.list.iter().enumerate() {
             if p.measure != "legal_moves" {

@@ -5,7 +5,7 @@
 //! and may add parameters (variants), playout weights and a selection formula (styles). Every
 //! error names `file:line:column` and says what was expected.
 
-use crate::balance::config::locate;
+use crate::config::locate;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -85,7 +85,7 @@ impl Setup {
     /// Compiles one program per condition and checks every name the config uses against the
     /// game. `text` is the config's text (for error locations and the key).
     pub fn new(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
-        let at = |table: &str, nth: usize, key: &str| crate::balance::config::locate(config_path, text, table, nth, key);
+        let at = |table: &str, nth: usize, key: &str| crate::config::locate(config_path, text, table, nth, key);
         let s = &cfg.playtest;
         let game_path = s.game.clone();
         let base_dir = game_path.parent().map(Path::to_path_buf);

@@ -14,6 +14,17 @@ pub struct Summary {
     pub ci95: f64,
 }
 
+/// Wilson score interval for k successes in n trials (95%).
+pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (z, n, p) = (1.959_964, n as f64, k as f64 / n as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
+    (centre - half, centre + half)
+}
+
 /// The median of the values that are not NaN (NaN if there are none).
 pub fn median(xs: &[f64]) -> f64 {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();

@@ -210,7 +210,7 @@ impl<'a, G: Features> Player2<'a, G> {
         }
         let mut legal = Vec::new();
         self.game.legal(st, &mut legal)?;
-        if self.game.status(st, &legal) != crate::wgdl::Status::Running {
+        if self.game.status(st, &legal) != crate::game::Status::Running {
             return Ok((self.game.goal(st, self.me), true));
         }
         let left = limit.saturating_sub(ply);

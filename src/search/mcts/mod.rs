@@ -33,9 +33,9 @@
 use super::formula::{Compiled, Formula, Stats};
 /// The goal contract lives with the [`Game`] contract; named here too for older paths.
 pub use crate::game::Goals;
+use crate::game::Status;
 use crate::game::{Game, pick_grouped};
 use crate::rng::Rng;
-use crate::wgdl::Status;
 use rand::RngExt;
 use std::collections::HashSet;
 

@@ -423,23 +423,8 @@ pub struct Action {
     pub bound: u32,
 }
 
-/// Why a game is over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Running,
-    /// The last goal holds.
-    Finished,
-    /// No player action is legal (and the last goal does not hold).
-    Stuck,
-    /// `limit steps` moves were made without reaching the last goal.
-    StepLimit,
-    /// A `winner` line held: that side won.
-    Won(u8),
-    /// A `draw` line held.
-    Draw,
-    /// `limit turns` turns were played without a winner.
-    TurnLimit,
-}
+/// Why a game is over (shared with GDL games and the searchers, defined below them all).
+pub use crate::status::Status;
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {

@@ -1,0 +1,42 @@
+//! Every job kind by name: the worker's entry point. A remote executor's task (the Ray workers
+//! of the Python package) receives a kind's name, a serialized context and serialized jobs;
+//! [`run_batch`] finds the kind among those the drivers define (`balance::jobs`,
+//! `experiment::jobs`, `persona::jobs`, `playtest::jobs`) and runs them through
+//! [`exec::run_kind`]. This table sits above the drivers so that [`exec`], which every driver
+//! uses, names none of them.
+
+use crate::exec::{self, JobKind};
+use anyhow::{Result, anyhow};
+
+use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
+use crate::experiment::jobs::{ExperimentRun, TournamentGame};
+use crate::persona::jobs::PersonaGame;
+use crate::playtest::jobs::PlaytestReplicate;
+
+/// Runs a serialized batch of the named kind on this process's worker for `context` (built on
+/// first use), on `threads` threads: 0 = rayon's global pool (in-process), 1 = one after
+/// another, n = a pool of n threads kept by this process (a remote task that holds n CPUs).
+/// Outputs are serialized, in job order.
+pub fn run_batch(kind: &str, context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
+    match kind {
+        ExperimentRun::NAME => exec::run_kind::<ExperimentRun>(context, jobs, threads),
+        TournamentGame::NAME => exec::run_kind::<TournamentGame>(context, jobs, threads),
+        BalanceGame::NAME => exec::run_kind::<BalanceGame>(context, jobs, threads),
+        LandscapeSample::NAME => exec::run_kind::<LandscapeSample>(context, jobs, threads),
+        VerifyGame::NAME => exec::run_kind::<VerifyGame>(context, jobs, threads),
+        PersonaGame::NAME => exec::run_kind::<PersonaGame>(context, jobs, threads),
+        PlaytestReplicate::NAME => exec::run_kind::<PlaytestReplicate>(context, jobs, threads),
+        _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
+    }
+}
+
+/// The job kinds [`run_batch`] knows.
+pub const KINDS: &[&str] = &[
+    BalanceGame::NAME,
+    LandscapeSample::NAME,
+    VerifyGame::NAME,
+    PersonaGame::NAME,
+    PlaytestReplicate::NAME,
+    TournamentGame::NAME,
+    ExperimentRun::NAME,
+];
