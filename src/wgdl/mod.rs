@@ -1,10 +1,14 @@
 //! WGDL: the game description language and its one interpreter.
 //!
-//! The pipeline, one file per stage: [`lexer`] (text → tokens) → [`parser`] (tokens → [`ast`]
-//! with spans) → [`compile`] (names resolved once, types checked, expressions lowered to
-//! bytecode) → [`lint`] (warnings: goals and conditions that can never hold, precedence traps) →
-//! [`Program`] + [`State`] (run time). Every stage reports problems as [`Diagnostic`]s and keeps
-//! going; nothing here does I/O except [`load`], and nothing here knows any particular game.
+//! The pipeline, in three rooms. The [`front`] end: [`lexer`] (text → tokens) → [`parser`]
+//! (tokens → [`ast`] with spans), with [`diag`] and [`lint`] (warnings: goals and conditions that
+//! can never hold, precedence traps). The compiler, [`compile`], one file per pass (names resolved
+//! once, types checked, expressions lowered to bytecode). The [`run`] time: [`Program`] +
+//! [`State`], the closures the bytecode is lowered to, and the built-ins for hex maps, tile grids
+//! and turns. The front end's and the run time's public modules are re-exported here
+//! (`wgdl::parser`, `wgdl::program`, …). Every stage reports problems as [`Diagnostic`]s and
+//! keeps going; nothing here does I/O except [`load`], and nothing here knows any particular
+//! game.
 
 pub mod compile;
 pub mod front;

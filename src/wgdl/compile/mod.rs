@@ -4,6 +4,10 @@
 //!
 //! The work goes in the thesis's own order (Alg. 4.6): classes, attributes, objects and their
 //! values, groups, actions, game values, conditions, consequences, attachments, initials, goals.
+//! One file per pass, each an `impl Compiler` block: `classes.rs` → `actions.rs` →
+//! `consequences.rs`, with `exprs.rs` (expressions → bytecode) used by all three and `ext.rs`
+//! (the extensions) beside them; `layout.rs` assembles the [`Program`]. This file holds the
+//! `Compiler`'s state and runs the passes.
 //! A consequence is compiled once per *context* it is attached in (owner class and binding),
 //! which is the thesis's "from description to instance" step done at compile time: `this.x`
 //! becomes a slot offset, `global.coins` an absolute slot, `seed.coinCost` a blueprint constant.

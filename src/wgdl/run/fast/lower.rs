@@ -2,6 +2,7 @@
 //! constant, two inline operands, a grid cell, a conjunction chain) specialised into a single
 //! closure whose operands ([`Operand`]) are read inline.
 
+use super::spec::{Get, by_kind};
 use super::tree::*;
 use super::*;
 
@@ -21,16 +22,15 @@ pub(super) fn bits(v: f64) -> i64 {
     v.to_bits() as i64
 }
 
-/// A two-operand closure for an operator that cannot fail, with its operands read inline.
+/// A two-operand closure for an operator that cannot fail, built for its operands' kinds
+/// ([`super::spec`]): a constant right operand inline, any other read without a kind test.
 pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
     match (operand(a), operand(b)) {
-        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
-        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
-        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e)?, c))),
-        (x, y) => fx!(|e| {
-            let a = x.get(e)?;
-            Ok(f(a, y.get(e)?))
-        }),
+        (x, Operand::Leaf(Leaf::Const(c))) => by_kind!(x, |gx| fx!(|e| Ok(f(gx.get(e)?, c)))),
+        (x, y) => by_kind!(x, |gx| by_kind!(y, |gy| fx!(|e| {
+            let a = gx.get(e)?;
+            Ok(f(a, gy.get(e)?))
+        }))),
     }
 }
 
@@ -38,13 +38,11 @@ pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync +
 pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
     let err = move |e: &Env, k: RtKind| rt(k, e.p.spans[at]);
     match (operand(a), operand(b)) {
-        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e), c).map_err(|k| err(e, k))),
-        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| checked_long(op, x.get(e), y.get(e)).map_err(|k| err(e, k))),
-        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| checked_long(op, x.get(e)?, c).map_err(|k| err(e, k))),
-        (x, y) => fx!(|e| {
-            let a = x.get(e)?;
-            checked_long(op, a, y.get(e)?).map_err(|k| err(e, k))
-        }),
+        (x, Operand::Leaf(Leaf::Const(c))) => by_kind!(x, |gx| fx!(|e| checked_long(op, gx.get(e)?, c).map_err(|k| err(e, k)))),
+        (x, y) => by_kind!(x, |gx| by_kind!(y, |gy| fx!(|e| {
+            let a = gx.get(e)?;
+            checked_long(op, a, gy.get(e)?).map_err(|k| err(e, k))
+        }))),
     }
 }
 

@@ -26,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 
 mod check;
 mod lower;
+mod spec;
 mod tree;
 
 #[cfg(test)]

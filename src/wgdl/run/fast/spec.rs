@@ -1,0 +1,112 @@
+//! Operands specialised by kind when a closure is built. An [`Operand`] read at run time
+//! matches on its kind every time (and a [`Leaf`] on its own kind inside that); the two-operand
+//! closures of `bin` and `bin_checked` are instead built for the operand kinds they were given,
+//! so that the common shapes — `this.x == 0`, `mage.hp > 0`, `height[col, 0] < 6`,
+//! `this.owner.ap >= this.cost`, `hex.distance(…) <= this.range` — read their operands with no
+//! kind test. The values, the order of evaluation and the errors are those of
+//! [`Operand::get`]: each kind below reads exactly what that match arm reads.
+
+use super::lower::*;
+use super::tree::*;
+use super::*;
+
+/// An operand whose kind is known when the closure is built.
+pub(super) trait Get: Send + Sync + 'static {
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError>;
+}
+
+/// `this.x` ([`Leaf::This`]).
+pub(super) struct ThisSlot(pub(super) u32);
+/// A bound object's attribute ([`Leaf::Bound`]).
+pub(super) struct BoundSlot(pub(super) u32);
+/// An absolute slot ([`Leaf::Slot`]).
+pub(super) struct AbsSlot(pub(super) u32);
+/// Any other leaf, read through its match.
+pub(super) struct AnyLeaf(pub(super) Leaf);
+/// `<grid>[x, y]` with leaf coordinates ([`Operand::Cell`]).
+pub(super) struct Cell(pub(super) u16, pub(super) Leaf, pub(super) Leaf, pub(super) usize);
+/// `obj.attr` through an object path ([`Operand::Field`]).
+pub(super) struct Field(pub(super) Obj, pub(super) u32, pub(super) usize);
+/// Any other operand, read through its match.
+pub(super) struct Other(pub(super) Operand);
+
+impl Get for ThisSlot {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok(e.st.slots[(e.this_base + self.0) as usize])
+    }
+}
+impl Get for BoundSlot {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok(e.st.slots[(e.bound_base + self.0) as usize])
+    }
+}
+impl Get for AbsSlot {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok(e.st.slots[self.0 as usize])
+    }
+}
+impl Get for AnyLeaf {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok(self.0.get(e))
+    }
+}
+impl Get for Cell {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        e.p.grid_read(e.st, self.0, self.1.get(e), self.2.get(e), self.3)
+    }
+}
+impl Get for Field {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        e.p.field(e.st, self.0.get(e)?, self.1, self.2)
+    }
+}
+impl Get for Other {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        self.0.get(e)
+    }
+}
+
+/// Binds `$g` to operand `$x` as the [`Get`] of its kind and evaluates `$body` (a closure
+/// built for that kind).
+macro_rules! by_kind {
+    ($x:expr, |$g:ident| $body:expr) => {
+        match $x {
+            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::This(o)) => {
+                let $g = crate::wgdl::run::fast::spec::ThisSlot(o);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(o)) => {
+                let $g = crate::wgdl::run::fast::spec::BoundSlot(o);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Slot(s)) => {
+                let $g = crate::wgdl::run::fast::spec::AbsSlot(s);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Leaf(l) => {
+                let $g = crate::wgdl::run::fast::spec::AnyLeaf(l);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Cell(g, x, y, at) => {
+                let $g = crate::wgdl::run::fast::spec::Cell(g, x, y, at);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Field(o, i, at) => {
+                let $g = crate::wgdl::run::fast::spec::Field(o, i, at);
+                $body
+            }
+            x => {
+                let $g = crate::wgdl::run::fast::spec::Other(x);
+                $body
+            }
+        }
+    };
+}
+pub(super) use by_kind;
