@@ -2,7 +2,7 @@
 //! constant, two inline operands, a grid cell, a conjunction chain) specialised into a single
 //! closure whose operands ([`Operand`]) are read inline.
 
-use super::spec::{Get, by_kind};
+use super::spec::{Get, by_kind, closure};
 use super::tree::*;
 use super::*;
 
@@ -22,9 +22,24 @@ pub(super) fn bits(v: f64) -> i64 {
     v.to_bits() as i64
 }
 
-/// A two-operand closure for an operator that cannot fail, built for its operands' kinds
-/// ([`super::spec`]): a constant right operand inline, any other read without a kind test.
+/// A two-operand closure for an operator that cannot fail, with its operands read inline.
 pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
+    match (operand(a), operand(b)) {
+        (Operand::Leaf(x), Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e), c))),
+        (Operand::Leaf(x), Operand::Leaf(y)) => fx!(|e| Ok(f(x.get(e), y.get(e)))),
+        (x, Operand::Leaf(Leaf::Const(c))) => fx!(|e| Ok(f(x.get(e)?, c))),
+        (x, y) => fx!(|e| {
+            let a = x.get(e)?;
+            Ok(f(a, y.get(e)?))
+        }),
+    }
+}
+
+/// [`bin`] for the long comparisons, the operators of most conditions: the closure is built for
+/// its operands' kinds ([`super::spec`]) — a constant right operand inline, the other read
+/// without a kind test; two operands likewise, a closure per pair of kinds. Kept to these six operators, as
+/// every operator × kind pair is a closure of its own to compile.
+pub(super) fn compare(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
     match (operand(a), operand(b)) {
         (x, Operand::Leaf(Leaf::Const(c))) => by_kind!(x, |gx| fx!(|e| Ok(f(gx.get(e)?, c)))),
         (x, y) => by_kind!(x, |gx| by_kind!(y, |gy| fx!(|e| {
@@ -48,11 +63,8 @@ pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
 
 pub(super) fn lower(t: T) -> Fx {
     match t {
-        T::Leaf(l) => fx!(|e| Ok(l.get(e))),
-        T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => {
-            let x = operand(t);
-            fx!(|e| x.get(e))
-        }
+        T::Leaf(l) => closure(Operand::Leaf(l)),
+        T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),
         T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => {
             let x = operand(t);
             fx!(|e| x.get(e))
@@ -84,22 +96,24 @@ pub(super) fn lower(t: T) -> Fx {
                 let b = ops.pop().expect("two operands");
                 let a = ops.pop().expect("two operands");
                 return if and {
-                    fx!(|e| {
-                        let x = a.get(e)?;
-                        if x == 0 { Ok(x) } else { b.get(e) }
-                    })
+                    by_kind!(a, |ga| by_kind!(b, |gb| fx!(|e| {
+                        let x = ga.get(e)?;
+                        if x == 0 { Ok(x) } else { gb.get(e) }
+                    })))
                 } else {
-                    fx!(|e| {
-                        let x = a.get(e)?;
-                        if x != 0 { Ok(x) } else { b.get(e) }
-                    })
+                    by_kind!(a, |ga| by_kind!(b, |gb| fx!(|e| {
+                        let x = ga.get(e)?;
+                        if x != 0 { Ok(x) } else { gb.get(e) }
+                    })))
                 };
             }
+            // Longer chains: each operand a closure built for its kind, called in turn.
+            let ops: Vec<Fx> = ops.into_iter().map(closure).collect();
             if and {
                 fx!(|e| {
                     let mut x = 0;
                     for o in &ops {
-                        x = o.get(e)?;
+                        x = o(e)?;
                         if x == 0 {
                             break;
                         }
@@ -110,7 +124,7 @@ pub(super) fn lower(t: T) -> Fx {
                 fx!(|e| {
                     let mut x = 0;
                     for o in &ops {
-                        x = o.get(e)?;
+                        x = o(e)?;
                         if x != 0 {
                             break;
                         }
@@ -239,12 +253,12 @@ pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
         Op::AddD => bin(a, b, |x, y| bits(d(x) + d(y))),
         Op::SubD => bin(a, b, |x, y| bits(d(x) - d(y))),
         Op::MulD => bin(a, b, |x, y| bits(d(x) * d(y))),
-        Op::Eq => bin(a, b, |x, y| (x == y) as i64),
-        Op::Ne => bin(a, b, |x, y| (x != y) as i64),
-        Op::LtL => bin(a, b, |x, y| (x < y) as i64),
-        Op::LeL => bin(a, b, |x, y| (x <= y) as i64),
-        Op::GtL => bin(a, b, |x, y| (x > y) as i64),
-        Op::GeL => bin(a, b, |x, y| (x >= y) as i64),
+        Op::Eq => compare(a, b, |x, y| (x == y) as i64),
+        Op::Ne => compare(a, b, |x, y| (x != y) as i64),
+        Op::LtL => compare(a, b, |x, y| (x < y) as i64),
+        Op::LeL => compare(a, b, |x, y| (x <= y) as i64),
+        Op::GtL => compare(a, b, |x, y| (x > y) as i64),
+        Op::GeL => compare(a, b, |x, y| (x >= y) as i64),
         Op::EqD => bin(a, b, |x, y| (d(x) == d(y)) as i64),
         Op::NeD => bin(a, b, |x, y| (d(x) != d(y)) as i64),
         Op::LtD => bin(a, b, |x, y| (d(x) < d(y)) as i64),

@@ -1,6 +1,7 @@
 //! Operands specialised by kind when a closure is built. An [`Operand`] read at run time
-//! matches on its kind every time (and a [`Leaf`] on its own kind inside that); the two-operand
-//! closures of `bin` and `bin_checked` are instead built for the operand kinds they were given,
+//! matches on its kind every time (and a [`Leaf`] on its own kind inside that); the closures of
+//! the long comparisons, `bin_checked`, two-operand `&&`/`||`, leaves, fields and longer chains'
+//! members are instead built for the operand kinds they were given,
 //! so that the common shapes — `this.x == 0`, `mage.hp > 0`, `height[col, 0] < 6`,
 //! `this.owner.ap >= this.cost`, `hex.distance(…) <= this.range` — read their operands with no
 //! kind test. The values, the order of evaluation and the errors are those of
@@ -27,6 +28,10 @@ pub(super) struct AnyLeaf(pub(super) Leaf);
 pub(super) struct Cell(pub(super) u16, pub(super) Leaf, pub(super) Leaf, pub(super) usize);
 /// `obj.attr` through an object path ([`Operand::Field`]).
 pub(super) struct Field(pub(super) Obj, pub(super) u32, pub(super) usize);
+/// `this.ref.attr`: the object in `this`'s slot, then its attribute (`this.owner.ap`).
+pub(super) struct FieldOfThis(pub(super) u32, pub(super) u32, pub(super) usize);
+/// `bound.ref.attr`: the same through the bound object's slot.
+pub(super) struct FieldOfBound(pub(super) u32, pub(super) u32, pub(super) usize);
 /// Any other operand, read through its match.
 pub(super) struct Other(pub(super) Operand);
 
@@ -66,10 +71,30 @@ impl Get for Field {
         e.p.field(e.st, self.0.get(e)?, self.1, self.2)
     }
 }
+impl Get for FieldOfThis {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        e.p.field(e.st, e.st.slots[(e.this_base + self.0) as usize], self.1, self.2)
+    }
+}
+impl Get for FieldOfBound {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        e.p.field(e.st, e.st.slots[(e.bound_base + self.0) as usize], self.1, self.2)
+    }
+}
 impl Get for Other {
     #[inline(always)]
     fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
         self.0.get(e)
+    }
+}
+
+/// An operand as a closure built for its kind.
+pub(super) fn closure(x: Operand) -> Fx {
+    match x {
+        Operand::Fx(f) => f,
+        x => by_kind!(x, |g| Arc::new(move |e: &Env| g.get(e)) as Fx),
     }
 }
 
@@ -96,6 +121,22 @@ macro_rules! by_kind {
             }
             crate::wgdl::run::fast::lower::Operand::Cell(g, x, y, at) => {
                 let $g = crate::wgdl::run::fast::spec::Cell(g, x, y, at);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Field(
+                crate::wgdl::run::fast::lower::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::This(r)),
+                i,
+                at,
+            ) => {
+                let $g = crate::wgdl::run::fast::spec::FieldOfThis(r, i, at);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::Field(
+                crate::wgdl::run::fast::lower::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(r)),
+                i,
+                at,
+            ) => {
+                let $g = crate::wgdl::run::fast::spec::FieldOfBound(r, i, at);
                 $body
             }
             crate::wgdl::run::fast::lower::Operand::Field(o, i, at) => {
