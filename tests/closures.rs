@@ -102,3 +102,29 @@ fn closures_and_bytecode_agree_on_arithmetic_errors() {
         assert!(err.to_string().contains(want), "{case}: {err}");
     }
 }
+
+/// The closures built for operand kinds (`src/wgdl/run/fast/spec.rs`) read what the bytecode
+/// reads, errors included: a grid cell at the bound number and a constant row, a grid line from
+/// the bound number and `this`'s row, and `this.ref.attr` — in conditions, where the number
+/// runs off the grid and the reference is null, and in consequences, whose written values
+/// differ if any of them reads the wrong slot.
+#[test]
+fn closures_built_for_operand_kinds_agree_with_bytecode_off_grid_and_on_null() {
+    let src = "grid g 3 2\nclass p\nattribute p row long 0\nattribute p v long 0\nattribute p ref object:p null\n\
+               object a is p\nobject b is p\nattribute b row 1\nattribute b v 5\nattribute a ref object:b\ninitial a\ninitial b\n\
+               action p act forEveryNumber n 0 4\ncondition act g[n, 0] < 6\ncondition act g.line(n, this.row, 1, 0) >= 0\n\
+               condition act this.ref.v >= this.v\nconsequence bump direct g[n, 0] = g[n, 0] + 1\nhasConsequence act bump\n\
+               consequence tally direct this.v = (g.line(n, this.row, 1, 0) * 1) + (this.ref.v * 1)\nhasConsequence act tally\n\
+               goal 1 g[0, 0] > 3\n";
+    let p = wgdl::compile_str("kinds.wgdl", src).unwrap_or_else(|e| panic!("{e}")).program;
+    let mut st = p.initial_state().unwrap();
+    // Different values in the cells read: column 0 holds 2, column 1 holds 1.
+    for bound in [0, 0, 1] {
+        p.apply(&mut st, wgdl::Action { def: 0, this: 0, bound }).unwrap();
+    }
+    let (n, bad) = p.closure_mismatches(&st);
+    assert!(n >= 6 && bad.is_empty(), "{n} expressions checked; {bad:?}");
+    let mut legal = Vec::new();
+    let err = p.legal_actions(&st, &mut legal).expect_err("n = 3 is off the grid");
+    assert!(err.to_string().contains("off grid"), "{err}");
+}

@@ -2,7 +2,7 @@
 //! constant, two inline operands, a grid cell, a conjunction chain) specialised into a single
 //! closure whose operands ([`Operand`]) are read inline.
 
-use super::spec::{Get, by_kind, closure};
+use super::spec::{Get, by_kind, by_kind_wide, closure};
 use super::tree::*;
 use super::*;
 
@@ -41,7 +41,7 @@ pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync +
 /// every operator × kind pair is a closure of its own to compile.
 pub(super) fn compare(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
     match (operand(a), operand(b)) {
-        (x, Operand::Leaf(Leaf::Const(c))) => by_kind!(x, |gx| fx!(|e| Ok(f(gx.get(e)?, c)))),
+        (x, Operand::Leaf(Leaf::Const(c))) => by_kind_wide!(x, |gx| fx!(|e| Ok(f(gx.get(e)?, c)))),
         (x, y) => by_kind!(x, |gx| by_kind!(y, |gy| fx!(|e| {
             let a = gx.get(e)?;
             Ok(f(a, gy.get(e)?))
@@ -53,7 +53,7 @@ pub(super) fn compare(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sy
 pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
     let err = move |e: &Env, k: RtKind| rt(k, e.p.spans[at]);
     match (operand(a), operand(b)) {
-        (x, Operand::Leaf(Leaf::Const(c))) => by_kind!(x, |gx| fx!(|e| checked_long(op, gx.get(e)?, c).map_err(|k| err(e, k)))),
+        (x, Operand::Leaf(Leaf::Const(c))) => by_kind_wide!(x, |gx| fx!(|e| checked_long(op, gx.get(e)?, c).map_err(|k| err(e, k)))),
         (x, y) => by_kind!(x, |gx| by_kind!(y, |gy| fx!(|e| {
             let a = gx.get(e)?;
             checked_long(op, a, gy.get(e)?).map_err(|k| err(e, k))

@@ -32,6 +32,13 @@ pub(super) struct Field(pub(super) Obj, pub(super) u32, pub(super) usize);
 pub(super) struct FieldOfThis(pub(super) u32, pub(super) u32, pub(super) usize);
 /// `bound.ref.attr`: the same through the bound object's slot.
 pub(super) struct FieldOfBound(pub(super) u32, pub(super) u32, pub(super) usize);
+/// `<grid>[n, k]`: the cell at the bound number's column and a constant row (`height[col, 0]`).
+pub(super) struct CellAtBound(pub(super) u16, pub(super) i64, pub(super) usize);
+/// `<grid>.line(x, y, dx, dy)` along a constant unit direction ([`Operand::LineUnit`]).
+pub(super) struct LineAt(pub(super) u16, pub(super) Leaf, pub(super) Leaf, pub(super) LineFn);
+/// The same from the bound number's column and a row in `this`
+/// (`board.line(col, this.row, 1, 0)`).
+pub(super) struct LineAtBoundThis(pub(super) u16, pub(super) u32, pub(super) LineFn);
 /// Any other operand, read through its match.
 pub(super) struct Other(pub(super) Operand);
 
@@ -81,6 +88,24 @@ impl Get for FieldOfBound {
     #[inline(always)]
     fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
         e.p.field(e.st, e.st.slots[(e.bound_base + self.0) as usize], self.1, self.2)
+    }
+}
+impl Get for CellAtBound {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        e.p.grid_read(e.st, self.0, e.bound as i64, self.1, self.2)
+    }
+}
+impl Get for LineAt {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok((self.3)(e.p, e.st, self.0, self.1.get(e), self.2.get(e)))
+    }
+}
+impl Get for LineAtBoundThis {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok((self.2)(e.p, e.st, self.0, e.bound as i64, e.st.slots[(e.this_base + self.1) as usize]))
     }
 }
 impl Get for Other {
@@ -151,3 +176,36 @@ macro_rules! by_kind {
     };
 }
 pub(super) use by_kind;
+
+/// [`by_kind!`] with the kinds that are worth a closure of their own only against a constant
+/// (one closure per operator, not per pair): grid cells at a bound number, grid lines.
+macro_rules! by_kind_wide {
+    ($x:expr, |$g:ident| $body:expr) => {
+        match $x {
+            crate::wgdl::run::fast::lower::Operand::Cell(
+                g,
+                crate::wgdl::run::fast::tree::Leaf::BoundObj,
+                crate::wgdl::run::fast::tree::Leaf::Const(k),
+                at,
+            ) => {
+                let $g = crate::wgdl::run::fast::spec::CellAtBound(g, k, at);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::LineUnit(
+                g,
+                crate::wgdl::run::fast::tree::Leaf::BoundObj,
+                crate::wgdl::run::fast::tree::Leaf::This(o),
+                f,
+            ) => {
+                let $g = crate::wgdl::run::fast::spec::LineAtBoundThis(g, o, f);
+                $body
+            }
+            crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f) => {
+                let $g = crate::wgdl::run::fast::spec::LineAt(g, x, y, f);
+                $body
+            }
+            x => crate::wgdl::run::fast::spec::by_kind!(x, |$g| $body),
+        }
+    };
+}
+pub(super) use by_kind_wide;
