@@ -2,8 +2,8 @@
 //! ([`ExprId`], a range of [`Program::code`]) is decompiled once into a small tree and lowered to
 //! a tree of closures that read the state directly — no operand stack, no dispatch loop, and the
 //! common shapes (`this.x < 5`, `height[col, 0] < 6`, `a == b`) specialised into one closure with
-//! its operands inline. [`Program::eval`] runs these; the bytecode stays the program's canonical
-//! form (golden dumps, lints, analyses) and [`Program::eval_bytecode`] still interprets it, so
+//! its operands inline, made for the operands' kinds (`spec.rs`). [`Program::eval`] runs these;
+//! the bytecode stays the program's canonical form (golden dumps, lints, analyses) and [`Program::eval_bytecode`] still interprets it, so
 //! that a test can hold the two to the same answers on every expression of every shipped game.
 //!
 //! Closures are built lazily, the first time an expression is evaluated, and cached per start
