@@ -37,8 +37,8 @@ pub(super) fn bin(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync +
 
 /// [`bin`] for the long comparisons, the operators of most conditions: the closure is built for
 /// its operands' kinds ([`super::spec`]) — a constant right operand inline, the other read
-/// without a kind test; two operands likewise, a closure per pair of kinds. Kept to these six operators, as
-/// every operator × kind pair is a closure of its own to compile.
+/// without a kind test; two operands likewise, a closure per pair of kinds. Kept to these six
+/// operators (and checked arithmetic), as every operator × kind pair is a closure to compile.
 pub(super) fn compare(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sync + 'static) -> Fx {
     match (operand(a), operand(b)) {
         (x, Operand::Leaf(Leaf::Const(c))) => by_kind_wide!(x, |gx| fx!(|e| Ok(f(gx.get(e)?, c)))),
@@ -49,7 +49,8 @@ pub(super) fn compare(a: T, b: T, f: impl Fn(i64, i64) -> i64 + Copy + Send + Sy
     }
 }
 
-/// A long `+`, `-` or `*`: as [`bin`], with overflow an error at the operator's span.
+/// A long `+`, `-` or `*`: built for its operands' kinds as [`compare`], with overflow an error
+/// at the operator's span.
 pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
     let err = move |e: &Env, k: RtKind| rt(k, e.p.spans[at]);
     match (operand(a), operand(b)) {

@@ -1,10 +1,11 @@
 //! Operands specialised by kind when a closure is built. An [`Operand`] read at run time
-//! matches on its kind every time (and a [`Leaf`] on its own kind inside that); the closures of
-//! the long comparisons, `bin_checked`, two-operand `&&`/`||`, leaves, fields and longer chains'
-//! members are instead built for the operand kinds they were given,
-//! so that the common shapes — `this.x == 0`, `mage.hp > 0`, `height[col, 0] < 6`,
-//! `this.owner.ap >= this.cost`, `hex.distance(…) <= this.range` — read their operands with no
-//! kind test. The values, the order of evaluation and the errors are those of
+//! matches on its kind every time (and a [`Leaf`] on its own kind inside that). The closures of
+//! the long comparisons, checked `+ − ×`, two-operand `&&`/`||`, leaves, fields and the members
+//! of longer chains are instead built for the kinds of the operands they were given, so that the
+//! common shapes — `this.x == 0`, `mage.hp > 0`, `height[col, 0] < 6`,
+//! `this.owner.ap >= this.cost`, `board.line(col, this.row, 1, 0) >= 4` — read their operands
+//! with no kind test (an operand of another kind, such as `hex.distance(…)`, is read through
+//! its match as before). The values, the order of evaluation and the errors are those of
 //! [`Operand::get`]: each kind below reads exactly what that match arm reads.
 
 use super::lower::*;
