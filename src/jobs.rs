@@ -13,30 +13,26 @@ use crate::experiment::jobs::{ExperimentRun, TournamentGame};
 use crate::persona::jobs::PersonaGame;
 use crate::playtest::jobs::PlaytestReplicate;
 
-/// Runs a serialized batch of the named kind on this process's worker for `context` (built on
-/// first use), on `threads` threads: 0 = rayon's global pool (in-process), 1 = one after
-/// another, n = a pool of n threads kept by this process (a remote task that holds n CPUs).
-/// Outputs are serialized, in job order.
-pub fn run_batch(kind: &str, context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
-    match kind {
-        ExperimentRun::NAME => exec::run_kind::<ExperimentRun>(context, jobs, threads),
-        TournamentGame::NAME => exec::run_kind::<TournamentGame>(context, jobs, threads),
-        BalanceGame::NAME => exec::run_kind::<BalanceGame>(context, jobs, threads),
-        LandscapeSample::NAME => exec::run_kind::<LandscapeSample>(context, jobs, threads),
-        VerifyGame::NAME => exec::run_kind::<VerifyGame>(context, jobs, threads),
-        PersonaGame::NAME => exec::run_kind::<PersonaGame>(context, jobs, threads),
-        PlaytestReplicate::NAME => exec::run_kind::<PlaytestReplicate>(context, jobs, threads),
-        _ => Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", "))),
-    }
+/// Writes [`KINDS`] and [`run_batch`] from one list, so that a kind cannot be in one and not
+/// the other.
+macro_rules! job_kinds {
+    ($($kind:ty),* $(,)?) => {
+        /// The job kinds [`run_batch`] knows.
+        pub const KINDS: &[&str] = &[$(<$kind>::NAME),*];
+
+        /// Runs a serialized batch of the named kind on this process's worker for `context`
+        /// (built on first use), on `threads` threads: 0 = rayon's global pool (in-process), 1 =
+        /// one after another, n = a pool of n threads kept by this process (a remote task that
+        /// holds n CPUs). Outputs are serialized, in job order.
+        pub fn run_batch(kind: &str, context: &str, jobs: &[String], threads: usize) -> Result<Vec<String>> {
+            $(
+                if kind == <$kind>::NAME {
+                    return exec::run_kind::<$kind>(context, jobs, threads);
+                }
+            )*
+            Err(anyhow!("unknown job kind `{kind}`; expected one of: {}", KINDS.join(", ")))
+        }
+    };
 }
 
-/// The job kinds [`run_batch`] knows.
-pub const KINDS: &[&str] = &[
-    BalanceGame::NAME,
-    LandscapeSample::NAME,
-    VerifyGame::NAME,
-    PersonaGame::NAME,
-    PlaytestReplicate::NAME,
-    TournamentGame::NAME,
-    ExperimentRun::NAME,
-];
+job_kinds!(BalanceGame, LandscapeSample, VerifyGame, PersonaGame, PlaytestReplicate, TournamentGame, ExperimentRun);

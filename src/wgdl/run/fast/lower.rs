@@ -66,10 +66,7 @@ pub(super) fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => closure(Operand::Leaf(l)),
         T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),
-        T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => {
-            let x = operand(t);
-            fx!(|e| x.get(e))
-        }
+        T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => closure(operand(t)),
         T::Call(b, args, at) => {
             let n = args.len();
             let args: Vec<Operand> = args.into_iter().map(operand).collect();
@@ -81,12 +78,8 @@ pub(super) fn lower(t: T) -> Fx {
                 e.p.builtin(e, b, &v[..n], at)
             })
         }
-        T::Un(Op::Load, a, at) => match operand(T::Un(Op::Load, a, at)) {
-            Operand::Cell(g, x, y, at) => fx!(|e| e.p.grid_read(e.st, g, x.get(e), y.get(e), at)),
-            Operand::Leaf(l) => fx!(|e| Ok(l.get(e))),
-            Operand::Fx(f) => f,
-            _ => unreachable!("a load is a cell read or a closure"),
-        },
+        // A cell read, a leaf or a closure.
+        T::Un(Op::Load, a, at) => closure(operand(T::Un(Op::Load, a, at))),
         // Chains of `&&` / `||` (associative) as one closure: the first false (true) operand's
         // value, else the last one's.
         T::And(..) | T::Or(..) => {
