@@ -896,3 +896,110 @@ hasConsequence bump bumpIt
     let e = p.apply(&mut st.clone(), poke(b)).expect_err("b.next is null");
     assert!(matches!(&e.kind, RtKind::NullPath { attr } if attr == "this.next"), "{e:?}");
 }
+
+// ---------------------------------------------------------------- fixed turn order
+
+/// Two sides of two players each; `extra` is appended to the game.
+fn turn_game(order: &str, extra: &str) -> std::sync::Arc<Program> {
+    let src = format!(
+        "players red blue
+turn p side while this.hp > 0
+turnOrder {order}
+class p
+attribute p side long 0
+attribute p hp long 2
+object r1 is p
+object r2 is p
+object b1 is p
+attribute b1 side 1
+object b2 is p
+attribute b2 side 1
+initial r1
+initial r2
+initial b1
+initial b2
+action p pass
+condition pass this == game.actor
+consequence passTurn endTurn
+hasConsequence pass passTurn
+{extra}"
+    );
+    util::compile(&src).program
+}
+
+/// `next_actor` walks a fixed list when no consequence can change the order and the order is
+/// creation order; otherwise (a side written, a turn object created, alternating sides) it
+/// ranks the objects as before.
+#[test]
+fn the_turn_order_is_fixed_only_when_nothing_can_change_it() {
+    assert_eq!(turn_game("grouped", "").turn_order, Some(vec![0, 1, 2, 3]));
+    assert_eq!(turn_game("alternating", "").turn_order, None, "alternating is not creation order");
+    let flip = "consequence flip direct this.side = 1 - this.side\nhasConsequence pass flip\n";
+    assert_eq!(turn_game("grouped", flip).turn_order, None, "a side is written");
+    let spawn = "consequence spawn create r1\nhasConsequence pass spawn\n";
+    assert_eq!(turn_game("grouped", spawn).turn_order, None, "a turn object is created");
+    let other = "class coin\nobject c is coin\nconsequence spawn create c\nhasConsequence pass spawn\n";
+    assert_eq!(turn_game("grouped", other).turn_order, Some(vec![0, 1, 2, 3]), "other objects may be created");
+    for g in ["connect_four.wgdl", "hex_arena.wgdl", "tictactoe.wgdl"] {
+        assert!(util::game(g).program.turn_order.is_some(), "{g}");
+    }
+    // A parameter that is a side is read from the values given.
+    let src = "players red blue
+turn p side
+class p
+attribute p side long 0
+object a is p
+object b is p
+initial a
+initial b
+parameter a.side 0 1
+action p pass
+condition pass this == game.actor
+consequence passTurn endTurn
+hasConsequence pass passTurn
+";
+    let p = util::compile(src).program;
+    assert_eq!(p.turn_order, Some(vec![0, 1]));
+    assert_eq!(p.with_parameters(&[1.0]).expect("in range").turn_order, None, "a on side 1 moves after b");
+}
+
+/// The fixed list and the ranking give the same games: random moves on the shipped games with
+/// turns and on a game whose players drop out (`while this.hp > 0`), with and without the list.
+#[test]
+fn a_fixed_turn_order_plays_as_the_ranking_does() {
+    use rand::RngExt;
+    let hurt = "action p hit forEveryInstance p
+condition hit this == game.actor
+condition hit p.hp > 0
+consequence hurt direct p.hp = p.hp - 1
+consequence hitPass endTurn
+hasConsequence hit hurt
+hasConsequence hit hitPass
+";
+    let mut programs: Vec<std::sync::Arc<Program>> =
+        ["connect_four.wgdl", "hex_arena.wgdl", "tictactoe.wgdl"].iter().map(|g| util::game(g).program).collect();
+    programs.push(turn_game("grouped", hurt));
+    for fixed in programs {
+        assert!(fixed.turn_order.is_some());
+        let mut ranked = (*fixed).clone();
+        ranked.turn_order = None;
+        for seed in 0..20 {
+            let mut r = playforge::rng::stream(seed, 7, 0, 0);
+            let (mut a, mut b) = (fixed.initial_state().unwrap(), ranked.initial_state().unwrap());
+            let mut moves = Vec::new();
+            for _ in 0..300 {
+                assert_eq!((a.actor, a.round, a.turns), (b.actor, b.round, b.turns));
+                assert!(a == b);
+                let m = legal(&fixed, &a);
+                assert_eq!(m, legal(&ranked, &b));
+                if m.is_empty() {
+                    break;
+                }
+                let pick = m[r.random_range(0..m.len())];
+                moves.push(pick);
+                fixed.apply(&mut a, pick).unwrap();
+                ranked.apply(&mut b, pick).unwrap();
+            }
+        }
+    }
+}

@@ -620,6 +620,7 @@ impl Compiler<'_> {
         match self.find_attr(class, &last.name) {
             Some((false, idx, ty)) => {
                 self.assigned.insert(last.name.clone());
+                self.written.push((class, idx as u32));
                 Some((place_of(idx as u32), ty))
             }
             Some((true, _, _)) => {

@@ -296,7 +296,7 @@ impl Compiler<'_> {
             self.invalid(span, "turns without players", "a `players <name> <name> …` line naming the sides");
         }
         if let Some((class, side)) = self.x.turn_decl {
-            self.x.turn = Some(TurnInfo { class, side, cond: None, alternating });
+            self.x.turn = Some(TurnInfo { class, side, cond: None, alternating, side_written: true });
         }
     }
 

@@ -5,8 +5,15 @@
 use super::*;
 
 impl Compiler<'_> {
-    pub(super) fn finish(self) -> Program {
+    pub(super) fn finish(mut self) -> Program {
+        let written = std::mem::take(&mut self.written);
         let mut p = self.finish_program();
+        // The side is written through an object of the turn class, a subclass or a superclass.
+        let side_written =
+            p.turn.as_ref().map(|t| written.iter().any(|&(c, i)| i == t.side && (p.is_sub(c, t.class) || p.is_sub(t.class, c))));
+        if let (Some(t), Some(w)) = (p.turn.as_mut(), side_written) {
+            t.side_written = w;
+        }
         p.action_groups = p.actions.iter().map(|a| a.group).collect();
         // What goals and outcomes read, for re-checking only what a move changed.
         for i in 0..p.goals.len() {
@@ -20,6 +27,7 @@ impl Compiler<'_> {
             let reads = p.actions[i].conditions.iter().fold(0, |m, &c| m | p.reads(c));
             p.actions[i].reads = if reads == 0 { crate::wgdl::deps::ALL } else { reads };
         }
+        p.turn_order = p.fixed_turn_order();
         p
     }
 
@@ -198,6 +206,7 @@ impl Compiler<'_> {
             has_filters,
             players: self.x.players,
             turn: self.x.turn,
+            turn_order: None,
             outcomes: self.x.outcomes,
             hex: self.x.hex,
             occupants: self.x.occupants,

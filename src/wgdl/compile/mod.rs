@@ -144,6 +144,8 @@ struct Compiler<'a> {
     broken_gods: std::collections::HashSet<String>,
     /// Attribute names assigned anywhere, for the "never holds" lint.
     pub assigned: std::collections::HashSet<String>,
+    /// Instance attributes assigned anywhere, as (class of the object written, attribute index).
+    written: Vec<(ClassId, u32)>,
     /// The symbol of each action's number/hex variable ([`NO_VAR`] if none).
     action_var: Vec<i64>,
     /// What the extensions collect (players, turns, hex map, grids, parameters, policies).
@@ -199,6 +201,7 @@ impl<'a> Compiler<'a> {
             session_pause: 0,
             has_delete: file.decls.iter().any(|d| matches!(&d.kind, DeclKind::Consequence { body: ConsBody::Delete(_), .. })),
             assigned: Default::default(),
+            written: Vec::new(),
             broken_gods: Default::default(),
         }
     }

@@ -128,6 +128,8 @@ impl Program {
             }
             info.value = v;
         }
+        // A parameter may be a side.
+        p.turn_order = p.fixed_turn_order();
         Ok(p)
     }
 

@@ -5,7 +5,7 @@
 
 use crate::rng::Rng;
 use crate::wgdl::fast::Env;
-use crate::wgdl::program::{Action, ActionKind, BindKind, Builtin, Ctx, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
+use crate::wgdl::program::{Action, ActionKind, BindKind, Builtin, Cons, Ctx, GodSel, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
 use rand::RngExt;
 
 thread_local! {
@@ -103,10 +103,72 @@ impl Program {
         if t.alternating { (rank, side) } else { (side, rank) }
     }
 
+    /// The initial objects of the turn class in creation order, when that is their turn order
+    /// in every state of the game: no consequence writes the side attribute
+    /// ([`TurnInfo::side_written`]) or creates an object that may be of the turn class, and the
+    /// initial sides put the objects in creation order. `None` otherwise (and without turns).
+    pub(in crate::wgdl) fn fixed_turn_order(&self) -> Option<Vec<u32>> {
+        let t = self.turn.as_ref()?;
+        if t.side_written {
+            return None;
+        }
+        for cons in &self.conses {
+            if let Cons::Create { god, .. } = cons.code {
+                match god {
+                    GodSel::Fixed(g) if !self.is_sub(self.gods[g as usize].class, t.class) => {}
+                    _ => return None,
+                }
+            }
+        }
+        // The keys `next_actor` ranks by, from the initial values (a parameter may change them:
+        // `with_parameters` asks again).
+        let mut order = Vec::new();
+        let mut keys: Vec<(i64, i64)> = Vec::new();
+        let mut sides: Vec<i64> = Vec::new();
+        for (id, &g) in self.initial.iter().enumerate() {
+            let god = &self.gods[g as usize];
+            if !self.is_sub(god.class, t.class) {
+                continue;
+            }
+            let side = *god.init.get(t.side as usize)?;
+            let rank = sides.iter().filter(|&&s| s == side).count() as i64;
+            sides.push(side);
+            let key = if t.alternating { (rank, side) } else { (side, rank) };
+            if keys.last().is_some_and(|&k| k >= key) {
+                return None;
+            }
+            keys.push(key);
+            order.push(id as u32);
+        }
+        Some(order)
+    }
+
     /// The next object to act after `after` in this round (`None`: from the round's start), if
     /// any: live objects of the turn class whose `while` condition holds.
     pub(in crate::wgdl) fn next_actor(&self, st: &State, after: Option<u32>) -> Result<Option<u32>, RuntimeError> {
         let t = self.turn.as_ref().expect("turns declared");
+        if let Some(order) = &self.turn_order {
+            // The order is creation order: the objects after `after`, in turn, as the ranking
+            // below would visit (and evaluate `while` on) them.
+            let from = match after.filter(|&a| a != NONE) {
+                None => Some(0),
+                Some(a) => order.binary_search(&a).ok().map(|i| i + 1),
+            };
+            if let Some(from) = from {
+                for &i in &order[from..] {
+                    if !st.objects[i as usize].alive {
+                        continue;
+                    }
+                    if let Some(c) = t.cond
+                        && self.eval(st, c, Ctx { this: i, bound: NONE })? == 0
+                    {
+                        continue;
+                    }
+                    return Ok(Some(i));
+                }
+                return Ok(None);
+            }
+        }
         let after_key = after.filter(|&a| a != NONE).map(|a| self.turn_key(st, a));
         let mut best: Option<((i64, i64), u32)> = None;
         // Ranks counted in one pass (sides 0..8; any other side is counted by `turn_key`).

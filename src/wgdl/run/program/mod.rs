@@ -199,6 +199,9 @@ pub struct TurnInfo {
     pub cond: Option<ExprId>,
     /// R0 B0 R1 B1 … instead of R0 R1 B0 B1.
     pub alternating: bool,
+    /// Some consequence may write the side attribute (through an object of the turn class, a
+    /// subclass or a superclass).
+    pub side_written: bool,
 }
 
 /// A `winner`/`draw` line.
@@ -367,6 +370,11 @@ pub struct Program {
     /// Extensions: sides, turns, outcomes, round hooks, hex map, grids, parameters, policies.
     pub players: Vec<String>,
     pub turn: Option<TurnInfo>,
+    /// The objects that take turns, in turn order, when that order is fixed by the program and
+    /// is the objects' creation order: no consequence writes the side attribute or creates an
+    /// object of the turn class ([`Program::fixed_turn_order`]). `next_actor` then walks this
+    /// list instead of ranking every object.
+    pub turn_order: Option<Vec<u32>>,
     pub outcomes: Vec<OutcomeInfo>,
     pub round_hooks: Vec<ActionId>,
     pub hex: Option<Arc<crate::wgdl::hex::HexMap>>,
