@@ -128,3 +128,30 @@ fn closures_built_for_operand_kinds_agree_with_bytecode_off_grid_and_on_null() {
     let err = p.legal_actions(&st, &mut legal).expect_err("n = 3 is off the grid");
     assert!(err.to_string().contains("off grid"), "{err}");
 }
+
+/// A `countOf` compared with zero stops at the first object that counts only when its
+/// condition cannot fail: every comparison with 0 and 1 gives the bytecode's full count's
+/// answer, and a condition that fails on a later object (a null reference) is still the error.
+#[test]
+fn counts_compared_with_zero_stop_early_only_when_nothing_can_fail() {
+    let tests = ["== 0", "!= 0", "> 0", ">= 1", "<= 0", "< 1", "== 1", "> 1"];
+    let head = "class p\nattribute p hp long 1\nattribute p ref object:p null\n\
+                object a is p\nobject b is p\nattribute b hp 0\nobject c is p\nattribute a ref object:b\n\
+                initial a\ninitial b\ninitial c\n";
+    for (pred, fails) in [("q.hp > 0", false), ("q.hp > 5", false), ("q.ref.hp >= 0", true)] {
+        let mut src = head.to_string();
+        for (i, t) in tests.iter().enumerate() {
+            src += &format!("action p t{i}\ncondition t{i} countOf(p, {pred}) {t}\n");
+        }
+        let src = src.replace("countOf(p, q.", "countOf(p, p.");
+        let p = wgdl::compile_str("counts.wgdl", &src).unwrap_or_else(|e| panic!("{e}")).program;
+        let st = p.initial_state().unwrap();
+        let (n, bad) = p.closure_mismatches(&st);
+        assert!(n >= tests.len() && bad.is_empty(), "{pred}: {n} expressions checked; {bad:?}");
+        let mut legal = Vec::new();
+        match p.legal_actions(&st, &mut legal) {
+            Err(e) => assert!(fails && e.to_string().contains("null"), "{pred}: {e}"),
+            Ok(()) => assert!(!fails, "{pred}: b's null reference is read by the full count"),
+        }
+    }
+}

@@ -712,7 +712,7 @@ groupLead, groups and groupDistinct"
             }
         };
         let a = self.x.aggs.len() as u16;
-        self.x.aggs.push(AggInfo { class, expr: inner, count, double });
+        self.x.aggs.push(AggInfo { class, expr: inner, count, double, infallible: false });
         Some((a, if double { Ty::Double } else { Ty::Long }))
     }
 

@@ -27,6 +27,10 @@ impl Compiler<'_> {
             let reads = p.actions[i].conditions.iter().fold(0, |m, &c| m | p.reads(c));
             p.actions[i].reads = if reads == 0 { crate::wgdl::deps::ALL } else { reads };
         }
+        for i in 0..p.aggs.len() {
+            let e = p.aggs[i].expr;
+            p.aggs[i].infallible = p.code[e.start as usize..(e.start + e.len) as usize].iter().all(|op| infallible(*op));
+        }
         p.turn_order = p.fixed_turn_order();
         p
     }
@@ -230,6 +234,58 @@ impl Compiler<'_> {
             },
         }
     }
+}
+
+/// An instruction that cannot fail: a load, a comparison, a logical operator, double arithmetic.
+fn infallible(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        Const(_)
+            | Slot(_)
+            | This(_)
+            | Bound(_)
+            | ThisConst(_)
+            | BoundConst(_)
+            | GodInit(_)
+            | GodConst(_)
+            | NamedConst(..)
+            | ThisObj
+            | BoundObj
+            | GodName
+            | StoreOwn(_)
+            | StoreSum(_)
+            | Time
+            | SessionTime
+            | Sessions
+            | Moves
+            | Actor
+            | Round
+            | Turns
+            | ToMove
+            | Eq
+            | Ne
+            | LtL
+            | LeL
+            | GtL
+            | GeL
+            | EqD
+            | NeD
+            | LtD
+            | LeD
+            | GtD
+            | GeD
+            | Not
+            | Xor
+            | AndJump(_)
+            | OrJump(_)
+            | L2D
+            | L2DUnder
+            | AddD
+            | SubD
+            | MulD
+            | NegD
+    )
 }
 
 /// Whether code reads the binding of its action (conservatively: any aggregate counts).

@@ -79,6 +79,15 @@ impl OccCache {
     }
 }
 
+/// An aggregate compared with zero: `== 0`, `!= 0`, `> 0` (or `>= 1`), `<= 0` (or `< 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::wgdl) enum ZeroTest {
+    Zero,
+    NonZero,
+    Positive,
+    NotPositive,
+}
+
 #[inline]
 fn bit(bits: &[u64], c: usize) -> bool {
     bits[c / 64] >> (c % 64) & 1 == 1
@@ -518,6 +527,38 @@ impl Program {
             cy -= DY;
         }
         n
+    }
+
+    /// Aggregate `a` compared with zero (`test`): a `countOf` whose condition cannot fail stops
+    /// at the first object that counts; any other aggregate is computed in full.
+    pub(in crate::wgdl) fn aggregate_test(&self, st: &State, a: u16, ctx: Ctx, test: ZeroTest) -> Result<bool, RuntimeError> {
+        let info = self.aggs[a as usize];
+        if !(info.count && info.infallible) {
+            let v = self.aggregate(st, a, ctx)?;
+            return Ok(match test {
+                ZeroTest::Zero => v == 0,
+                ZeroTest::NonZero => v != 0,
+                ZeroTest::Positive => v > 0,
+                ZeroTest::NotPositive => v <= 0,
+            });
+        }
+        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
+        let mut any = false;
+        for (i, o) in st.objects.iter().enumerate() {
+            if !o.alive || !self.is_sub(o.class, info.class) {
+                continue;
+            }
+            env.rebind(i as u32, o.base);
+            if self.eval_env(&env, info.expr)? != 0 {
+                any = true;
+                break;
+            }
+        }
+        // A count is never negative: > 0 is != 0.
+        Ok(match test {
+            ZeroTest::NonZero | ZeroTest::Positive => any,
+            ZeroTest::Zero | ZeroTest::NotPositive => !any,
+        })
     }
 
     pub(in crate::wgdl) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {

@@ -242,6 +242,21 @@ pub(super) fn un(a: T, f: impl Fn(i64) -> i64 + Copy + Send + Sync + 'static) ->
 }
 
 pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
+    use crate::wgdl::run::turns::ZeroTest;
+    // An aggregate compared with 0 or 1: a `countOf` may stop at the first object that counts.
+    if let (T::Agg(k), T::Leaf(Leaf::Const(c))) = (&a, &b) {
+        let test = match (op, *c) {
+            (Op::Eq, 0) => Some(ZeroTest::Zero),
+            (Op::Ne, 0) => Some(ZeroTest::NonZero),
+            (Op::GtL, 0) | (Op::GeL, 1) => Some(ZeroTest::Positive),
+            (Op::LeL, 0) | (Op::LtL, 1) => Some(ZeroTest::NotPositive),
+            _ => None,
+        };
+        if let Some(test) = test {
+            let k = *k;
+            return fx!(|e| Ok(e.p.aggregate_test(e.st, k, Ctx { this: e.this, bound: e.bound }, test)? as i64));
+        }
+    }
     match op {
         Op::AddL | Op::SubL | Op::MulL => bin_checked(op, a, b, at),
         Op::AddD => bin(a, b, |x, y| bits(d(x) + d(y))),

@@ -282,6 +282,9 @@ pub struct AggInfo {
     pub class: ClassId,
     pub expr: ExprId,
     pub count: bool,
+    /// The inner expression cannot fail (loads, comparisons, `!`, `&&`, `||`, double
+    /// arithmetic): a `countOf` compared with zero may stop at the first object that counts.
+    pub infallible: bool,
     pub double: bool,
 }
 
