@@ -138,8 +138,12 @@ fn counts_compared_with_zero_stop_early_only_when_nothing_can_fail() {
     let head = "class p\nattribute p hp long 1\nattribute p ref object:p null\n\
                 object a is p\nobject b is p\nattribute b hp 0\nobject c is p\nattribute a ref object:b\n\
                 initial a\ninitial b\ninitial c\n";
-    for (pred, fails) in [("q.hp > 0", false), ("q.hp > 5", false), ("q.ref.hp >= 0", true)] {
-        let mut src = head.to_string();
+    // A game that deletes objects reads attributes through the object (`BoundObj, Field`).
+    let deletes = "action p gone\nconsequence goneNow delete this\nhasConsequence gone goneNow\n";
+    for ((pred, fails), tail) in
+        [("q.hp > 0", false), ("q.hp > 5", false), ("q.ref.hp >= 0", true)].into_iter().flat_map(|c| [(c, ""), (c, deletes)])
+    {
+        let mut src = format!("{head}{tail}");
         for (i, t) in tests.iter().enumerate() {
             src += &format!("action p t{i}\ncondition t{i} countOf(p, {pred}) {t}\n");
         }

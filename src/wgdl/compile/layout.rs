@@ -29,7 +29,13 @@ impl Compiler<'_> {
         }
         for i in 0..p.aggs.len() {
             let e = p.aggs[i].expr;
-            p.aggs[i].infallible = p.code[e.start as usize..(e.start + e.len) as usize].iter().all(|op| infallible(*op));
+            let code = &p.code[e.start as usize..(e.start + e.len) as usize];
+            // The object counted is live: reading its attributes through it (`BoundObj,
+            // Field`, as games that delete objects compile them) cannot fail.
+            p.aggs[i].infallible = code
+                .iter()
+                .enumerate()
+                .all(|(k, &op)| infallible(op) || (matches!(op, Op::Field(_) | Op::FieldConst(_)) && k > 0 && code[k - 1] == Op::BoundObj));
         }
         p.turn_order = p.fixed_turn_order();
         p

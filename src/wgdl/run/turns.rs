@@ -5,7 +5,9 @@
 
 use crate::rng::Rng;
 use crate::wgdl::fast::Env;
-use crate::wgdl::program::{Action, ActionKind, BindKind, Builtin, Cons, Ctx, GodSel, NONE, PickCode, Program, RtKind, RuntimeError, State, rt};
+use crate::wgdl::program::{
+    Action, ActionKind, BindKind, Builtin, Cons, Ctx, GodSel, NONE, PickCode, Program, RtKind, RuntimeError, State, rt,
+};
 use rand::RngExt;
 
 thread_local! {
