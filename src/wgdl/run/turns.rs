@@ -81,6 +81,34 @@ impl OccCache {
     }
 }
 
+/// An action whose moves `choose` keeps some of (without a walk order: those are generated
+/// already chosen).
+pub(in crate::wgdl) const FILTER_CHOOSE: u8 = 1;
+/// An action with `unless`.
+pub(in crate::wgdl) const FILTER_UNLESS: u8 = 2;
+/// A `policyOnly` action.
+pub(in crate::wgdl) const FILTER_POLICY_ONLY: u8 = 4;
+/// An action with `lastResort`.
+pub(in crate::wgdl) const FILTER_LAST_RESORT: u8 = 8;
+
+/// The move filters of an action, as `FILTER_*` bits.
+pub(in crate::wgdl) fn filter_flags(a: &crate::wgdl::program::ActionInfo) -> u8 {
+    let mut f = 0;
+    if a.choose.is_some() && a.walk_order.is_none() {
+        f |= FILTER_CHOOSE;
+    }
+    if !a.unless.is_empty() {
+        f |= FILTER_UNLESS;
+    }
+    if a.policy_only {
+        f |= FILTER_POLICY_ONLY;
+    }
+    if a.last_resort.is_some() {
+        f |= FILTER_LAST_RESORT;
+    }
+    f
+}
+
 /// An aggregate compared with zero: `== 0`, `!= 0`, `> 0` (or `>= 1`), `<= 0` (or `< 1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::wgdl) enum ZeroTest {
@@ -513,20 +541,29 @@ impl Program {
             return 0;
         }
         let cells = &st.slots[gi.base as usize..(gi.base as i64 + w * h) as usize];
-        let v = cells[(y * w + x) as usize];
-        let inside = |x: i64, y: i64| (DX == 0 || (0..w).contains(&x)) && (DY == 0 || (0..h).contains(&y));
+        let at = y * w + x;
+        let v = cells[at as usize];
+        // Steps to the edge along +(DX, DY) and −(DX, DY), then the cells one stride apart.
+        let room = |d: i64, p: i64, len: i64| match d {
+            0 => i64::MAX,
+            1 => len - 1 - p,
+            _ => p,
+        };
+        let ahead = room(DX, x, w).min(room(DY, y, h));
+        let behind = room(-DX, x, w).min(room(-DY, y, h));
+        let stride = DY * w + DX;
         let mut n = 1;
-        let (mut cx, mut cy) = (x + DX, y + DY);
-        while inside(cx, cy) && cells[(cy * w + cx) as usize] == v {
+        for k in 1..=ahead {
+            if cells[(at + k * stride) as usize] != v {
+                break;
+            }
             n += 1;
-            cx += DX;
-            cy += DY;
         }
-        let (mut cx, mut cy) = (x - DX, y - DY);
-        while inside(cx, cy) && cells[(cy * w + cx) as usize] == v {
+        for k in 1..=behind {
+            if cells[(at - k * stride) as usize] != v {
+                break;
+            }
             n += 1;
-            cx -= DX;
-            cy -= DY;
         }
         n
     }
@@ -613,10 +650,15 @@ impl Program {
         occ: Option<&OccCache>,
         f: &mut FilterScratch,
     ) -> Result<(), RuntimeError> {
+        // Which filters the listed moves have.
+        let flags = out.iter().fold(0, |acc, m| acc | self.filter_flags[m.def as usize]);
+        if flags == 0 {
+            return Ok(());
+        }
         // choose: per (action, owner), keep the n lowest keys (first of equals). Actions with a
         // walk order were generated that way already.
         let chosen = |m: &Action| self.actions[m.def as usize].choose.filter(|_| self.actions[m.def as usize].walk_order.is_none());
-        if out.iter().any(|m| chosen(m).is_some()) {
+        if flags & FILTER_CHOOSE != 0 {
             f.keys.clear();
             for m in out.iter() {
                 f.keys.push(match chosen(m) {
@@ -648,7 +690,7 @@ impl Program {
         }
         // unless: drop an action's moves while a move of another named action is legal.
         let blocked = |d: u16, count: &[u32]| self.actions[d as usize].unless.iter().any(|&o| count[o as usize] > 0);
-        if out.iter().any(|m| blocked(m.def, &f.count)) {
+        if flags & FILTER_UNLESS != 0 && out.iter().any(|m| blocked(m.def, &f.count)) {
             // Decided on the list before any is dropped.
             f.keep.clear();
             f.keep.extend(out.iter().map(|m| !blocked(m.def, &f.count)));
@@ -663,8 +705,10 @@ impl Program {
             }
         }
         if !for_policy {
-            out.retain(|m| !self.actions[m.def as usize].policy_only);
-            if out.iter().any(|m| self.actions[m.def as usize].last_resort.is_some()) {
+            if flags & FILTER_POLICY_ONLY != 0 {
+                out.retain(|m| self.filter_flags[m.def as usize] & FILTER_POLICY_ONLY == 0);
+            }
+            if flags & FILTER_LAST_RESORT != 0 && out.iter().any(|m| self.filter_flags[m.def as usize] & FILTER_LAST_RESORT != 0) {
                 // Counted after `policyOnly` moves are gone.
                 f.count.iter_mut().for_each(|c| *c = 0);
                 for m in out.iter() {

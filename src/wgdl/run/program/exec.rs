@@ -127,7 +127,16 @@ impl Program {
 
     /// Fires rules to a fixpoint: passes over all rules in file order until one pass fires none,
     /// or until a rule asks to end the session.
+    #[inline]
     pub(in crate::wgdl) fn fire_rules(&self, st: &mut State) -> Result<(), RuntimeError> {
+        if self.rules.is_empty() {
+            st.dirty.rules = 0;
+            return Ok(());
+        }
+        self.fire_rules_pass(st)
+    }
+
+    fn fire_rules_pass(&self, st: &mut State) -> Result<(), RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
         let mut firings = 0u32;
         loop {

@@ -406,6 +406,9 @@ pub struct Program {
     pub fast: crate::wgdl::fast::FastCode,
     /// Each action's group (`actions[a].group`), compact for playout policies.
     pub action_groups: Vec<u16>,
+    /// Each action's move filters as bits ([`crate::wgdl::turns::FILTER_CHOOSE`] …), compact
+    /// for the filter pass over a move list.
+    pub filter_flags: Vec<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
