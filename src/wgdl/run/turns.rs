@@ -356,13 +356,14 @@ impl Program {
         let Some(occ) = &self.occupants else { return Ok(()) };
         // One environment, rebound to each object in turn.
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
+        let cond = occ.cond.map(|c| self.evaluator(c));
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
                 continue;
             }
-            if let Some(c) = occ.cond {
+            if let Some(cond) = &cond {
                 env.rebind_this(i as u32, o.base);
-                if self.eval_env(&env, c)? == 0 {
+                if cond(&env)? == 0 {
                     continue;
                 }
             }
@@ -582,13 +583,14 @@ impl Program {
             });
         }
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
+        let counts = self.evaluator(info.expr);
         let mut any = false;
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;
             }
             env.rebind(i as u32, o.base);
-            if self.eval_env(&env, info.expr)? != 0 {
+            if counts(&env)? != 0 {
                 any = true;
                 break;
             }
@@ -605,12 +607,13 @@ impl Program {
         let (mut n, mut sum_l, mut sum_d) = (0i64, 0i64, 0f64);
         // One environment, rebound to each object in turn.
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
+        let value = self.evaluator(info.expr);
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;
             }
             env.rebind(i as u32, o.base);
-            let v = self.eval_env(&env, info.expr)?;
+            let v = value(&env)?;
             if info.count {
                 n += (v != 0) as i64;
             } else if info.double {

@@ -157,6 +157,17 @@ impl Program {
         }
     }
 
+    /// Expression `e` as a function of an environment, its closure fetched once: for loops that
+    /// evaluate one expression for many objects.
+    #[inline]
+    pub(in crate::wgdl) fn evaluator(&self, e: ExprId) -> impl Fn(&Env) -> Result<i64, RuntimeError> + '_ {
+        let f = self.fast.slots.get(e.start as usize).map(|slot| slot.get_or_init(|| self.lower_expr(e)));
+        move |env: &Env| match f {
+            Some(f) => f(env),
+            None => self.eval_bytecode(env.st, e, Ctx { this: env.this, bound: env.bound }),
+        }
+    }
+
     fn lower_expr(&self, e: ExprId) -> Fx {
         lower(self.tree(e))
     }
