@@ -375,7 +375,7 @@ pub struct Program {
     pub turn: Option<TurnInfo>,
     /// The objects that take turns, in turn order, when that order is fixed by the program and
     /// is the objects' creation order: no consequence writes the side attribute or creates an
-    /// object of the turn class ([`Program::fixed_turn_order`]). `next_actor` then walks this
+    /// object of the turn class (`Program::fixed_turn_order`). `next_actor` then walks this
     /// list instead of ranking every object.
     pub turn_order: Option<Vec<u32>>,
     pub outcomes: Vec<OutcomeInfo>,
@@ -406,7 +406,7 @@ pub struct Program {
     pub fast: crate::wgdl::fast::FastCode,
     /// Each action's group (`actions[a].group`), compact for playout policies.
     pub action_groups: Vec<u16>,
-    /// Each action's move filters as bits ([`crate::wgdl::turns::FILTER_CHOOSE`] …), compact
+    /// Each action's move filters as bits (`FILTER_CHOOSE` … in `wgdl::turns`), compact
     /// for the filter pass over a move list.
     pub filter_flags: Vec<u8>,
 }
