@@ -6,7 +6,8 @@
 //! The parts are coarse on purpose (a false "changed" costs one evaluation, a missed change
 //! would be a wrong result): an attribute by its slot offset within objects (`this.x`, read
 //! through any object), a named object's attribute by its absolute slot (`global.coins`; every
-//! write to an object's slot marks both), a game value store node (an increase marks the node
+//! write to an object's slot marks the slot, which is all that such a read looks at; a write to
+//! a named slot marks its attribute too), a game value store node (an increase marks the node
 //! and its ancestors), the grids, the set of live objects, the clock, the sessions, the move
 //! count, and the turn (actor, round, turns); each family folds onto a few bits. A built-in
 //! that looks at who stands where (`hex.free`, `hex.hidden`, `hex.approach`, `hex.stepToward`)
@@ -122,7 +123,12 @@ impl Program {
                 }
                 Op::Field(o) => attr(o) | GONE,
                 Op::FieldConst(_) | Op::NameOf => GONE,
-                Op::Slot(s) => self.slot_part(s as usize),
+                // Every write to an object's slot marks the slot's bit (`slot`): an initial
+                // object's attribute read by its absolute slot needs no more than that.
+                Op::Slot(s) => match self.slot_part(s as usize) {
+                    STORE | GRID | ALL => self.slot_part(s as usize),
+                    _ => slot(s as usize),
+                },
                 Op::StoreOwn(n) | Op::StoreSum(n) => store(n),
                 Op::Time => CLOCK,
                 Op::SessionTime => CLOCK | SESSIONS,

@@ -310,13 +310,19 @@ impl Program {
         if st.outcome != 0 {
             return Ok(());
         }
-        let ctx = Ctx { this: NONE, bound: NONE };
         // Every line was false at the last check: only those that read a changed part can hold.
-        for o in &self.outcomes {
-            if o.reads & st.dirty.checks != 0 && self.eval(st, o.expr, ctx)? != 0 {
-                st.outcome = o.winner.map_or(1, |k| k + 2);
-                break;
+        let mut won = None;
+        {
+            let env = Env::new(self, st, Ctx { this: NONE, bound: NONE });
+            for o in &self.outcomes {
+                if o.reads & st.dirty.checks != 0 && self.eval_env(&env, o.expr)? != 0 {
+                    won = Some(o.winner.map_or(1, |k| k + 2));
+                    break;
+                }
             }
+        }
+        if let Some(w) = won {
+            st.outcome = w;
         }
         Ok(())
     }
