@@ -228,3 +228,48 @@ fn recorded_games_replay_turn_by_turn() {
     assert!(e.contains("move 1 `endTurn(blue2)` is not legal here"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `choose hide 3 by hex.walk(this.pos, h)` with free, hidden and walk-bound conditions is
+/// generated from one bit set of the cells that are free and hidden; with the bit set turned
+/// off the general walk-order loop lists the same moves, on random games with random
+/// parameters. A walk bound whose operand can fail (checked `-`) keeps the general loop.
+#[test]
+fn walk_ordered_moves_from_bit_sets_are_the_general_loops() {
+    use rand::RngExt;
+    let c = util::game("hex_arena.wgdl");
+    let hide = c.program.actions.iter().position(|a| a.name == "hide").expect("hide");
+    assert!(c.program.actions[hide].walk_order.as_ref().is_some_and(|w| w.bits), "hide is generated from bits");
+    let src = std::fs::read_to_string(arena_path())
+        .unwrap()
+        .replace("condition hide hex.walk(this.pos, h) <= this.ap", "condition hide hex.walk(this.pos, h) <= this.ap - 1");
+    let opts = CompileOptions { base_dir: Some(arena_path().parent().unwrap().to_path_buf()), ..Default::default() };
+    let minus = wgdl::compile_str_with("hex_arena.wgdl", &src, &opts).unwrap_or_else(|e| panic!("{e}")).program;
+    assert!(minus.actions[hide].walk_order.as_ref().is_some_and(|w| !w.bits), "`this.ap - 1` can overflow");
+    let mut rng = playforge::rng::stream(3, 0, 0, 0);
+    let mut lists = 0;
+    for game in 0..30u64 {
+        // Random parameters within their ranges (those of the file for the first games).
+        let values: Vec<f64> = c
+            .program
+            .params
+            .iter()
+            .map(|p| if game < 5 { p.value } else { rng.random_range(p.min as i64..=p.max as i64) as f64 })
+            .collect();
+        let Ok(bits) = c.program.with_parameters(&values) else { continue };
+        let mut general = bits.clone();
+        if let Some(w) = general.actions[hide].walk_order.as_mut() {
+            w.bits = false;
+        }
+        let mut st = bits.initial_state().unwrap();
+        for _ in 0..200 {
+            let (a, b) = (util::legal(&bits, &st), util::legal(&general, &st));
+            assert_eq!(a, b, "game {game}, move {}", st.moves);
+            lists += 1;
+            if a.is_empty() {
+                break;
+            }
+            bits.apply(&mut st, a[rng.random_range(0..a.len())]).unwrap();
+        }
+    }
+    assert!(lists > 1000, "{lists} move lists compared");
+}

@@ -351,8 +351,21 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
                 CellCond::Eval(c)
             }
         })
-        .collect();
-    Some(WalkOrder { from, bound, conds })
+        .collect::<Vec<CellCond>>();
+    // The operands are evaluated once for an owner, which is live: its attributes can be read.
+    let owner_safe = |e: ExprId| {
+        let cc = &code[e.start as usize..(e.start + e.len) as usize];
+        cc.iter()
+            .enumerate()
+            .all(|(k, &op)| infallible(op) || (matches!(op, Op::Field(_) | Op::FieldConst(_)) && k > 0 && cc[k - 1] == Op::ThisObj))
+    };
+    let bits = conds.iter().all(|c| match *c {
+        CellCond::Free => true,
+        CellCond::Hidden(x) => owner_safe(x),
+        CellCond::WalkBound { limit, .. } => owner_safe(limit),
+        CellCond::Eval(_) => false,
+    });
+    Some(WalkOrder { from, bound, conds, bits })
 }
 
 /// The game value store's nodes while they are laid out.

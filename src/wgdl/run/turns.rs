@@ -44,6 +44,20 @@ impl OccCache {
         OccCache { list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new() }
     }
 
+    /// The occupied cells as bits.
+    pub(in crate::wgdl) fn occupied_bits(&self) -> &[u64] {
+        &self.occupied
+    }
+
+    /// The cells that some occupant of a side other than `me` sees, as bits (`None` for a side
+    /// that is not one of the game's).
+    pub(in crate::wgdl) fn seen_by_others(&self, me: i64) -> Option<&[u64]> {
+        if me < 0 {
+            return None;
+        }
+        self.seen_by_others.get(me as usize).map(|v| v.as_slice())
+    }
+
     fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
         let mut list = std::mem::take(&mut self.list);
         list.clear();

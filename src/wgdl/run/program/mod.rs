@@ -128,6 +128,9 @@ pub struct WalkOrder {
     pub bound: Option<usize>,
     /// How each condition from the owner conditions on is tested for a cell.
     pub conds: Vec<CellCond>,
+    /// Every condition is `Free`, `Hidden` or the walk bound, and their operands cannot fail
+    /// (loads, comparisons, `this`'s attributes): the cells are tested against one bit set.
+    pub bits: bool,
 }
 
 /// How walk-ordered move generation tests one condition for a cell `h`: the shapes it knows

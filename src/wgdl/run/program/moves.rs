@@ -366,6 +366,10 @@ impl Program {
             }
         };
         let start = out.len();
+        if n > 0 && order.bits && self.walk_ordered_bits(&owner, h, order, from, a, this, n, out)? {
+            out[start..].sort_unstable_by_key(|m| m.bound);
+            return Ok(true);
+        }
         if n > 0 {
             'cells: for &c in h.by_walk(from) {
                 let c = c as usize;
@@ -399,6 +403,68 @@ impl Program {
             }
         }
         out[start..].sort_unstable_by_key(|m| m.bound);
+        Ok(true)
+    }
+
+    /// [`Program::walk_ordered`] when every condition is `Free`, `Hidden` or the walk bound with
+    /// operands that cannot fail ([`WalkOrder::bits`]): the operands evaluated at once, the free
+    /// and hidden tests made one bit set, then the cells in walk order up to the bound or the
+    /// n-th move — the moves the general loop lists (it evaluates the same operands, in a
+    /// different order, and none can fail). `false` (nothing listed) without the occupancy bit
+    /// sets, for a side with none, or on a map of more than 512 cells.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_ordered_bits(
+        &self,
+        owner: &crate::wgdl::fast::Env,
+        h: &crate::wgdl::hex::HexMap,
+        order: &WalkOrder,
+        from: usize,
+        a: ActionId,
+        this: u32,
+        n: usize,
+        out: &mut Vec<Action>,
+    ) -> Result<bool, RuntimeError> {
+        const WORDS: usize = 8;
+        let Some(occ) = owner.occ else { return Ok(false) };
+        let words = h.words();
+        if words > WORDS {
+            return Ok(false);
+        }
+        let mut ok = [u64::MAX; WORDS];
+        let mut limit = None;
+        for cond in &order.conds {
+            match *cond {
+                CellCond::Free => {
+                    for (m, o) in ok.iter_mut().zip(occ.occupied_bits()) {
+                        *m &= !o;
+                    }
+                }
+                CellCond::Hidden(x) => {
+                    let Some(seen) = occ.seen_by_others(self.eval_env(owner, x)?) else { return Ok(false) };
+                    for (m, s) in ok.iter_mut().zip(seen) {
+                        *m &= !s;
+                    }
+                }
+                CellCond::WalkBound { limit: e, strict } => limit = Some((self.eval_env(owner, e)?, strict)),
+                CellCond::Eval(_) => return Ok(false),
+            }
+        }
+        let start = out.len();
+        for &c in h.by_walk(from) {
+            let c = c as usize;
+            if let Some((e, strict)) = limit {
+                let w = h.walk(from, c);
+                if if strict { w >= e } else { w > e } {
+                    break;
+                }
+            }
+            if ok[c / 64] >> (c % 64) & 1 == 1 {
+                out.push(Action { def: a, this, bound: c as u32 });
+                if out.len() - start == n {
+                    break;
+                }
+            }
+        }
         Ok(true)
     }
 }
