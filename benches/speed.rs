@@ -228,7 +228,9 @@ fn section_c4(o: &Opts) {
     println!("Searches of 100 000 simulations from the empty board, one uniformly random rollout per");
     println!("simulation; UCT x̄ + 1·√(ln n / n_j) on win 1 / draw ½ / loss 0 (≡ OpenSpiel's uct_c = 2 on ±1).\n");
     let sims = if o.quick { 10_000 } else { 100_000 };
-    let rounds = if o.quick { 1 } else { 3 };
+    // One round for a smoke run and under `--calls N` (a profile of N searches).
+    let profiling = CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0;
+    let rounds = if o.quick || profiling { 1 } else { 3 };
     let secs = o.secs(4.0) / rounds as f64;
     let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
     let game = load("connect_four.wgdl");
@@ -240,7 +242,8 @@ fn section_c4(o: &Opts) {
         let os = py.clone().and_then(|py| openspiel_c4(&py, sims, secs));
         pairs.push((i, os));
     }
-    let native = if o.side("native") { mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs * rounds as f64) } else { f64::NAN };
+    let native =
+        if o.side("native") { mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs * rounds as f64) } else { f64::NAN };
     let interp = pairs.iter().map(|p| p.0).sum::<f64>() / rounds as f64;
     let os: Result<f64, String> = pairs.iter().map(|p| p.1.clone()).sum::<Result<f64, String>>().map(|t| t / rounds as f64);
     let mut paired: Vec<f64> = pairs.iter().filter_map(|(i, s)| s.as_ref().ok().map(|s| i / s)).collect();
