@@ -986,7 +986,6 @@ hasConsequence hit hitPass
         for seed in 0..20 {
             let mut r = playforge::rng::stream(seed, 7, 0, 0);
             let (mut a, mut b) = (fixed.initial_state().unwrap(), ranked.initial_state().unwrap());
-            let mut moves = Vec::new();
             for _ in 0..300 {
                 assert_eq!((a.actor, a.round, a.turns), (b.actor, b.round, b.turns));
                 assert!(a == b);
@@ -996,7 +995,6 @@ hasConsequence hit hitPass
                     break;
                 }
                 let pick = m[r.random_range(0..m.len())];
-                moves.push(pick);
                 fixed.apply(&mut a, pick).unwrap();
                 ranked.apply(&mut b, pick).unwrap();
             }

@@ -30,13 +30,8 @@ impl Compiler<'_> {
         }
         for i in 0..p.aggs.len() {
             let e = p.aggs[i].expr;
-            let code = &p.code[e.start as usize..(e.start + e.len) as usize];
-            // The object counted is live: reading its attributes through it (`BoundObj,
-            // Field`, as games that delete objects compile them) cannot fail.
-            p.aggs[i].infallible = code
-                .iter()
-                .enumerate()
-                .all(|(k, &op)| infallible(op) || (matches!(op, Op::Field(_) | Op::FieldConst(_)) && k > 0 && code[k - 1] == Op::BoundObj));
+            // The object counted is live.
+            p.aggs[i].infallible = cannot_fail(&p.code[e.start as usize..(e.start + e.len) as usize], Op::BoundObj);
         }
         p.turn_order = p.fixed_turn_order();
         p
@@ -244,6 +239,15 @@ impl Compiler<'_> {
     }
 }
 
+/// Whether `code` cannot fail: every instruction is [`infallible`], or reads an attribute
+/// directly through `live` (`ThisObj` or `BoundObj`), an object known to be live there (as
+/// games that delete objects compile `this.x` and `bound.x`).
+fn cannot_fail(code: &[Op], live: Op) -> bool {
+    code.iter()
+        .enumerate()
+        .all(|(k, &op)| infallible(op) || (matches!(op, Op::Field(_) | Op::FieldConst(_)) && k > 0 && code[k - 1] == live))
+}
+
 /// An instruction that cannot fail: a load, a comparison, a logical operator, double arithmetic.
 fn infallible(op: Op) -> bool {
     use Op::*;
@@ -352,13 +356,8 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
             }
         })
         .collect::<Vec<CellCond>>();
-    // The operands are evaluated once for an owner, which is live: its attributes can be read.
-    let owner_safe = |e: ExprId| {
-        let cc = &code[e.start as usize..(e.start + e.len) as usize];
-        cc.iter()
-            .enumerate()
-            .all(|(k, &op)| infallible(op) || (matches!(op, Op::Field(_) | Op::FieldConst(_)) && k > 0 && cc[k - 1] == Op::ThisObj))
-    };
+    // The operands are evaluated once for an owner, which is live.
+    let owner_safe = |e: ExprId| cannot_fail(&code[e.start as usize..(e.start + e.len) as usize], Op::ThisObj);
     let bits = conds.iter().all(|c| match *c {
         CellCond::Free => true,
         CellCond::Hidden(x) => owner_safe(x),

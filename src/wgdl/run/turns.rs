@@ -414,7 +414,7 @@ impl Program {
     #[inline]
     pub(in crate::wgdl) fn hidden(&self, env: &Env, h: &crate::wgdl::hex::HexMap, cell: usize, me: i64) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
-            if let Some(bits) = o.seen_by_others.get(me as usize).filter(|_| me >= 0) {
+            if let Some(bits) = o.seen_by_others(me) {
                 return Ok(!bit(bits, cell));
             }
             return Ok(!o.list.iter().any(|&(pos, side)| side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell)));
@@ -602,19 +602,11 @@ impl Program {
                 ZeroTest::NotPositive => v <= 0,
             });
         }
-        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
-        let counts = self.evaluator(info.expr);
         let mut any = false;
-        for (i, o) in st.objects.iter().enumerate() {
-            if !o.alive || !self.is_sub(o.class, info.class) {
-                continue;
-            }
-            env.rebind(i as u32, o.base);
-            if counts(&env)? != 0 {
-                any = true;
-                break;
-            }
-        }
+        self.aggregate_scan(st, a, ctx, |v| {
+            any = v != 0;
+            !any
+        })?;
         // A count is never negative: > 0 is != 0.
         Ok(match test {
             ZeroTest::NonZero | ZeroTest::Positive => any,
@@ -625,6 +617,29 @@ impl Program {
     pub(in crate::wgdl) fn aggregate(&self, st: &State, a: u16, ctx: Ctx) -> Result<i64, RuntimeError> {
         let info = self.aggs[a as usize];
         let (mut n, mut sum_l, mut sum_d) = (0i64, 0i64, 0f64);
+        self.aggregate_scan(st, a, ctx, |v| {
+            if info.count {
+                n += (v != 0) as i64;
+            } else if info.double {
+                sum_d += f64::from_bits(v as u64);
+            } else {
+                sum_l = sum_l.wrapping_add(v);
+            }
+            true
+        })?;
+        Ok(if info.count {
+            n
+        } else if info.double {
+            sum_d.to_bits() as i64
+        } else {
+            sum_l
+        })
+    }
+
+    /// Aggregate `a`'s expression for each live object of its class in creation order, handed
+    /// to `f` until it returns `false`.
+    fn aggregate_scan(&self, st: &State, a: u16, ctx: Ctx, mut f: impl FnMut(i64) -> bool) -> Result<(), RuntimeError> {
+        let info = self.aggs[a as usize];
         // One environment, rebound to each object in turn.
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
         let value = self.evaluator(info.expr);
@@ -633,22 +648,11 @@ impl Program {
                 continue;
             }
             env.rebind(i as u32, o.base);
-            let v = value(&env)?;
-            if info.count {
-                n += (v != 0) as i64;
-            } else if info.double {
-                sum_d += f64::from_bits(v as u64);
-            } else {
-                sum_l = sum_l.wrapping_add(v);
+            if !f(value(&env)?) {
+                break;
             }
         }
-        Ok(if info.count {
-            n
-        } else if info.double {
-            sum_d.to_bits() as i64
-        } else {
-            sum_l
-        })
+        Ok(())
     }
 
     // ------------------------------------------------------------------ move filters, policies
@@ -680,7 +684,7 @@ impl Program {
         }
         // choose: per (action, owner), keep the n lowest keys (first of equals). Actions with a
         // walk order were generated that way already.
-        let chosen = |m: &Action| self.actions[m.def as usize].choose.filter(|_| self.actions[m.def as usize].walk_order.is_none());
+        let chosen = |m: &Action| self.actions[m.def as usize].choose.filter(|_| self.filter_flags[m.def as usize] & FILTER_CHOOSE != 0);
         if flags & FILTER_CHOOSE != 0 {
             f.keys.clear();
             for m in out.iter() {
