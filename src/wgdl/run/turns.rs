@@ -35,13 +35,18 @@ thread_local! {
 pub(in crate::wgdl) struct OccCache {
     list: Vec<(i64, i64)>,
     occupied: Vec<u64>,
-    /// Index = side (0 … players − 1).
-    seen_by_others: Vec<Vec<u64>>,
+    /// `words` per side of the game (0 … players − 1), side after side: the cells some
+    /// occupant of another side sees.
+    seen_by_others: Vec<u64>,
+    /// Scratch: per side the cells its own occupants see, then one row for occupants whose
+    /// side is none of the game's (another side to everyone).
+    seen_by: Vec<u64>,
+    words: usize,
 }
 
 impl OccCache {
     const fn new() -> OccCache {
-        OccCache { list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new() }
+        OccCache { list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new(), seen_by: Vec::new(), words: 0 }
     }
 
     /// The occupied cells as bits.
@@ -55,9 +60,12 @@ impl OccCache {
         if me < 0 {
             return None;
         }
-        self.seen_by_others.get(me as usize).map(|v| v.as_slice())
+        let at = me as usize * self.words;
+        self.seen_by_others.get(at..at + self.words).filter(|_| at < self.seen_by_others.len())
     }
 
+    /// One pass over the occupants: the occupied bits and each side's sight; then per side the
+    /// sight of the others (a few words per pair of sides).
     fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
         let mut list = std::mem::take(&mut self.list);
         list.clear();
@@ -70,28 +78,45 @@ impl OccCache {
             return Ok(());
         };
         let (n, words) = (h.len(), h.words());
-        self.occupied.clear();
-        self.occupied.resize(words, 0);
-        for &(pos, _) in &list {
+        let sides = p.players.len().max(1);
+        self.words = words;
+        reset(&mut self.occupied, words);
+        reset(&mut self.seen_by, (sides + 1) * words);
+        for &(pos, side) in &list {
             if pos >= 0 && (pos as usize) < n {
-                self.occupied[pos as usize / 64] |= 1 << (pos as usize % 64);
+                let pos = pos as usize;
+                self.occupied[pos / 64] |= 1 << (pos % 64);
+                let row = if (0..sides as i64).contains(&side) { side as usize } else { sides };
+                let sees = h.sees_row(pos);
+                let seen = &mut self.seen_by[row * words..(row + 1) * words];
+                for w in 0..words {
+                    seen[w] |= sees[w];
+                }
             }
         }
-        let sides = p.players.len().max(1);
-        self.seen_by_others.resize_with(sides, Vec::new);
-        for (me, bits) in self.seen_by_others.iter_mut().enumerate() {
-            bits.clear();
-            bits.resize(words, 0);
-            for &(pos, side) in &list {
-                if side != me as i64 && pos >= 0 && (pos as usize) < n {
-                    for (b, r) in bits.iter_mut().zip(h.sees_row(pos as usize)) {
-                        *b |= r;
+        reset(&mut self.seen_by_others, sides * words);
+        for me in 0..sides {
+            for other in 0..=sides {
+                if other != me {
+                    for w in 0..words {
+                        self.seen_by_others[me * words + w] |= self.seen_by[other * words + w];
                     }
                 }
             }
         }
         self.list = list;
         Ok(())
+    }
+}
+
+/// `v` as `n` zeros (its buffer kept).
+#[inline]
+fn reset(v: &mut Vec<u64>, n: usize) {
+    if v.len() == n {
+        v.fill(0);
+    } else {
+        v.clear();
+        v.resize(n, 0);
     }
 }
 
@@ -382,7 +407,7 @@ impl Program {
                 continue;
             }
             if let Some(cond) = &cond {
-                env.rebind_this(i as u32, o.base);
+                env.rebind_this(i as u32, *o);
                 if cond(&env)? == 0 {
                     continue;
                 }

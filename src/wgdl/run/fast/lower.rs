@@ -66,6 +66,16 @@ pub(super) fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => closure(Operand::Leaf(l)),
         T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),
+        // `max`/`min` of two operands: a two-operand closure, not the built-in dispatch.
+        T::Call(b @ (Builtin::MaxL | Builtin::MinL | Builtin::MaxD | Builtin::MinD), args, _) if args.len() == 2 => {
+            let [x, y]: [T; 2] = args.try_into().ok().expect("two operands");
+            match b {
+                Builtin::MaxL => bin(x, y, |x, y| x.max(y)),
+                Builtin::MinL => bin(x, y, |x, y| x.min(y)),
+                Builtin::MaxD => bin(x, y, |x, y| bits(d(x).max(d(y)))),
+                _ => bin(x, y, |x, y| bits(d(x).min(d(y)))),
+            }
+        }
         T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => closure(operand(t)),
         T::Call(b, args, at) => {
             let n = args.len();
@@ -486,6 +496,9 @@ pub(super) fn operand(t: T) -> Operand {
                 && let (Some(x), Some(y)) = (simple(x), simple(y)) =>
         {
             Operand::Hex2(b, x, y, at)
+        }
+        t if matches!(&t, T::Call(Builtin::MaxL | Builtin::MinL | Builtin::MaxD | Builtin::MinD, args, _) if args.len() == 2) => {
+            Operand::Fx(lower(t))
         }
         T::Call(b, args, at) if args.iter().all(|a| simple(a).is_some()) => {
             Operand::Call(b, args.iter().map(|a| simple(a).expect("checked")).collect(), at)

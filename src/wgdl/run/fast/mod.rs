@@ -43,6 +43,8 @@ pub(in crate::wgdl) struct Env<'a> {
     pub bound: u32,
     this_base: u32,
     bound_base: u32,
+    /// The god of `this` (0 when there is none): its class constants.
+    this_god: u32,
     /// The occupants, listed once, during move generation (`None`: hex built-ins scan).
     pub occ: Option<&'a OccCache>,
 }
@@ -57,10 +59,30 @@ impl<'a> Env<'a> {
     pub(in crate::wgdl) fn bound_base(&self) -> u32 {
         self.bound_base
     }
+    /// The god of `this` (0 when there is none).
+    #[inline]
+    pub(in crate::wgdl) fn this_god(&self) -> u32 {
+        self.this_god
+    }
 
     #[inline]
     pub(in crate::wgdl) fn new(p: &'a Program, st: &'a State, ctx: Ctx) -> Env<'a> {
         Env::with_occ(p, st, ctx, None)
+    }
+
+    /// The environment of a consequence: the bases already looked up in `f`.
+    #[inline(always)]
+    pub(in crate::wgdl) fn of_frame(p: &'a Program, st: &'a State, f: Frame) -> Env<'a> {
+        Env {
+            p,
+            st,
+            this: f.ctx.this,
+            bound: f.ctx.bound,
+            this_base: f.this_base,
+            bound_base: f.bound_base,
+            this_god: f.this_god,
+            occ: None,
+        }
     }
 
     /// The same environment for another binding (`bound_base`: its object's first slot, or 0).
@@ -72,22 +94,44 @@ impl<'a> Env<'a> {
 
     /// The same environment for another owner (`this_base`: its first slot).
     #[inline(always)]
-    pub(in crate::wgdl) fn rebind_this(&mut self, this: u32, this_base: u32) {
+    pub(in crate::wgdl) fn rebind_this(&mut self, this: u32, rec: ObjRec) {
         self.this = this;
-        self.this_base = this_base;
+        self.this_base = rec.base;
+        self.this_god = rec.god as u32;
     }
 
     /// For a binding that is not an object (a number, a cell, a description): no bound base.
     #[inline]
     pub(in crate::wgdl) fn unbound_object(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
-        let this_base = st.objects.get(ctx.this as usize).map_or(0, |o| o.base);
-        Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: 0, occ }
+        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
+        Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: 0, this_god, occ }
     }
 
     #[inline]
     pub(in crate::wgdl) fn with_occ(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
         let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
-        Env { p, st, this: ctx.this, bound: ctx.bound, this_base: base(ctx.this), bound_base: base(ctx.bound), occ }
+        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
+        Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: base(ctx.bound), this_god, occ }
+    }
+}
+
+/// Whose consequences are running, with the slot bases of `this` and of the bound object looked
+/// up once per action (objects are only ever appended, so a base never moves; a deleted object
+/// keeps its record).
+#[derive(Clone, Copy)]
+pub(in crate::wgdl) struct Frame {
+    pub ctx: Ctx,
+    this_base: u32,
+    bound_base: u32,
+    this_god: u32,
+}
+
+impl Frame {
+    #[inline]
+    pub(in crate::wgdl) fn new(st: &State, ctx: Ctx) -> Frame {
+        let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
+        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
+        Frame { ctx, this_base, bound_base: base(ctx.bound), this_god }
     }
 }
 
@@ -109,7 +153,7 @@ pub struct FastCode {
 }
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
-pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, Ctx, u32) -> Result<(), RuntimeError> + Send + Sync>;
+pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, Frame, u32) -> Result<(), RuntimeError> + Send + Sync>;
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
@@ -199,8 +243,9 @@ impl Program {
             return Ok(());
         };
         let effects = slot.get_or_init(|| self.actions[a as usize].consequences.iter().map(|&c| self.cx(c)).collect());
+        let frame = Frame::new(st, ctx);
         for f in effects.iter() {
-            f(self, st, ctx, depth)?;
+            f(self, st, frame, depth)?;
         }
         Ok(())
     }
@@ -224,8 +269,15 @@ impl Program {
     /// Runs consequence `c` (through its closure, built on first use).
     #[inline]
     pub(in crate::wgdl) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
+        self.exec_frame(st, c, Frame::new(st, ctx), depth)
+    }
+
+    /// [`Program::exec`] with the bases looked up already.
+    #[inline]
+    fn exec_frame(&self, st: &mut State, c: ConsId, frame: Frame, depth: u32) -> Result<(), RuntimeError> {
+        let ctx = frame.ctx;
         match self.fast.conses.get(c as usize) {
-            Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, ctx, depth),
+            Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, frame, depth),
             None => {
                 st.dirty.mark(self.writes(c));
                 self.exec_generic(st, c, ctx, depth)
@@ -240,36 +292,32 @@ impl Program {
         // What it writes is marked first (`crate::wgdl::deps`): an error leaves the state unusable.
         let w = self.writes(c);
         let generic = move || -> Cx {
-            Arc::new(move |p: &Program, st: &mut State, ctx: Ctx, depth: u32| {
+            Arc::new(move |p: &Program, st: &mut State, f: Frame, depth: u32| {
                 st.dirty.mark(w);
-                p.exec_generic(st, c, ctx, depth)
+                p.exec_generic(st, c, f.ctx, depth)
             })
         };
         match &self.conses[c as usize].code {
             Cons::Assign { place, value } => {
                 let v = operand(self.tree(*value));
                 match *place {
-                    Place::Slot(s) => Arc::new(move |p, st, ctx, _| {
+                    Place::Slot(s) => Arc::new(move |p, st, f, _| {
                         st.dirty.mark(w);
-                        let x = v.get(&Env::new(p, st, ctx))?;
+                        let x = v.get(&Env::of_frame(p, st, f))?;
                         st.slots[s as usize] = x;
                         Ok(())
                     }),
-                    Place::This(o) => Arc::new(move |p, st, ctx, _| {
-                        let (x, base) = {
-                            let env = Env::new(p, st, ctx);
-                            (v.get(&env)?, env.this_base)
-                        };
+                    Place::This(o) => Arc::new(move |p, st, f, _| {
+                        let x = v.get(&Env::of_frame(p, st, f))?;
+                        let base = f.this_base;
                         let idx = (base + o) as usize;
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
                         Ok(())
                     }),
-                    Place::Bound(o) => Arc::new(move |p, st, ctx, _| {
-                        let (x, base) = {
-                            let env = Env::new(p, st, ctx);
-                            (v.get(&env)?, env.bound_base)
-                        };
+                    Place::Bound(o) => Arc::new(move |p, st, f, _| {
+                        let x = v.get(&Env::of_frame(p, st, f))?;
+                        let base = f.bound_base;
                         let idx = (base + o) as usize;
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
@@ -279,10 +327,10 @@ impl Program {
                         // `<grid>[x, y] = …` with leaf coordinates.
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
                             let (T::Leaf(x), T::Leaf(y)) = (*x, *y) else { unreachable!("matched above") };
-                            Arc::new(move |p, st, ctx, _| {
+                            Arc::new(move |p, st, f, _| {
                                 st.dirty.mark(w);
                                 let (val, idx) = {
-                                    let env = Env::new(p, st, ctx);
+                                    let env = Env::of_frame(p, st, f);
                                     let val = v.get(&env)?;
                                     (val, p.grid_index(g, x.get(&env), y.get(&env), at)?)
                                 };
@@ -297,10 +345,10 @@ impl Program {
                     Place::Field(e, o) => match obj(&self.tree(e)) {
                         Some(target) => {
                             let at = (e.start + e.len - 1) as usize;
-                            Arc::new(move |p, st, ctx, _| {
+                            Arc::new(move |p, st, f, _| {
                                 st.dirty.mark(w);
                                 let (x, idx) = {
-                                    let env = Env::new(p, st, ctx);
+                                    let env = Env::of_frame(p, st, f);
                                     let x = v.get(&env)?;
                                     let id = target.get(&env)?;
                                     (x, (p.deref(st, id, at)?.base + o) as usize)
@@ -316,9 +364,9 @@ impl Program {
             }
             Cons::Conditional { cond, then } => {
                 let (cond, then) = (operand(self.tree(*cond)), *then);
-                Arc::new(move |p, st, ctx, depth| {
-                    if cond.get(&Env::new(p, st, ctx))? != 0 {
-                        p.exec(st, then, ctx, depth)?;
+                Arc::new(move |p, st, f, depth| {
+                    if cond.get(&Env::of_frame(p, st, f))? != 0 {
+                        p.exec_frame(st, then, f, depth)?;
                     }
                     Ok(())
                 })

@@ -40,7 +40,7 @@ impl Leaf {
             Leaf::Slot(s) => st.slots[s as usize],
             Leaf::This(o) => st.slots[(e.this_base + o) as usize],
             Leaf::Bound(o) => st.slots[(e.bound_base + o) as usize],
-            Leaf::ThisConst(i) => e.p.gods[st.objects[e.this as usize].god as usize].consts[i as usize],
+            Leaf::ThisConst(i) => e.p.gods[e.this_god() as usize].consts[i as usize],
             Leaf::BoundConst(i) => e.p.gods[st.objects[e.bound as usize].god as usize].consts[i as usize],
             Leaf::GodInit(i) => e.p.gods[e.bound as usize].init[i as usize],
             Leaf::GodConst(i) => e.p.gods[e.bound as usize].consts[i as usize],

@@ -254,8 +254,12 @@ impl Program {
                         if scratch.bound_class != Some(c) {
                             scratch.bound_class = Some(c);
                             scratch.bound.clear();
-                            let live = st.objects.iter().enumerate().filter(|(_, b)| b.alive && self.is_sub(b.class, c));
-                            scratch.bound.extend(live.map(|(i, b)| (i as u32, b.base)));
+                            // A plain loop: `extend` over a filter pushes through the general path.
+                            for (i, b) in st.objects.iter().enumerate() {
+                                if b.alive && self.is_sub(b.class, c) {
+                                    scratch.bound.push((i as u32, b.base));
+                                }
+                            }
                         }
                         let conds = &self.cond_fxs(a)[info.owner_conds..];
                         let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
