@@ -371,7 +371,11 @@ impl Game for NativeHexArena {
         });
         let end_turn_at = out.len();
         out.push(HaMove::EndTurn { mage: actor as u8 });
-        let mut any_use = false;
+        // Every `use` first: `unless attackMove use` drops every attack move while there is
+        // one, so attack moves (and their `approach` searches) are looked for only when there
+        // is none. Listed in the interpreter's order all the same (an ability's attack moves
+        // would follow its use moves, and there are none of those then).
+        let before_uses = out.len();
         for k in 2 * actor..2 * actor + 2 {
             let a = &self.params.abilities[k];
             for t in 0..4 {
@@ -380,18 +384,18 @@ impl Game for NativeHexArena {
                     && self.map.sees(me.pos, s.mages[t].pos)
                 {
                     out.push(HaMove::Use { ability: k as u8, target: t as u8 });
-                    any_use = true;
-                }
-            }
-            for t in 0..4 {
-                if self.can_aim(s, actor, k, t) && self.approach(s, me.pos, s.mages[t].pos, me.ap - a.cost, a.range).is_some() {
-                    out.push(HaMove::AttackMove { ability: k as u8, target: t as u8 });
                 }
             }
         }
-        // `unless attackMove use`.
-        if any_use {
-            out.retain(|m| !matches!(m, HaMove::AttackMove { .. }));
+        if out.len() == before_uses {
+            for k in 2 * actor..2 * actor + 2 {
+                let a = &self.params.abilities[k];
+                for t in 0..4 {
+                    if self.can_aim(s, actor, k, t) && self.approach(s, me.pos, s.mages[t].pos, me.ap - a.cost, a.range).is_some() {
+                        out.push(HaMove::AttackMove { ability: k as u8, target: t as u8 });
+                    }
+                }
+            }
         }
         // `lastResort endTurn 1`.
         if out.len() - 1 > 1 {
