@@ -201,16 +201,8 @@ impl NativeHexArena {
     /// cell other than `from`, within `budget` steps, from which `target` is within `range` and
     /// in sight — cells in walk order, the first that qualifies.
     fn approach(&self, s: &HaState, from: usize, target: usize, budget: i64, range: i64) -> Option<usize> {
-        for &c in self.map.by_walk(from) {
-            let c = c as usize;
-            if self.map.walk(from, c) > budget {
-                return None;
-            }
-            if c != from && self.map.distance(c, target) <= range && self.map.sees(c, target) && !Self::occupied(s, c) {
-                return Some(c);
-            }
-        }
-        None
+        let free = |c: usize| Ok::<_, Never>(!Self::occupied(s, c));
+        self.map.approach(from, target, budget, range, free).unwrap_or(None)
     }
 
     /// The conditions of `use(ability, target)` and `attackMove(ability, target)` they share.

@@ -46,6 +46,27 @@ pub struct HexMap {
     /// `sees_rows[a * words .. (a + 1) * words]`, for unions over several viewers.
     sees_rows: Vec<u64>,
     words: usize,
+    /// Bit tables for [`HexMap::approach`] (`None` on maps where they would pass
+    /// [`APPROACH_TABLE_WORDS`]: the search then scans [`HexMap::by_walk`]).
+    approach: Option<ApproachTables>,
+}
+
+/// The most words the [`ApproachTables`] of one map may take (16 MiB); the arena's take 5 000.
+pub const APPROACH_TABLE_WORDS: usize = 1 << 21;
+
+/// What [`HexMap::approach`] reads instead of scanning cells: rows of cell bits.
+#[derive(Clone, Debug)]
+struct ApproachTables {
+    /// Finite walking distances are 0 … `rings` − 1; ring `rings` holds the cells not reachable.
+    rings: usize,
+    /// `[a][d]`: the non-wall cells at walking distance d from a (d = `rings`: unreachable).
+    ring_bits: Vec<u64>,
+    /// Hex distances are 0 … `dists` − 1.
+    dists: usize,
+    /// `[b][r]`: the cells within hex distance r of b.
+    within: Vec<u64>,
+    /// `[b]`: the cells that see b.
+    seen_to: Vec<u64>,
 }
 
 /// A problem in a map file: 1-based line and column, and what was expected.
@@ -134,6 +155,7 @@ impl HexMap {
             by_walk: Vec::new(),
             sees_rows: Vec::new(),
             words: n.div_ceil(64),
+            approach: None,
         };
         for (i, c) in cells.iter().enumerate() {
             if c.2 >= 2 {
@@ -222,6 +244,107 @@ impl HexMap {
             let mut order = open.clone();
             order.sort_by_key(|&c| (self.walk(a, c as usize), c));
             self.by_walk.extend(order);
+        }
+        self.approach = self.approach_tables();
+    }
+
+    /// The rings, disks and sight columns of [`ApproachTables`], if they fit.
+    fn approach_tables(&self) -> Option<ApproachTables> {
+        let (n, words) = (self.n, self.words);
+        let rings = self.walk.iter().filter(|&&w| w != u16::MAX).map(|&w| w as usize + 1).max().unwrap_or(0);
+        let dists = self.dist.iter().map(|&d| d as usize + 1).max().unwrap_or(0);
+        if n * (rings + 1 + dists + 1) * words > APPROACH_TABLE_WORDS {
+            return None;
+        }
+        let set = |v: &mut Vec<u64>, row: usize, c: usize| v[row * words + c / 64] |= 1 << (c % 64);
+        let mut t = ApproachTables {
+            rings,
+            ring_bits: vec![0; n * (rings + 1) * words],
+            dists,
+            within: vec![0; n * dists * words],
+            seen_to: vec![0; n * words],
+        };
+        for a in 0..n {
+            for c in (0..n).filter(|&c| !self.wall[c]) {
+                let d = match self.walk(a, c) {
+                    UNREACHABLE => rings,
+                    d => d as usize,
+                };
+                set(&mut t.ring_bits, a * (rings + 1) + d, c);
+            }
+        }
+        for b in 0..n {
+            for c in 0..n {
+                for r in self.distance(c, b) as usize..dists {
+                    set(&mut t.within, b * dists + r, c);
+                }
+                if self.sees(c, b) {
+                    set(&mut t.seen_to, b, c);
+                }
+            }
+        }
+        Some(t)
+    }
+
+    /// HexMage's approach search: the first cell c, in walking order from `from` (walking
+    /// distance, then cell number), other than `from`, at most `budget` steps away, from which
+    /// `target` is within hex distance `range` and in sight, and for which `free(c)` holds;
+    /// `free` is asked only about cells that pass the rest, in that order, and the search stops
+    /// at its first error. With the map's [`ApproachTables`] each walking distance is one AND
+    /// of bit rows per word; otherwise the cells are scanned in [`HexMap::by_walk`] order.
+    pub fn approach<E>(
+        &self,
+        from: usize,
+        target: usize,
+        budget: i64,
+        range: i64,
+        mut free: impl FnMut(usize) -> Result<bool, E>,
+    ) -> Result<Option<usize>, E> {
+        let Some(t) = &self.approach else {
+            for &c in self.by_walk(from) {
+                let c = c as usize;
+                if self.walk(from, c) > budget {
+                    break;
+                }
+                if c == from || self.distance(c, target) > range || !self.sees(c, target) {
+                    continue;
+                }
+                if free(c)? {
+                    return Ok(Some(c));
+                }
+            }
+            return Ok(None);
+        };
+        if budget < 0 || range < 0 {
+            return Ok(None);
+        }
+        let words = self.words;
+        let r = (range as usize).min(t.dists.max(1) - 1);
+        let within = &t.within[(target * t.dists + r) * words..][..words];
+        let seen = &t.seen_to[target * words..][..words];
+        let last = (budget as usize).min(t.rings.saturating_sub(1));
+        let mut ring_list = 0..=last;
+        let mut unreachable = budget >= UNREACHABLE;
+        loop {
+            let d = match ring_list.next() {
+                Some(d) => d,
+                None if unreachable => {
+                    unreachable = false;
+                    t.rings
+                }
+                None => return Ok(None),
+            };
+            let ring = &t.ring_bits[(from * (t.rings + 1) + d) * words..][..words];
+            for w in 0..words {
+                let mut x = ring[w] & within[w] & seen[w];
+                while x != 0 {
+                    let c = w * 64 + x.trailing_zeros() as usize;
+                    x &= x - 1;
+                    if c != from && free(c)? {
+                        return Ok(Some(c));
+                    }
+                }
+            }
         }
     }
 
@@ -393,6 +516,50 @@ mod tests {
             for b in 0..m.len() {
                 assert_eq!(m.sees_row(a)[b / 64] >> (b % 64) & 1 == 1, m.sees(a, b));
             }
+        }
+    }
+
+    /// The bit-table search against the cell scan it replaces, on the arena map and on a
+    /// walled one: every source, target, budget (−1 … beyond the longest walk, and
+    /// "unreachable" too) and range, with cells made busy at random.
+    #[test]
+    fn approach_by_bits_is_the_cell_scan() {
+        let arena = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/games/maps/arena5.hexmap")).unwrap();
+        for text in [SMALL, arena.as_str()] {
+            let m = HexMap::parse(text).unwrap();
+            assert!(m.approach.is_some());
+            let mut scan = m.clone();
+            scan.approach = None;
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            for from in 0..m.len() {
+                for target in 0..m.len() {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let busy = seed;
+                    let free = |c: usize| -> Result<bool, ()> { Ok(busy >> (c % 64) & 1 == 0 || c.is_multiple_of(3)) };
+                    for budget in [-1, 0, 1, 2, 3, 5, 8, 40, UNREACHABLE] {
+                        for range in -1..=(2 * m.radius as i64 + 1) {
+                            let (a, b) = (m.approach(from, target, budget, range, free), scan.approach(from, target, budget, range, free));
+                            assert_eq!(a, b, "from {from} to {target}, budget {budget}, range {range}");
+                        }
+                    }
+                }
+            }
+            // `free` is asked in walking order and the search stops at its first error.
+            let (from, target) = (m.starts[0][0] as usize, m.starts[1][0] as usize);
+            let mut asked = (Vec::new(), Vec::new());
+            let _ = m.approach(from, target, 50, 1, |c| -> Result<bool, ()> {
+                asked.0.push(c);
+                Ok(false)
+            });
+            let _ = scan.approach(from, target, 50, 1, |c| -> Result<bool, ()> {
+                asked.1.push(c);
+                Ok(false)
+            });
+            assert!(!asked.0.is_empty());
+            assert_eq!(asked.0, asked.1);
+            assert_eq!(m.approach(from, target, 50, 1, |c| if c == asked.0[0] { Err(c) } else { Ok(false) }), Err(asked.0[0]));
         }
     }
 

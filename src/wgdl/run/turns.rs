@@ -496,20 +496,8 @@ impl Program {
                         // walk order, stopping at the first.
                         let from = self.cell(args[0], op_index)?;
                         let target = self.cell(args[1], op_index)?;
-                        let (budget, range) = (args[2], args[3]);
-                        let mut found = -1;
-                        for &c in h.by_walk(from) {
-                            let c = c as usize;
-                            if h.walk(from, c) > budget {
-                                break;
-                            }
-                            if c == from || h.distance(c, target) > range || !h.sees(c, target) || self.occupied(env, c)? {
-                                continue;
-                            }
-                            found = c as i64;
-                            break;
-                        }
-                        found
+                        let found = h.approach(from, target, args[2], args[3], |c| Ok::<_, RuntimeError>(!self.occupied(env, c)?))?;
+                        found.map_or(-1, |c| c as i64)
                     }
                     Builtin::HexStepToward => {
                         let from = self.cell(args[0], op_index)?;
