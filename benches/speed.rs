@@ -275,22 +275,58 @@ fn section_c4(o: &Opts) {
 }
 
 /// Hex arena with the file's values: uniform random playouts and MCTS (HexMage's 200-move
-/// rollout cap), interpreted and native.
+/// rollout cap), interpreted and native. As for Connect Four, the two sides are timed in
+/// alternating rounds seconds apart; a row's ratio is the median of its rounds' ratios, and
+/// each round's is printed.
 fn section_arena(o: &Opts) {
     println!("\n### Hex arena (games/hex_arena.wgdl with its own values, one core)\n");
     let interp = load("hex_arena.wgdl");
     let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
-    let secs = o.secs(3.0);
-    let (pi, len) = if o.side("interpreted") { playouts_per_sec(&interp, None, secs) } else { (f64::NAN, f64::NAN) };
-    let (pn, _) = if o.side("native") { playouts_per_sec(&native, None, secs) } else { (f64::NAN, f64::NAN) };
+    let profiling = CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0;
+    let rounds = if o.quick || profiling { 1 } else { 3 };
+    let secs = o.secs(3.0) / rounds as f64;
     let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
     let iters = if o.quick { 200 } else { 1000 };
-    let mi = if o.side("interpreted") { mcts_per_sec(&interp, &cfg, iters, secs) } else { f64::NAN };
-    let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
+    // (interpreted, native) per round, for playouts and for MCTS.
+    let (mut play, mut mcts) = (Vec::new(), Vec::new());
+    let mut len = f64::NAN;
+    for _ in 0..rounds {
+        let (pi, l) = if o.side("interpreted") { playouts_per_sec(&interp, None, secs) } else { (f64::NAN, f64::NAN) };
+        let (pn, _) = if o.side("native") { playouts_per_sec(&native, None, secs) } else { (f64::NAN, f64::NAN) };
+        play.push((pi, pn));
+        len = l;
+    }
+    for _ in 0..rounds {
+        let mi = if o.side("interpreted") { mcts_per_sec(&interp, &cfg, iters, secs) } else { f64::NAN };
+        let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
+        mcts.push((mi, mn));
+    }
+    let mean = |v: &[(f64, f64)], side: fn(&(f64, f64)) -> f64| v.iter().map(side).sum::<f64>() / v.len() as f64;
+    let median = |v: &[(f64, f64)]| {
+        let mut r: Vec<f64> = v.iter().map(|(i, n)| n / i).collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    };
+    let (pi, pn, mi, mn) = (mean(&play, |p| p.0), mean(&play, |p| p.1), mean(&mcts, |p| p.0), mean(&mcts, |p| p.1));
     println!("| measure | interpreted | native twin | interpreted ÷ native |");
     println!("|---|---:|---:|---:|");
-    println!("| uniform random playouts/s ({len:.1} moves each) | {} ({} moves/s) | {} | {:.2}× |", k(pi), k(pi * len), k(pn), pn / pi);
-    println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), mn / mi);
+    println!(
+        "| uniform random playouts/s ({len:.1} moves each) | {} ({} moves/s) | {} | {:.2}× |",
+        k(pi),
+        k(pi * len),
+        k(pn),
+        median(&play)
+    );
+    println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), median(&mcts));
+    if rounds > 1 && o.side("interpreted") && o.side("native") {
+        let each =
+            |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{} ÷ {} = {:.2}×", k(*n), k(*i), n / i)).collect::<Vec<_>>().join("; ");
+        println!(
+            "\nThe two sides were timed in {rounds} alternating rounds per row (seconds apart); rates are the rounds' means, each ratio the median of the rounds' native ÷ interpreted: playouts {}; MCTS {}.",
+            each(&play),
+            each(&mcts)
+        );
+    }
 }
 
 /// Whole match-3 persona games as the paper plays them (250 iterations per move, full
