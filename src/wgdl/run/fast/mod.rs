@@ -72,7 +72,7 @@ impl<'a> Env<'a> {
 
     /// The environment of a consequence: the bases already looked up in `f`.
     #[inline(always)]
-    pub(in crate::wgdl) fn of_frame(p: &'a Program, st: &'a State, f: Frame) -> Env<'a> {
+    pub(in crate::wgdl) fn of_frame(p: &'a Program, st: &'a State, f: &Frame) -> Env<'a> {
         Env {
             p,
             st,
@@ -153,7 +153,7 @@ pub struct FastCode {
 }
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
-pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, Frame, u32) -> Result<(), RuntimeError> + Send + Sync>;
+pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeError> + Send + Sync>;
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
@@ -245,7 +245,7 @@ impl Program {
         let effects = slot.get_or_init(|| self.actions[a as usize].consequences.iter().map(|&c| self.cx(c)).collect());
         let frame = Frame::new(st, ctx);
         for f in effects.iter() {
-            f(self, st, frame, depth)?;
+            f(self, st, &frame, depth)?;
         }
         Ok(())
     }
@@ -269,12 +269,12 @@ impl Program {
     /// Runs consequence `c` (through its closure, built on first use).
     #[inline]
     pub(in crate::wgdl) fn exec(&self, st: &mut State, c: ConsId, ctx: Ctx, depth: u32) -> Result<(), RuntimeError> {
-        self.exec_frame(st, c, Frame::new(st, ctx), depth)
+        self.exec_frame(st, c, &Frame::new(st, ctx), depth)
     }
 
     /// [`Program::exec`] with the bases looked up already.
     #[inline]
-    fn exec_frame(&self, st: &mut State, c: ConsId, frame: Frame, depth: u32) -> Result<(), RuntimeError> {
+    fn exec_frame(&self, st: &mut State, c: ConsId, frame: &Frame, depth: u32) -> Result<(), RuntimeError> {
         let ctx = frame.ctx;
         match self.fast.conses.get(c as usize) {
             Some(slot) => slot.get_or_init(|| self.lower_cons(c))(self, st, frame, depth),
@@ -292,7 +292,7 @@ impl Program {
         // What it writes is marked first (`crate::wgdl::deps`): an error leaves the state unusable.
         let w = self.writes(c);
         let generic = move || -> Cx {
-            Arc::new(move |p: &Program, st: &mut State, f: Frame, depth: u32| {
+            Arc::new(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
                 st.dirty.mark(w);
                 p.exec_generic(st, c, f.ctx, depth)
             })
