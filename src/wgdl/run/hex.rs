@@ -1,7 +1,9 @@
 //! Hex maps: the geometry behind the `hex.…` built-ins (extension). A map is read once, from a
 //! small text file, and everything the built-ins ask is precomputed for every pair of cells:
 //! hex distance, walking distance over non-wall cells, the next step of a shortest walk, and line
-//! of sight. Nothing here knows a game; occupancy (who stands where) is the interpreter's job.
+//! of sight; and, as rows of cell bits, the cells at each walking distance from a cell, within
+//! each hex distance of it, and that see it, so that `hex.approach` tests a whole ring of cells
+//! at once. Nothing here knows a game; occupancy (who stands where) is the interpreter's job.
 //!
 //! File format (`games/maps/*.hexmap`), pointy-top rows from r = −R (top) to +R:
 //!
