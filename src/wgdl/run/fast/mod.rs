@@ -92,7 +92,7 @@ impl<'a> Env<'a> {
         self.bound_base = bound_base;
     }
 
-    /// The same environment for another owner (`this_base`: its first slot).
+    /// The same environment for another owner, object `this` (its record: first slot and god).
     #[inline(always)]
     pub(in crate::wgdl) fn rebind_this(&mut self, this: u32, rec: ObjRec) {
         self.this = this;
@@ -103,16 +103,21 @@ impl<'a> Env<'a> {
     /// For a binding that is not an object (a number, a cell, a description): no bound base.
     #[inline]
     pub(in crate::wgdl) fn unbound_object(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
-        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
+        let (this_base, this_god) = this_of(st, ctx.this);
         Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: 0, this_god, occ }
     }
 
     #[inline]
     pub(in crate::wgdl) fn with_occ(p: &'a Program, st: &'a State, ctx: Ctx, occ: Option<&'a OccCache>) -> Env<'a> {
-        let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
-        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
-        Env { p, st, this: ctx.this, bound: ctx.bound, this_base, bound_base: base(ctx.bound), this_god, occ }
+        let f = Frame::new(st, ctx);
+        Env { occ, ..Env::of_frame(p, st, &f) }
     }
+}
+
+/// The first slot and the god of object `this` ((0, 0) when there is no such object).
+#[inline(always)]
+fn this_of(st: &State, this: u32) -> (u32, u32) {
+    st.objects.get(this as usize).map_or((0, 0), |o| (o.base, o.god as u32))
 }
 
 /// Whose consequences are running, with the slot bases of `this` and of the bound object looked
@@ -129,9 +134,9 @@ pub(in crate::wgdl) struct Frame {
 impl Frame {
     #[inline]
     pub(in crate::wgdl) fn new(st: &State, ctx: Ctx) -> Frame {
-        let base = |i: u32| st.objects.get(i as usize).map_or(0, |o| o.base);
-        let (this_base, this_god) = st.objects.get(ctx.this as usize).map_or((0, 0), |o| (o.base, o.god as u32));
-        Frame { ctx, this_base, bound_base: base(ctx.bound), this_god }
+        let (this_base, this_god) = this_of(st, ctx.this);
+        let bound_base = st.objects.get(ctx.bound as usize).map_or(0, |o| o.base);
+        Frame { ctx, this_base, bound_base, this_god }
     }
 }
 
