@@ -53,7 +53,8 @@ pub struct HexMap {
     approach: Option<ApproachTables>,
 }
 
-/// The most words the [`ApproachTables`] of one map may take (16 MiB); the arena's take 5 000.
+/// The most words the bit tables of [`HexMap::approach`] may take on one map (16 MiB); on the
+/// arena's map they take a few thousand.
 pub const APPROACH_TABLE_WORDS: usize = 1 << 21;
 
 /// What [`HexMap::approach`] reads instead of scanning cells: rows of cell bits.
@@ -292,7 +293,7 @@ impl HexMap {
     /// distance, then cell number), other than `from`, at most `budget` steps away, from which
     /// `target` is within hex distance `range` and in sight, and for which `free(c)` holds;
     /// `free` is asked only about cells that pass the rest, in that order, and the search stops
-    /// at its first error. With the map's [`ApproachTables`] each walking distance is one AND
+    /// at its first error. With the map's bit tables each walking distance is one AND
     /// of bit rows per word; otherwise the cells are scanned in [`HexMap::by_walk`] order.
     pub fn approach<E>(
         &self,
