@@ -367,6 +367,15 @@ impl Program {
                     },
                 }
             }
+            // The flags alone (the generic path's entry costs more than they do).
+            Cons::EndTurn => Arc::new(|_, st, _, _| {
+                st.end_turn = true;
+                Ok(())
+            }),
+            Cons::EndSession => Arc::new(|_, st, _, _| {
+                st.end_session = true;
+                Ok(())
+            }),
             Cons::Conditional { cond, then } => {
                 let (cond, then) = (operand(self.tree(*cond)), *then);
                 Arc::new(move |p, st, f, depth| {
