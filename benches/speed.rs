@@ -176,6 +176,18 @@ fn mcts_per_sec<G: Game + Goals + Sync>(g: &G, cfg: &MctsConfig, iterations: u64
     (n * iterations) as f64 / el
 }
 
+/// Timing rounds of a paired section: three, or one for a smoke run and under `--calls N` (a
+/// profile of N searches stays N searches).
+fn rounds(o: &Opts) -> usize {
+    if o.quick || CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0 { 1 } else { 3 }
+}
+
+/// The median of the rounds' ratios (`None` when there is none).
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
 fn k(x: f64) -> String {
     if x >= 10_000.0 { format!("{:.1} k", x / 1000.0) } else { format!("{x:.0}") }
 }
@@ -228,9 +240,7 @@ fn section_c4(o: &Opts) {
     println!("Searches of 100 000 simulations from the empty board, one uniformly random rollout per");
     println!("simulation; UCT x̄ + 1·√(ln n / n_j) on win 1 / draw ½ / loss 0 (≡ OpenSpiel's uct_c = 2 on ±1).\n");
     let sims = if o.quick { 10_000 } else { 100_000 };
-    // One round for a smoke run and under `--calls N` (a profile of N searches).
-    let profiling = CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0;
-    let rounds = if o.quick || profiling { 1 } else { 3 };
+    let rounds = rounds(o);
     let secs = o.secs(4.0) / rounds as f64;
     let cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
     let game = load("connect_four.wgdl");
@@ -246,9 +256,7 @@ fn section_c4(o: &Opts) {
         if o.side("native") { mcts_per_sec(&native_connect_four::NativeConnectFour, &cfg, sims, secs * rounds as f64) } else { f64::NAN };
     let interp = pairs.iter().map(|p| p.0).sum::<f64>() / rounds as f64;
     let os: Result<f64, String> = pairs.iter().map(|p| p.1.clone()).sum::<Result<f64, String>>().map(|t| t / rounds as f64);
-    let mut paired: Vec<f64> = pairs.iter().filter_map(|(i, s)| s.as_ref().ok().map(|s| i / s)).collect();
-    paired.sort_by(f64::total_cmp);
-    let median = paired.get(paired.len() / 2).copied();
+    let median = median(pairs.iter().filter_map(|(i, s)| s.as_ref().ok().map(|s| i / s)).collect());
     println!("| program | simulations/s | ÷ OpenSpiel |");
     println!("|---|---:|---:|");
     let ratio = |x: f64| match &os {
@@ -282,8 +290,7 @@ fn section_arena(o: &Opts) {
     println!("\n### Hex arena (games/hex_arena.wgdl with its own values, one core)\n");
     let interp = load("hex_arena.wgdl");
     let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
-    let profiling = CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0;
-    let rounds = if o.quick || profiling { 1 } else { 3 };
+    let rounds = rounds(o);
     let secs = o.secs(3.0) / rounds as f64;
     let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
     let iters = if o.quick { 200 } else { 1000 };
@@ -302,11 +309,7 @@ fn section_arena(o: &Opts) {
         mcts.push((mi, mn));
     }
     let mean = |v: &[(f64, f64)], side: fn(&(f64, f64)) -> f64| v.iter().map(side).sum::<f64>() / v.len() as f64;
-    let median = |v: &[(f64, f64)]| {
-        let mut r: Vec<f64> = v.iter().map(|(i, n)| n / i).collect();
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
-    };
+    let slowdown = |v: &[(f64, f64)]| median(v.iter().map(|(i, n)| n / i).collect()).unwrap_or(f64::NAN);
     let (pi, pn, mi, mn) = (mean(&play, |p| p.0), mean(&play, |p| p.1), mean(&mcts, |p| p.0), mean(&mcts, |p| p.1));
     println!("| measure | interpreted | native twin | interpreted ÷ native |");
     println!("|---|---:|---:|---:|");
@@ -315,9 +318,9 @@ fn section_arena(o: &Opts) {
         k(pi),
         k(pi * len),
         k(pn),
-        median(&play)
+        slowdown(&play)
     );
-    println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), median(&mcts));
+    println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), slowdown(&mcts));
     if rounds > 1 && o.side("interpreted") && o.side("native") {
         let each =
             |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{} ÷ {} = {:.2}×", k(*n), k(*i), n / i)).collect::<Vec<_>>().join("; ");

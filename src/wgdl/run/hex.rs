@@ -326,17 +326,9 @@ impl HexMap {
         let within = &t.within[(target * t.dists + r) * words..][..words];
         let seen = &t.seen_to[target * words..][..words];
         let last = (budget as usize).min(t.rings.saturating_sub(1));
-        let mut ring_list = 0..=last;
-        let mut unreachable = budget >= UNREACHABLE;
-        loop {
-            let d = match ring_list.next() {
-                Some(d) => d,
-                None if unreachable => {
-                    unreachable = false;
-                    t.rings
-                }
-                None => return Ok(None),
-            };
+        // The rings within the budget, then the cells not reachable if the budget says so.
+        let unreachable = (budget >= UNREACHABLE).then_some(t.rings);
+        for d in (0..=last).chain(unreachable) {
             let ring = &t.ring_bits[(from * (t.rings + 1) + d) * words..][..words];
             for w in 0..words {
                 let mut x = ring[w] & within[w] & seen[w];
@@ -349,6 +341,7 @@ impl HexMap {
                 }
             }
         }
+        Ok(None)
     }
 
     /// The non-wall cells by walking distance from `a`, ties by cell number; cells `a` cannot
