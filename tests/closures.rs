@@ -82,6 +82,21 @@ fn closures_agree_with_bytecode_under_overlays_and_parameters() {
         let p = wgdl::load_with(&root.join("hex_arena.wgdl"), &opts).unwrap_or_else(|e| panic!("{e}")).program;
         assert!(compare_on_random_play(&p, 2, 150) > 100);
     }
+    // The same through `with_parameters` on a program that has run already: consequences
+    // decided on class constants (`this.dotLife != 0`) are decided again for the new values.
+    assert!(compare_on_random_play(&base, 2, 150) > 100);
+    for _ in 0..4 {
+        let values: Vec<f64> = base
+            .params
+            .iter()
+            .map(|p| {
+                let v = p.min + rng.random::<f64>() * (p.max - p.min);
+                if p.integer { v.round() } else { v }
+            })
+            .collect();
+        let p = Arc::new(base.with_parameters(&values).expect("values in range"));
+        assert!(compare_on_random_play(&p, 2, 150) > 100);
+    }
 }
 
 /// Overflow and division by zero are the same error through both evaluators: the golden error

@@ -130,6 +130,8 @@ impl Program {
         }
         // A parameter may be a side.
         p.turn_order = p.fixed_turn_order();
+        // Consequences decided on class constants are decided again.
+        p.fast.forget_plans();
         Ok(p)
     }
 

@@ -99,6 +99,21 @@ impl Program {
                                 ));
                             }
                         }
+                        // The whole action as a move runs it (with its consequences decided
+                        // on class constants, `Program::plan`), and one by one by kind.
+                        {
+                            let ctx = Ctx { this, bound };
+                            let (mut x, mut y) = (st.clone(), st.clone());
+                            let rx = self.run_consequences(&mut x, ai as ActionId, ctx, 0);
+                            let ry = a.consequences.iter().try_for_each(|&c| self.exec_generic(&mut y, c, ctx, 0));
+                            n.set(n.get() + 1);
+                            if rx != ry || x != y {
+                                bad.borrow_mut().push(format!(
+                                    "action `{}`, this {this}, bound {bound}: its consequences {rx:?}, one by one by kind {ry:?}",
+                                    a.name
+                                ));
+                            }
+                        }
                         if let Some((e, _)) = a.duration {
                             check(e, this, bound);
                         }

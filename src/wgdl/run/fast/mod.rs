@@ -155,6 +155,10 @@ pub struct FastCode {
     conds: Vec<OnceLock<Box<[Fx]>>>,
     /// One per action: its consequences' closures, in attachment order.
     effects: Vec<OnceLock<Box<[Cx]>>>,
+    /// One per action whose consequences include a conditional that reads only class constants
+    /// of `this` and literals (`None` for the others): per god of `this`, the consequences with
+    /// those conditionals decided ([`Program::with_parameters`] starts them afresh).
+    plans: Vec<OnceLock<Option<Box<[OnceLock<Box<[Cx]>>]>>>>,
 }
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
@@ -162,7 +166,13 @@ pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, &Frame, u32) -> R
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
-        FastCode { slots: self.slots.clone(), conses: self.conses.clone(), conds: self.conds.clone(), effects: self.effects.clone() }
+        FastCode {
+            slots: self.slots.clone(),
+            conses: self.conses.clone(),
+            conds: self.conds.clone(),
+            effects: self.effects.clone(),
+            plans: self.plans.clone(),
+        }
     }
 }
 
@@ -186,6 +196,11 @@ impl FastCode {
     pub fn resize_actions(&mut self, n: usize) {
         self.conds.resize_with(n, OnceLock::new);
         self.effects.resize_with(n, OnceLock::new);
+        self.plans.resize_with(n, OnceLock::new);
+    }
+    /// Forgets the consequence plans decided on class constants (after the constants changed).
+    pub fn forget_plans(&mut self) {
+        self.plans.iter_mut().for_each(|p| *p = OnceLock::new());
     }
 }
 
@@ -249,10 +264,59 @@ impl Program {
         };
         let effects = slot.get_or_init(|| self.actions[a as usize].consequences.iter().map(|&c| self.cx(c)).collect());
         let frame = Frame::new(st, ctx);
+        let effects = match self.fast.plans.get(a as usize).and_then(|p| p.get_or_init(|| self.plans_for(a)).as_deref()) {
+            Some(per_god) => match per_god.get(frame.this_god as usize) {
+                Some(plan) => plan.get_or_init(|| self.plan(a, st, &frame)),
+                None => effects,
+            },
+            None => effects,
+        };
         for f in effects.iter() {
             f(self, st, &frame, depth)?;
         }
         Ok(())
+    }
+
+    /// Room for a plan per god when one of action `a`'s consequences is a conditional decided
+    /// by `this`'s class constants alone (see [`Program::plan`]); `None` when there is none.
+    fn plans_for(&self, a: ActionId) -> Option<Box<[OnceLock<Box<[Cx]>>]>> {
+        let foldable = |c: ConsId| match &self.conses[c as usize].code {
+            Cons::Conditional { cond, .. } => consts_only(&self.tree(*cond)),
+            _ => false,
+        };
+        self.actions[a as usize]
+            .consequences
+            .iter()
+            .any(|&c| foldable(c))
+            .then(|| (0..self.gods.len().max(1)).map(|_| OnceLock::new()).collect())
+    }
+
+    /// Action `a`'s consequences for `this` of the god in `f`: a conditional whose condition
+    /// reads only class constants of `this` and literals has the same value every time this god
+    /// runs the action, so it is decided once — dropped when false, replaced by its consequence
+    /// when true (the same closures run, in the same order, writing and marking the same; a
+    /// false conditional writes and marks nothing). A condition that fails (overflow, division
+    /// by zero) stays a conditional, to fail at run time as before.
+    fn plan(&self, a: ActionId, st: &State, f: &Frame) -> Box<[Cx]> {
+        let env = Env::of_frame(self, st, f);
+        let mut out = Vec::new();
+        for &c in &self.actions[a as usize].consequences {
+            self.decide_into(c, &env, &mut out);
+        }
+        out.into()
+    }
+
+    fn decide_into(&self, c: ConsId, env: &Env, out: &mut Vec<Cx>) {
+        if let Cons::Conditional { cond, then } = &self.conses[c as usize].code
+            && consts_only(&self.tree(*cond))
+            && let Ok(v) = self.eval_env(env, *cond)
+        {
+            if v != 0 {
+                self.decide_into(*then, env, out);
+            }
+            return;
+        }
+        out.push(self.cx(c));
     }
 
     /// The closure of consequence `c` (built on first use).

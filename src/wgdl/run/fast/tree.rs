@@ -85,6 +85,45 @@ pub(super) enum T {
     Agg(u16),
 }
 
+/// Whether `t` reads nothing but literals and class constants (of `this` or of a named
+/// object) through operators with no other input: its value is fixed per god of `this` and
+/// per parameter values.
+pub(super) fn consts_only(t: &T) -> bool {
+    match t {
+        T::Leaf(l) => matches!(l, Leaf::Const(_) | Leaf::ThisConst(_) | Leaf::NamedConst(..)),
+        T::Un(op, a, _) => matches!(op, Op::NegL | Op::NegD | Op::L2D | Op::Not) && consts_only(a),
+        T::Bin(op, a, b, _) => {
+            matches!(
+                op,
+                Op::AddL
+                    | Op::SubL
+                    | Op::MulL
+                    | Op::DivL
+                    | Op::AddD
+                    | Op::SubD
+                    | Op::MulD
+                    | Op::DivD
+                    | Op::Eq
+                    | Op::Ne
+                    | Op::LtL
+                    | Op::LeL
+                    | Op::GtL
+                    | Op::GeL
+                    | Op::EqD
+                    | Op::NeD
+                    | Op::LtD
+                    | Op::LeD
+                    | Op::GtD
+                    | Op::GeD
+                    | Op::Xor
+            ) && consts_only(a)
+                && consts_only(b)
+        }
+        T::And(a, b) | T::Or(a, b) => consts_only(a) && consts_only(b),
+        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+    }
+}
+
 /// Decompiles postfix code `code` (starting at absolute index `base`) onto `stack`.
 pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
     let mut pc = 0;
