@@ -166,6 +166,10 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
         ("increase_builtin", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`game increase time`")))),
         ("rt_runaway_timers", Rt(|k| matches!(k, RtKind::RunawayTimers { consequence, .. } if consequence == "again"))),
         ("rt_write_to_deleted_named_object", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
+        // Conditions read `this` and the bound object as plain slots (they are live there);
+        // a consequence after a `delete` still finds them deleted.
+        ("rt_read_deleted_this", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
+        ("rt_read_deleted_bound", Rt(|k| matches!(k, RtKind::DeadObject { .. }))),
     ]
 }
 

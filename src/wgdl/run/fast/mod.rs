@@ -159,7 +159,15 @@ pub struct FastCode {
     /// of `this` and literals (`None` for the others): per god of `this`, the consequences with
     /// those conditionals decided ([`Program::with_parameters`] starts them afresh).
     plans: Vec<OnceLock<Option<Box<[OnceLock<Box<[Cx]>>]>>>>,
+    /// Per code index, for the expressions that only ever run with `this` (`LIVE_THIS`) or
+    /// the bound object (`LIVE_BOUND`) a live object ([`Program::live_flags`]).
+    live: OnceLock<Box<[u8]>>,
 }
+
+/// [`FastCode::live`]: `this` is a live object whenever the expression runs.
+const LIVE_THIS: u8 = 1;
+/// [`FastCode::live`]: the bound object is a live object whenever the expression runs.
+const LIVE_BOUND: u8 = 2;
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
 pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeError> + Send + Sync>;
@@ -172,6 +180,7 @@ impl Clone for FastCode {
             conds: self.conds.clone(),
             effects: self.effects.clone(),
             plans: self.plans.clone(),
+            live: self.live.clone(),
         }
     }
 }
@@ -233,7 +242,66 @@ impl Program {
     }
 
     fn lower_expr(&self, e: ExprId) -> Fx {
-        lower(self.tree(e))
+        let live = self.fast.live.get_or_init(|| self.live_flags()).get(e.start as usize).copied().unwrap_or(0);
+        lower(assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0))
+    }
+
+    /// Which expressions run only with `this` or the bound object live, so that their checked
+    /// reads of its attributes (`this.hp` in a game with `delete` compiles to `ThisObj, Field`,
+    /// which fails on a deleted object) can read the slot directly: an action's conditions
+    /// and `choose` key, its walk order's operands and its policy tiers (moves are listed, and
+    /// hooks run, only for live owners and live bound instances), the turn and occupant
+    /// conditions (evaluated for live objects), and a `countOf`/`sumOf` expression (its bound
+    /// object is each live object counted; not one summed over grid runs, whose bound is a
+    /// run's length). A consequence is not among them: an earlier one may delete `this`.
+    fn live_flags(&self) -> Box<[u8]> {
+        let mut live = vec![0u8; self.code.len()];
+        let mut mark = |e: ExprId, f: u8| {
+            if let Some(x) = live.get_mut(e.start as usize) {
+                *x |= f;
+            }
+        };
+        let of_action = |a: &ActionInfo| {
+            (if a.class.is_some() { LIVE_THIS } else { 0 }) | (if matches!(a.bind, BindKind::Instance(_)) { LIVE_BOUND } else { 0 })
+        };
+        for a in &self.actions {
+            let f = of_action(a);
+            a.conditions.iter().for_each(|&c| mark(c, f));
+            if let Some((_, k)) = a.choose {
+                mark(k, f);
+            }
+            if let Some(w) = &a.walk_order {
+                mark(w.from, f);
+                for c in &w.conds {
+                    match *c {
+                        CellCond::Hidden(x) | CellCond::WalkBound { limit: x, .. } | CellCond::Eval(x) => mark(x, f),
+                        CellCond::Free => {}
+                    }
+                }
+            }
+        }
+        for t in self.policies.iter().flat_map(|p| &p.tiers) {
+            let f = of_action(&self.actions[t.action as usize]);
+            if let Some(c) = t.cond {
+                mark(c, f);
+            }
+            if let PickCode::Weight(e, _) | PickCode::Max(e, _) = t.pick {
+                mark(e, f);
+            }
+        }
+        if let Some(c) = self.turn.as_ref().and_then(|t| t.cond) {
+            mark(c, LIVE_THIS);
+        }
+        if let Some(c) = self.occupants.as_ref().and_then(|o| o.cond) {
+            mark(c, LIVE_THIS);
+        }
+        let over_runs: Vec<u16> = self.code.iter().filter_map(|op| if let Op::GridSumRuns(_, a) = op { Some(*a) } else { None }).collect();
+        for (i, agg) in self.aggs.iter().enumerate() {
+            if !over_runs.contains(&(i as u16)) {
+                mark(agg.expr, LIVE_BOUND);
+            }
+        }
+        live.into()
     }
 
     fn tree(&self, e: ExprId) -> T {

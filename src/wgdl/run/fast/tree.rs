@@ -124,6 +124,31 @@ pub(super) fn consts_only(t: &T) -> bool {
     }
 }
 
+/// `t` with the checked reads of `this`'s attributes (`this_live`) and of the bound object's
+/// (`bound_live`) made plain slot reads: where that object is known to be live, the check
+/// cannot fail and the value is the slot's.
+pub(super) fn assume_live(t: T, this_live: bool, bound_live: bool) -> T {
+    if !this_live && !bound_live {
+        return t;
+    }
+    let go = |t: T| assume_live(t, this_live, bound_live);
+    let many = |v: Vec<T>| v.into_iter().map(go).collect::<Vec<_>>();
+    match t {
+        T::Un(Op::Field(i), a, at) => match *a {
+            T::Leaf(Leaf::ThisObj) if this_live => T::Leaf(Leaf::This(i)),
+            T::Leaf(Leaf::BoundObj) if bound_live => T::Leaf(Leaf::Bound(i)),
+            a => T::Un(Op::Field(i), Box::new(go(a)), at),
+        },
+        T::Un(op, a, at) => T::Un(op, Box::new(go(*a)), at),
+        T::Bin(op, a, b, at) => T::Bin(op, Box::new(go(*a)), Box::new(go(*b)), at),
+        T::Many(op, v, at) => T::Many(op, many(v), at),
+        T::And(a, b) => T::And(Box::new(go(*a)), Box::new(go(*b))),
+        T::Or(a, b) => T::Or(Box::new(go(*a)), Box::new(go(*b))),
+        T::Call(b, v, at) => T::Call(b, many(v), at),
+        t @ (T::Leaf(_) | T::Agg(_)) => t,
+    }
+}
+
 /// Decompiles postfix code `code` (starting at absolute index `base`) onto `stack`.
 pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
     let mut pc = 0;
