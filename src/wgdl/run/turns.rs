@@ -65,7 +65,8 @@ impl OccCache {
     }
 
     /// One pass over the occupants: the occupied bits and each side's sight; then per side the
-    /// sight of the others (a few words per pair of sides).
+    /// sight of the others (a few words per pair of sides). Made in arrays on the stack when the
+    /// map has at most 512 cells and the game at most 7 sides (every shipped map and game).
     fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
         let mut list = std::mem::take(&mut self.list);
         list.clear();
@@ -73,16 +74,52 @@ impl OccCache {
             list.push((pos, side));
             true
         })?;
-        let Some(h) = &p.hex else {
-            self.list = list;
-            return Ok(());
-        };
+        self.list = list;
+        let Some(h) = &p.hex else { return Ok(()) };
         let (n, words) = (h.len(), h.words());
         let sides = p.players.len().max(1);
         self.words = words;
+        const W: usize = 8;
+        const S: usize = 8;
+        if words > W || sides >= S {
+            return self.fill_rows(h, sides);
+        }
+        // Per side the cells its occupants see; row `sides`: occupants of none of the sides.
+        let mut occupied = [0u64; W];
+        let mut seen = [[0u64; W]; S];
+        for &(pos, side) in &self.list {
+            if pos >= 0 && (pos as usize) < n {
+                let pos = pos as usize;
+                occupied[pos / 64] |= 1 << (pos % 64);
+                let row = if (0..sides as i64).contains(&side) { side as usize } else { sides };
+                for (s, r) in seen[row].iter_mut().zip(h.sees_row(pos)) {
+                    *s |= r;
+                }
+            }
+        }
+        self.occupied.clear();
+        self.occupied.extend_from_slice(&occupied[..words]);
+        self.seen_by_others.clear();
+        for me in 0..sides {
+            let mut others = [0u64; W];
+            for (other, row) in seen[..=sides].iter().enumerate() {
+                if other != me {
+                    for (o, r) in others.iter_mut().zip(row) {
+                        *o |= r;
+                    }
+                }
+            }
+            self.seen_by_others.extend_from_slice(&others[..words]);
+        }
+        Ok(())
+    }
+
+    /// [`OccCache::fill`]'s bit sets for larger maps or more sides, in the cache's own rows.
+    fn fill_rows(&mut self, h: &crate::wgdl::hex::HexMap, sides: usize) -> Result<(), RuntimeError> {
+        let (n, words) = (h.len(), h.words());
         reset(&mut self.occupied, words);
         reset(&mut self.seen_by, (sides + 1) * words);
-        for &(pos, side) in &list {
+        for &(pos, side) in &self.list {
             if pos >= 0 && (pos as usize) < n {
                 let pos = pos as usize;
                 self.occupied[pos / 64] |= 1 << (pos % 64);
@@ -104,7 +141,6 @@ impl OccCache {
                 }
             }
         }
-        self.list = list;
         Ok(())
     }
 }

@@ -162,6 +162,9 @@ pub struct FastCode {
     /// Per code index, for the expressions that only ever run with `this` (`LIVE_THIS`) or
     /// the bound object (`LIVE_BOUND`) a live object ([`Program::live_flags`]).
     live: OnceLock<Box<[u8]>>,
+    /// Per consequence, the same for `this` and the bound object while it runs
+    /// ([`Program::live_cons_flags`]).
+    live_conses: OnceLock<Box<[u8]>>,
 }
 
 /// [`FastCode::live`]: `this` is a live object whenever the expression runs.
@@ -181,6 +184,7 @@ impl Clone for FastCode {
             effects: self.effects.clone(),
             plans: self.plans.clone(),
             live: self.live.clone(),
+            live_conses: self.live_conses.clone(),
         }
     }
 }
@@ -422,12 +426,79 @@ impl Program {
         }
     }
 
+    /// For each consequence, whether `this` (`LIVE_THIS`) or the bound object (`LIVE_BOUND`)
+    /// is surely live whenever it runs. A move, a hook or a rule starts with both live (moves
+    /// are applied as listed, hooks run for live objects), and they stay so until a consequence
+    /// that may delete: a `delete`, a conditional one, or a `create` when some `create:` hook
+    /// deletes. So a consequence gets its action's flags when nothing before it in the action's
+    /// list may delete, in every list it is in (one run later by a timer gets none).
+    fn live_cons_flags(&self) -> Box<[u8]> {
+        // Consequences may refer to each other in a cycle (a runaway chain is a runtime error),
+        // so every walk below marks what it has seen.
+        let mut seen = vec![false; self.conses.len()];
+        let hooks_delete = self.actions.iter().filter(|a| a.kind == ActionKind::OnCreate).any(|a| {
+            let mut todo = a.consequences.clone();
+            while let Some(c) = todo.pop() {
+                if std::mem::replace(&mut seen[c as usize], true) {
+                    continue;
+                }
+                match &self.conses[c as usize].code {
+                    Cons::Delete { .. } => return true,
+                    Cons::Conditional { then, .. } | Cons::Timed { then, .. } => todo.push(*then),
+                    _ => {}
+                }
+            }
+            false
+        });
+        // Whether running `c` may delete: follows its conditional's chain (a cycle may not end,
+        // which deletes nothing before the runaway error).
+        let may_delete = |mut c: ConsId| {
+            for _ in 0..self.conses.len() {
+                match &self.conses[c as usize].code {
+                    Cons::Delete { .. } => return true,
+                    Cons::Create { .. } => return hooks_delete,
+                    Cons::Conditional { then, .. } => c = *then,
+                    _ => return false,
+                }
+            }
+            false
+        };
+        // 0xff: not met yet; every meeting keeps the flags it allows.
+        let mut flags = vec![0xffu8; self.conses.len()];
+        for a in &self.actions {
+            let mut f =
+                (if a.class.is_some() { LIVE_THIS } else { 0 }) | (if matches!(a.bind, BindKind::Instance(_)) { LIVE_BOUND } else { 0 });
+            for &c in &a.consequences {
+                let mut todo = vec![(c, f)];
+                while let Some((c, f)) = todo.pop() {
+                    // Flags only lose bits: a consequence is walked again only when it lost some.
+                    let had = flags[c as usize];
+                    flags[c as usize] &= f;
+                    if flags[c as usize] == had {
+                        continue;
+                    }
+                    match &self.conses[c as usize].code {
+                        Cons::Conditional { then, .. } => todo.push((*then, f)),
+                        Cons::Timed { then, .. } => todo.push((*then, 0)),
+                        _ => {}
+                    }
+                }
+                if may_delete(c) {
+                    f = 0;
+                }
+            }
+        }
+        flags.iter().map(|&f| if f == 0xff { 0 } else { f }).collect()
+    }
+
     /// The closure of consequence `c`: assignments (to a slot, an attribute of `this`, of the
     /// bound object or through an object path, a grid cell) and conditionals with their
     /// operands inline; the other kinds run [`Program::exec_generic`].
     fn lower_cons(&self, c: ConsId) -> Cx {
         // What it writes is marked first (`crate::wgdl::deps`): an error leaves the state unusable.
         let w = self.writes(c);
+        let live = self.fast.live_conses.get_or_init(|| self.live_cons_flags()).get(c as usize).copied().unwrap_or(0);
+        let tree = |e: ExprId| assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0);
         let generic = move || -> Cx {
             Arc::new(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
                 st.dirty.mark(w);
@@ -436,8 +507,17 @@ impl Program {
         };
         match &self.conses[c as usize].code {
             Cons::Assign { place, value } => {
-                let v = operand(self.tree(*value));
-                match *place {
+                let v = operand(tree(*value));
+                // A checked write to a live `this` or bound object writes its slot.
+                let place = match *place {
+                    Place::Field(e, o) => match tree(e) {
+                        T::Leaf(Leaf::ThisObj) if live & LIVE_THIS != 0 => Place::This(o),
+                        T::Leaf(Leaf::BoundObj) if live & LIVE_BOUND != 0 => Place::Bound(o),
+                        _ => Place::Field(e, o),
+                    },
+                    p => p,
+                };
+                match place {
                     Place::Slot(s) => Arc::new(move |p, st, f, _| {
                         st.dirty.mark(w);
                         let x = v.get(&Env::of_frame(p, st, f))?;
@@ -479,7 +559,7 @@ impl Program {
                     },
                     // `path.attr = …` through an object path (`this.owner.ap`): the value, then
                     // the object (its error second, as the generic order has it), then the write.
-                    Place::Field(e, o) => match obj(&self.tree(e)) {
+                    Place::Field(e, o) => match obj(&tree(e)) {
                         Some(target) => {
                             let at = (e.start + e.len - 1) as usize;
                             Arc::new(move |p, st, f, _| {
@@ -509,7 +589,7 @@ impl Program {
                 Ok(())
             }),
             Cons::Conditional { cond, then } => {
-                let (cond, then) = (operand(self.tree(*cond)), *then);
+                let (cond, then) = (operand(tree(*cond)), *then);
                 Arc::new(move |p, st, f, depth| {
                     if cond.get(&Env::of_frame(p, st, f))? != 0 {
                         p.exec_frame(st, then, f, depth)?;
