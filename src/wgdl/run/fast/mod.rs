@@ -13,6 +13,13 @@
 //! changes once it has been evaluated: code is only ever appended after compilation
 //! ([`Program::with_profile`](crate::wgdl::probe)), and appended code gets fresh slots.
 //!
+//! Two facts known before running are used when lowering. Where `this` or the bound object is
+//! surely live ([`Program::live_flags`] for conditions and the like, `live_cons_flags` for
+//! consequences: up to the first one that may delete), `this.x` reads and writes its slot
+//! without the liveness check the bytecode makes. And a conditional consequence that reads only
+//! class constants of `this` is decided once per god of `this` (its *plan*); changing the
+//! parameters (`with_parameters`) forgets the plans. `check.rs` holds both to the generic path.
+//!
 //! Rejected: a peephole-fused bytecode. It removes some dispatches but keeps the stack traffic and
 //! the per-evaluation set-up (a 32-slot stack, a large result); closures remove both, and a
 //! specialised leaf costs a load, not a loop turn. Also rejected: comparisons read inline (an
