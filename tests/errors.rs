@@ -56,8 +56,24 @@ enum Outcome {
     },
 }
 
-/// Compiles, then plays the first legal action until something fails (at most 500 moves).
+/// [`play_case`] on a thread of its own, given a minute: a case that does not end (a compiler or
+/// interpreter loop) fails by name instead of hanging the suite. A case takes milliseconds.
 fn run_case(case: &str, text: &str) -> Outcome {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (name, src) = (case.to_string(), text.to_string());
+    std::thread::spawn(move || {
+        let _ = tx.send(play_case(&name, &src));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(outcome) => outcome,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{case}: compiling and playing it did not end within 60 s"),
+        // The case's thread panicked (its message is printed above).
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{case}: compiling or playing it panicked"),
+    }
+}
+
+/// Compiles, then plays the first legal action until something fails (at most 500 moves).
+fn play_case(case: &str, text: &str) -> Outcome {
     let compiled = match wgdl::compile_str(&display_name(case), text) {
         Ok(c) => c,
         Err(d) => return Outcome::Compile(d),
