@@ -440,35 +440,27 @@ impl Program {
     /// deletes. So a consequence gets its action's flags when nothing before it in the action's
     /// list may delete, in every list it is in (one run later by a timer gets none).
     fn live_cons_flags(&self) -> Box<[u8]> {
-        // Consequences may refer to each other in a cycle (a runaway chain is a runtime error),
-        // so every walk below marks what it has seen.
-        let mut seen = vec![false; self.conses.len()];
-        let hooks_delete = self.actions.iter().filter(|a| a.kind == ActionKind::OnCreate).any(|a| {
-            let mut todo = a.consequences.clone();
-            while let Some(c) = todo.pop() {
-                if std::mem::replace(&mut seen[c as usize], true) {
-                    continue;
-                }
-                match &self.conses[c as usize].code {
-                    Cons::Delete { .. } => return true,
-                    Cons::Conditional { then, .. } | Cons::Timed { then, .. } => todo.push(*then),
-                    _ => {}
-                }
-            }
-            false
-        });
-        // Whether running `c` may delete: follows its conditional's chain (a cycle may not end,
-        // which deletes nothing before the runaway error).
-        let may_delete = |mut c: ConsId| {
+        // What running `c` runs at once: itself or the end of its chain of conditionals (`None`
+        // for a cycle, which runs nothing but the runaway error). A timer's runs later.
+        let runs_now = |mut c: ConsId| {
             for _ in 0..self.conses.len() {
                 match &self.conses[c as usize].code {
-                    Cons::Delete { .. } => return true,
-                    Cons::Create { .. } => return hooks_delete,
                     Cons::Conditional { then, .. } => c = *then,
-                    _ => return false,
+                    code => return Some(code),
                 }
             }
-            false
+            None
+        };
+        let hooks_delete = self
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::OnCreate)
+            .flat_map(|a| &a.consequences)
+            .any(|&c| matches!(runs_now(c), Some(Cons::Delete { .. })));
+        let may_delete = |c: ConsId| match runs_now(c) {
+            Some(Cons::Delete { .. }) => true,
+            Some(Cons::Create { .. }) => hooks_delete,
+            _ => false,
         };
         // 0xff: not met yet; every meeting keeps the flags it allows.
         let mut flags = vec![0xffu8; self.conses.len()];
