@@ -65,8 +65,8 @@ impl OccCache {
     }
 
     /// One pass over the occupants: the occupied bits and each side's sight; then per side the
-    /// sight of the others (a few words per pair of sides). Made in arrays on the stack when the
-    /// map has at most 512 cells and the game at most 7 sides (every shipped map and game).
+    /// sight of the others (a few words per pair of sides). The sight rows are scratch on the
+    /// stack when they fit in 64 words (every shipped map and game), else the cache's own.
     fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
         let mut list = std::mem::take(&mut self.list);
         list.clear();
@@ -79,64 +79,35 @@ impl OccCache {
         let (n, words) = (h.len(), h.words());
         let sides = p.players.len().max(1);
         self.words = words;
-        const W: usize = 8;
-        const S: usize = 8;
-        if words > W || sides >= S {
-            return self.fill_rows(h, sides);
+        reset(&mut self.occupied, words);
+        reset(&mut self.seen_by_others, sides * words);
+        if words == 0 {
+            return Ok(());
         }
         // Per side the cells its occupants see; row `sides`: occupants of none of the sides.
-        let mut occupied = [0u64; W];
-        let mut seen = [[0u64; W]; S];
-        for &(pos, side) in &self.list {
-            if pos >= 0 && (pos as usize) < n {
-                let pos = pos as usize;
-                occupied[pos / 64] |= 1 << (pos % 64);
-                let row = if (0..sides as i64).contains(&side) { side as usize } else { sides };
-                for (s, r) in seen[row].iter_mut().zip(h.sees_row(pos)) {
-                    *s |= r;
-                }
+        let mut stack = [0u64; 64];
+        let seen: &mut [u64] = match stack.get_mut(..(sides + 1) * words) {
+            Some(rows) => rows,
+            None => {
+                reset(&mut self.seen_by, (sides + 1) * words);
+                &mut self.seen_by
             }
-        }
-        self.occupied.clear();
-        self.occupied.extend_from_slice(&occupied[..words]);
-        self.seen_by_others.clear();
-        for me in 0..sides {
-            let mut others = [0u64; W];
-            for (other, row) in seen[..=sides].iter().enumerate() {
-                if other != me {
-                    for (o, r) in others.iter_mut().zip(row) {
-                        *o |= r;
-                    }
-                }
-            }
-            self.seen_by_others.extend_from_slice(&others[..words]);
-        }
-        Ok(())
-    }
-
-    /// [`OccCache::fill`]'s bit sets for larger maps or more sides, in the cache's own rows.
-    fn fill_rows(&mut self, h: &crate::wgdl::hex::HexMap, sides: usize) -> Result<(), RuntimeError> {
-        let (n, words) = (h.len(), h.words());
-        reset(&mut self.occupied, words);
-        reset(&mut self.seen_by, (sides + 1) * words);
+        };
         for &(pos, side) in &self.list {
             if pos >= 0 && (pos as usize) < n {
                 let pos = pos as usize;
                 self.occupied[pos / 64] |= 1 << (pos % 64);
                 let row = if (0..sides as i64).contains(&side) { side as usize } else { sides };
-                let sees = h.sees_row(pos);
-                let seen = &mut self.seen_by[row * words..(row + 1) * words];
-                for w in 0..words {
-                    seen[w] |= sees[w];
+                for (s, r) in seen[row * words..(row + 1) * words].iter_mut().zip(h.sees_row(pos)) {
+                    *s |= r;
                 }
             }
         }
-        reset(&mut self.seen_by_others, sides * words);
-        for me in 0..sides {
-            for other in 0..=sides {
+        for (me, others) in self.seen_by_others.chunks_exact_mut(words).enumerate() {
+            for (other, row) in seen.chunks_exact(words).enumerate() {
                 if other != me {
-                    for w in 0..words {
-                        self.seen_by_others[me * words + w] |= self.seen_by[other * words + w];
+                    for (o, r) in others.iter_mut().zip(row) {
+                        *o |= r;
                     }
                 }
             }
