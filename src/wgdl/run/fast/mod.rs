@@ -172,6 +172,35 @@ pub struct FastCode {
     /// Per consequence, the same for `this` and the bound object while it runs
     /// ([`Program::live_cons_flags`]).
     live_conses: OnceLock<Box<[u8]>>,
+    /// One per action: its [`RowScan`], if it has one.
+    scans: Vec<OnceLock<Option<RowScan>>>,
+}
+
+/// The last condition of a `forEveryNumber n lo hi` action when it compares a grid cell in
+/// column `n` of a constant row with a literal, and every cell it can read is on the grid
+/// (`height[col, 0] < 6`): the moves are one pass along that row, the cells read in place. The
+/// condition's closure reads the same cells, one call per number, and cannot fail either.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::wgdl) struct RowScan {
+    /// The slot of the row's cell in column 0.
+    pub row: usize,
+    op: Op,
+    c: i64,
+}
+
+impl RowScan {
+    /// Whether the condition holds for a cell holding `v`.
+    #[inline(always)]
+    pub(in crate::wgdl) fn holds(&self, v: i64) -> bool {
+        match self.op {
+            Op::Eq => v == self.c,
+            Op::Ne => v != self.c,
+            Op::LtL => v < self.c,
+            Op::LeL => v <= self.c,
+            Op::GtL => v > self.c,
+            _ => v >= self.c,
+        }
+    }
 }
 
 /// [`FastCode::live`]: `this` is a live object whenever the expression runs.
@@ -192,6 +221,7 @@ impl Clone for FastCode {
             plans: self.plans.clone(),
             live: self.live.clone(),
             live_conses: self.live_conses.clone(),
+            scans: self.scans.clone(),
         }
     }
 }
@@ -217,6 +247,7 @@ impl FastCode {
         self.conds.resize_with(n, OnceLock::new);
         self.effects.resize_with(n, OnceLock::new);
         self.plans.resize_with(n, OnceLock::new);
+        self.scans.resize_with(n, OnceLock::new);
     }
     /// Forgets the consequence plans decided on class constants (after the constants changed).
     pub fn forget_plans(&mut self) {
@@ -330,6 +361,25 @@ impl Program {
             Some(slot) => slot.get_or_init(|| self.actions[a as usize].conditions.iter().map(|&c| self.fx(c)).collect()),
             None => &[],
         }
+    }
+
+    /// Action `a`'s [`RowScan`] (found on first use).
+    #[inline]
+    pub(in crate::wgdl) fn row_scan(&self, a: ActionId) -> Option<RowScan> {
+        *self.fast.scans.get(a as usize)?.get_or_init(|| self.find_row_scan(a))
+    }
+
+    fn find_row_scan(&self, a: ActionId) -> Option<RowScan> {
+        let info = &self.actions[a as usize];
+        let BindKind::Number(lo, hi) = info.bind else { return None };
+        let [e] = info.conditions[info.owner_conds..] else { return None };
+        let T::Bin(op @ (Op::Eq | Op::Ne | Op::LtL | Op::LeL | Op::GtL | Op::GeL), x, c, _) = self.tree(e) else { return None };
+        let (T::Un(Op::Load, cell, _), T::Leaf(Leaf::Const(c))) = (*x, *c) else { return None };
+        let T::Bin(Op::GridCell(g), col, row, _) = *cell else { return None };
+        let (T::Leaf(Leaf::BoundObj), T::Leaf(Leaf::Const(k))) = (*col, *row) else { return None };
+        let gi = self.grids.get(g as usize)?;
+        let on_grid = lo <= hi && hi < gi.width && (0..gi.height as i64).contains(&k);
+        on_grid.then(|| RowScan { row: gi.base as usize + k as usize * gi.width as usize, op, c })
     }
 
     /// Runs action `a`'s consequences in attachment order (their closures fetched once).

@@ -305,6 +305,15 @@ impl Program {
                             }
                             Ok(())
                         })?,
+                        // One pass along a grid row (the cells the condition would read).
+                        None if let Some(scan) = self.row_scan(a) => {
+                            let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
+                            for (bound, &v) in (lo..).zip(cells) {
+                                if scan.holds(v) {
+                                    out.push(Action { def: a, this, bound });
+                                }
+                            }
+                        }
                         None => {
                             let conds = &self.cond_fxs(a)[info.owner_conds..];
                             let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
