@@ -195,8 +195,8 @@ pub(super) fn decision_tree_with<G: Game + Goals, E: Evaluator<G::State>>(
     // Room for the nodes of standard expansion (one per iteration) and, guessing each with the
     // root's number of moves, their move lists: growing there copies them all (untouched
     // capacity costs no memory).
-    let nodes = (iterations as usize).saturating_add(1).min(1 << 24);
-    tree.reserve(nodes, nodes.saturating_mul(tree.nodes[0].moves.max(1) as usize).min(1 << 26));
+    let nodes = (iterations as usize).saturating_add(1).min(1 << 20);
+    tree.reserve(nodes, nodes.saturating_mul(tree.nodes[0].moves.max(1) as usize).min(1 << 23));
     let mut scratch = Scratch::new(root);
     let mut sel = Selected::new();
     run_iterations(&mut tree, game, root, f, cfg, eval, iterations, rng, &mut scratch, &mut sel)?;
