@@ -39,6 +39,7 @@ mod tree;
 #[cfg(test)]
 pub(in crate::wgdl) use lower::line_fn;
 use lower::*;
+use spec::{Get, by_kind_wide};
 use tree::*;
 
 /// What an evaluation reads besides the state: the program, and whose action is running, with
@@ -189,16 +190,26 @@ pub(in crate::wgdl) struct RowScan {
 }
 
 impl RowScan {
-    /// Whether the condition holds for a cell holding `v`.
+    /// Calls `hit` with each number from `lo` on whose cell (`cells[0]` is `lo`'s) holds the
+    /// condition, in order (the comparison chosen once, outside the loop).
     #[inline(always)]
-    pub(in crate::wgdl) fn holds(&self, v: i64) -> bool {
+    pub(in crate::wgdl) fn each_holding(&self, cells: &[i64], lo: u32, mut hit: impl FnMut(u32)) {
+        #[inline(always)]
+        fn scan(cells: &[i64], lo: u32, hit: &mut impl FnMut(u32), holds: impl Fn(i64) -> bool) {
+            for (n, &v) in (lo..).zip(cells) {
+                if holds(v) {
+                    hit(n);
+                }
+            }
+        }
+        let c = self.c;
         match self.op {
-            Op::Eq => v == self.c,
-            Op::Ne => v != self.c,
-            Op::LtL => v < self.c,
-            Op::LeL => v <= self.c,
-            Op::GtL => v > self.c,
-            _ => v >= self.c,
+            Op::Eq => scan(cells, lo, &mut hit, |v| v == c),
+            Op::Ne => scan(cells, lo, &mut hit, |v| v != c),
+            Op::LtL => scan(cells, lo, &mut hit, |v| v < c),
+            Op::LeL => scan(cells, lo, &mut hit, |v| v <= c),
+            Op::GtL => scan(cells, lo, &mut hit, |v| v > c),
+            _ => scan(cells, lo, &mut hit, |v| v >= c),
         }
     }
 }
@@ -566,29 +577,30 @@ impl Program {
                     },
                     p => p,
                 };
+                // Each closure is built for the value's kind ([`spec`]): read without a kind test.
                 match place {
-                    Place::Slot(s) => Arc::new(move |p, st, f, _| {
+                    Place::Slot(s) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         st.dirty.mark(w);
-                        let x = v.get(&Env::of_frame(p, st, f))?;
+                        let x = gv.get(&Env::of_frame(p, st, f))?;
                         st.slots[s as usize] = x;
                         Ok(())
-                    }),
-                    Place::This(o) => Arc::new(move |p, st, f, _| {
-                        let x = v.get(&Env::of_frame(p, st, f))?;
+                    }) as Cx),
+                    Place::This(o) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
+                        let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.this_base;
                         let idx = (base + o) as usize;
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
                         Ok(())
-                    }),
-                    Place::Bound(o) => Arc::new(move |p, st, f, _| {
-                        let x = v.get(&Env::of_frame(p, st, f))?;
+                    }) as Cx),
+                    Place::Bound(o) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
+                        let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.bound_base;
                         let idx = (base + o) as usize;
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
                         Ok(())
-                    }),
+                    }) as Cx),
                     Place::Dyn(e) => match self.tree(e) {
                         // `<grid>[x, y] = …` with leaf coordinates.
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {

@@ -308,11 +308,8 @@ impl Program {
                         // One pass along a grid row (the cells the condition would read).
                         None if let Some(scan) = self.row_scan(a) => {
                             let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
-                            for (bound, &v) in (lo..).zip(cells) {
-                                if scan.holds(v) {
-                                    out.push(Action { def: a, this, bound });
-                                }
-                            }
+                            out.reserve(cells.len());
+                            scan.each_holding(cells, lo, |bound| out.push(Action { def: a, this, bound }));
                         }
                         None => {
                             let conds = &self.cond_fxs(a)[info.owner_conds..];
