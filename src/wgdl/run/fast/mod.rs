@@ -19,6 +19,8 @@
 //! without the liveness check the bytecode makes. And a conditional consequence that reads only
 //! class constants of `this` is decided once per god of `this` (its *plan*); changing the
 //! parameters (`with_parameters`) forgets the plans. `check.rs` holds both to the generic path.
+//! One condition shape skips the closures altogether: a [`RowScan`] (`height[col, 0] < 6` over
+//! `forEveryNumber col`) lists its moves in one pass along the grid row.
 //!
 //! Rejected: a peephole-fused bytecode. It removes some dispatches but keeps the stack traffic and
 //! the per-evaluation set-up (a 32-slot stack, a large result); closures remove both, and a
