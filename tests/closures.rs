@@ -144,6 +144,40 @@ fn closures_built_for_operand_kinds_agree_with_bytecode_off_grid_and_on_null() {
     assert!(err.to_string().contains("off grid"), "{err}");
 }
 
+/// Row scans (`RowScan`: `g[n, k] OP literal` over `forEveryNumber n`, listed in one pass along
+/// the row) list the numbers whose conditions hold through the closures: every comparison, two
+/// rows, a range not starting at 0, random boards; and a range that runs off the grid is no
+/// scan — the generic path reports the cell.
+#[test]
+fn row_scans_list_the_numbers_whose_conditions_hold() {
+    let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+    for op in ["==", "!=", "<", "<=", ">", ">="] {
+        for row in [0, 2] {
+            let src = format!(
+                "grid g 5 3\nclass p\nobject me is p\ninitial me\naction p pick forEveryNumber n 1 4\ncondition pick g[n, {row}] {op} 2\n"
+            );
+            let p = wgdl::compile_str("scan.wgdl", &src).unwrap_or_else(|e| panic!("{e}")).program;
+            let base = p.grids[0].base as usize;
+            for _ in 0..40 {
+                let mut st = p.initial_state().unwrap();
+                for v in &mut st.slots[base..base + 15] {
+                    *v = r.random_range(0..5);
+                }
+                st.touch();
+                let listed: Vec<u32> = util::legal(&p, &st).iter().map(|a| a.bound).collect();
+                let holding: Vec<u32> =
+                    (1..=4).filter(|&n| p.is_legal(&st, wgdl::Action { def: 0, this: 0, bound: n }).unwrap()).collect();
+                assert_eq!(listed, holding, "g[n, {row}] {op} 2 on {:?}", &st.slots[base..base + 15]);
+            }
+        }
+    }
+    let src = "grid g 5 3\nclass p\nobject me is p\ninitial me\naction p pick forEveryNumber n 0 5\ncondition pick g[n, 0] < 2\n";
+    let p = wgdl::compile_str("off.wgdl", src).unwrap_or_else(|e| panic!("{e}")).program;
+    let st = p.initial_state().unwrap();
+    let err = p.legal_actions(&st, &mut Vec::new()).expect_err("n = 5 is off the grid");
+    assert!(err.to_string().contains("off grid"), "{err}");
+}
+
 /// A `countOf` compared with zero stops at the first object that counts only when its
 /// condition cannot fail: every comparison with 0 and 1 gives the bytecode's full count's
 /// answer, and a condition that fails on a later object (a null reference) is still the error.
