@@ -165,8 +165,7 @@ fn row_scans_list_the_numbers_whose_conditions_hold() {
                 }
                 st.touch();
                 let listed: Vec<u32> = util::legal(&p, &st).iter().map(|a| a.bound).collect();
-                let holding: Vec<u32> =
-                    (1..=4).filter(|&n| p.is_legal(&st, wgdl::Action { def: 0, this: 0, bound: n }).unwrap()).collect();
+                let holding: Vec<u32> = (1..=4).filter(|&n| p.is_legal(&st, wgdl::Action { def: 0, this: 0, bound: n }).unwrap()).collect();
                 assert_eq!(listed, holding, "g[n, {row}] {op} 2 on {:?}", &st.slots[base..base + 15]);
             }
         }

@@ -192,8 +192,8 @@ pub(in crate::wgdl) struct RowScan {
 }
 
 impl RowScan {
-    /// Calls `hit` with each number from `lo` on whose cell (`cells[0]` is `lo`'s) holds the
-    /// condition, in order (the comparison chosen once, outside the loop).
+    /// Calls `hit`, in order, with each number (from `lo` on: `cells[0]` is `lo`'s cell) whose
+    /// cell meets the condition; the comparison is chosen once, outside the loop.
     #[inline(always)]
     pub(in crate::wgdl) fn each_holding(&self, cells: &[i64], lo: u32, mut hit: impl FnMut(u32)) {
         #[inline(always)]
