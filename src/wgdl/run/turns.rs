@@ -575,6 +575,7 @@ impl Program {
 
     /// [`Program::grid_line`] along the constant unit direction (DX, DY) (not (0, 0)): the same
     /// count, with the direction's bounds checks and steps known when it is compiled.
+    #[inline(always)]
     pub(in crate::wgdl) fn grid_line_unit<const DX: i64, const DY: i64>(&self, st: &State, g: u16, x: i64, y: i64) -> i64 {
         let gi = &self.grids[g as usize];
         let (w, h) = (gi.width as i64, gi.height as i64);

@@ -384,7 +384,7 @@ pub(super) enum Operand {
     /// `<grid>.line(x, y, dx, dy)` with leaf arguments.
     Line(u16, [Leaf; 4]),
     /// The same along a constant unit direction: [`Program::grid_line_unit`] made for it.
-    LineUnit(u16, Leaf, Leaf, LineFn),
+    LineUnit(u16, Leaf, Leaf, LineFn, (i64, i64)),
     /// `hex.distance`, `hex.walk` or `hex.sees` of two simple operands, computed inline.
     Hex2(Builtin, Simple, Simple, usize),
     /// A built-in function of up to four simple operands.
@@ -442,7 +442,7 @@ impl Operand {
                 }
             }
             Operand::Line(g, a) => Ok(e.p.grid_line(e.st, *g, &[a[0].get(e), a[1].get(e), a[2].get(e), a[3].get(e)])),
-            Operand::LineUnit(g, x, y, f) => Ok(f(e.p, e.st, *g, x.get(e), y.get(e))),
+            Operand::LineUnit(g, x, y, f, _) => Ok(f(e.p, e.st, *g, x.get(e), y.get(e))),
             Operand::Hex2(b, x, y, at) => {
                 // The arguments first, then their cells, as `Program::builtin` checks them.
                 let (x, y) = (x.get(e)?, y.get(e)?);
@@ -506,7 +506,7 @@ pub(super) fn operand(t: T) -> Operand {
         T::Many(Op::GridLine(g), args, at) => {
             if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
                 match (dx, dy) {
-                    (Leaf::Const(dx), Leaf::Const(dy)) if let Some(f) = line_fn(*dx, *dy) => Operand::LineUnit(g, *x, *y, f),
+                    (Leaf::Const(dx), Leaf::Const(dy)) if let Some(f) = line_fn(*dx, *dy) => Operand::LineUnit(g, *x, *y, f, (*dx, *dy)),
                     _ => Operand::Line(g, [*x, *y, *dx, *dy]),
                 }
             } else {

@@ -40,6 +40,10 @@ pub(super) struct LineAt(pub(super) u16, pub(super) Leaf, pub(super) Leaf, pub(s
 /// The same from the bound number's column and a row in `this`
 /// (`board.line(col, this.row, 1, 0)`).
 pub(super) struct LineAtBoundThis(pub(super) u16, pub(super) u32, pub(super) LineFn);
+/// [`LineAtBoundThis`] with the direction (DX, DY) in its type, so that the count is made
+/// inline in the closure that reads it (`board.line(col, this.row, 1, 0) >= 4`), not through a
+/// function pointer.
+pub(super) struct LineAtBoundThisTo<const DX: i64, const DY: i64>(pub(super) u16, pub(super) u32);
 /// Any other operand, read through its match.
 pub(super) struct Other(pub(super) Operand);
 
@@ -107,6 +111,12 @@ impl Get for LineAtBoundThis {
     #[inline(always)]
     fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
         Ok((self.2)(e.p, e.st, self.0, e.bound as i64, e.st.slots[(e.this_base + self.1) as usize]))
+    }
+}
+impl<const DX: i64, const DY: i64> Get for LineAtBoundThisTo<DX, DY> {
+    #[inline(always)]
+    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
+        Ok(e.p.grid_line_unit::<DX, DY>(e.st, self.0, e.bound as i64, e.st.slots[(e.this_base + self.1) as usize]))
     }
 }
 impl Get for Other {
@@ -197,11 +207,49 @@ macro_rules! by_kind_wide {
                 crate::wgdl::run::fast::tree::Leaf::BoundObj,
                 crate::wgdl::run::fast::tree::Leaf::This(o),
                 f,
+                d,
             ) => {
-                let $g = crate::wgdl::run::fast::spec::LineAtBoundThis(g, o, f);
-                $body
+                use crate::wgdl::run::fast::spec::LineAtBoundThisTo as L;
+                match d {
+                    (1, 0) => {
+                        let $g = L::<1, 0>(g, o);
+                        $body
+                    }
+                    (-1, 0) => {
+                        let $g = L::<-1, 0>(g, o);
+                        $body
+                    }
+                    (0, 1) => {
+                        let $g = L::<0, 1>(g, o);
+                        $body
+                    }
+                    (0, -1) => {
+                        let $g = L::<0, -1>(g, o);
+                        $body
+                    }
+                    (1, 1) => {
+                        let $g = L::<1, 1>(g, o);
+                        $body
+                    }
+                    (-1, -1) => {
+                        let $g = L::<-1, -1>(g, o);
+                        $body
+                    }
+                    (1, -1) => {
+                        let $g = L::<1, -1>(g, o);
+                        $body
+                    }
+                    (-1, 1) => {
+                        let $g = L::<-1, 1>(g, o);
+                        $body
+                    }
+                    _ => {
+                        let $g = crate::wgdl::run::fast::spec::LineAtBoundThis(g, o, f);
+                        $body
+                    }
+                }
             }
-            crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f) => {
+            crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f, _) => {
                 let $g = crate::wgdl::run::fast::spec::LineAt(g, x, y, f);
                 $body
             }
