@@ -82,6 +82,7 @@ impl Compiler<'_> {
                         global_conds: 0,
                         reads: 0,
                         swap_filter: None,
+                        row_scan: None,
                         walk_order: None,
                         actor_gate: None,
                     });

@@ -163,6 +163,19 @@ impl Compiler<'_> {
             {
                 info.swap_filter = Some((g, min));
             }
+            // `<grid>[<the bound number>, k] <compared with> c` as the only condition after them,
+            // every cell it can read on the grid: a row scan.
+            if let (BindKind::Number(lo, hi), [e]) = (info.bind, &info.conditions[info.owner_conds..])
+                && let [Op::BoundObj, Op::Const(k), Op::GridCell(g), Op::Load, Op::Const(c), op] =
+                    code[e.start as usize..(e.start + e.len) as usize]
+                && matches!(op, Op::Eq | Op::Ne | Op::LtL | Op::LeL | Op::GtL | Op::GeL)
+                && let Some(gi) = grids.get(g as usize)
+                && lo <= hi
+                && hi < gi.width
+                && (0..gi.height as i64).contains(&k)
+            {
+                info.row_scan = Some(RowScan { row: gi.base as usize + k as usize * gi.width as usize, op, c });
+            }
         }
         // A class whose every player action opens with the same actor gate: move generation
         // passes over its objects that are not (or whose attribute is not) the actor at once.

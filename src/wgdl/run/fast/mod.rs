@@ -19,8 +19,6 @@
 //! without the liveness check the bytecode makes. And a conditional consequence that reads only
 //! class constants of `this` is decided once per god of `this` (its *plan*); changing the
 //! parameters (`with_parameters`) forgets the plans. `check.rs` holds both to the generic path.
-//! One condition shape skips the closures altogether: a [`RowScan`] (`height[col, 0] < 6` over
-//! `forEveryNumber col`) lists its moves in one pass along the grid row.
 //!
 //! Rejected: a peephole-fused bytecode. It removes some dispatches but keeps the stack traffic and
 //! the per-evaluation set-up (a 32-slot stack, a large result); closures remove both, and a
@@ -175,45 +173,6 @@ pub struct FastCode {
     /// Per consequence, the same for `this` and the bound object while it runs
     /// ([`Program::live_cons_flags`]).
     live_conses: OnceLock<Box<[u8]>>,
-    /// One per action: its [`RowScan`], if it has one.
-    scans: Vec<OnceLock<Option<RowScan>>>,
-}
-
-/// The last condition of a `forEveryNumber n lo hi` action when it compares a grid cell in
-/// column `n` of a constant row with a literal, and every cell it can read is on the grid
-/// (`height[col, 0] < 6`): the moves are one pass along that row, the cells read in place. The
-/// condition's closure reads the same cells, one call per number, and cannot fail either.
-#[derive(Clone, Copy, Debug)]
-pub(in crate::wgdl) struct RowScan {
-    /// The slot of the row's cell in column 0.
-    pub row: usize,
-    op: Op,
-    c: i64,
-}
-
-impl RowScan {
-    /// Calls `hit`, in order, with each number (from `lo` on: `cells[0]` is `lo`'s cell) whose
-    /// cell meets the condition; the comparison is chosen once, outside the loop.
-    #[inline(always)]
-    pub(in crate::wgdl) fn each_holding(&self, cells: &[i64], lo: u32, mut hit: impl FnMut(u32)) {
-        #[inline(always)]
-        fn scan(cells: &[i64], lo: u32, hit: &mut impl FnMut(u32), holds: impl Fn(i64) -> bool) {
-            for (n, &v) in (lo..).zip(cells) {
-                if holds(v) {
-                    hit(n);
-                }
-            }
-        }
-        let c = self.c;
-        match self.op {
-            Op::Eq => scan(cells, lo, &mut hit, |v| v == c),
-            Op::Ne => scan(cells, lo, &mut hit, |v| v != c),
-            Op::LtL => scan(cells, lo, &mut hit, |v| v < c),
-            Op::LeL => scan(cells, lo, &mut hit, |v| v <= c),
-            Op::GtL => scan(cells, lo, &mut hit, |v| v > c),
-            _ => scan(cells, lo, &mut hit, |v| v >= c),
-        }
-    }
 }
 
 /// [`FastCode::live`]: `this` is a live object whenever the expression runs.
@@ -234,7 +193,6 @@ impl Clone for FastCode {
             plans: self.plans.clone(),
             live: self.live.clone(),
             live_conses: self.live_conses.clone(),
-            scans: self.scans.clone(),
         }
     }
 }
@@ -260,7 +218,6 @@ impl FastCode {
         self.conds.resize_with(n, OnceLock::new);
         self.effects.resize_with(n, OnceLock::new);
         self.plans.resize_with(n, OnceLock::new);
-        self.scans.resize_with(n, OnceLock::new);
     }
     /// Forgets the consequence plans decided on class constants (after the constants changed).
     pub fn forget_plans(&mut self) {
@@ -374,25 +331,6 @@ impl Program {
             Some(slot) => slot.get_or_init(|| self.actions[a as usize].conditions.iter().map(|&c| self.fx(c)).collect()),
             None => &[],
         }
-    }
-
-    /// Action `a`'s [`RowScan`] (found on first use).
-    #[inline]
-    pub(in crate::wgdl) fn row_scan(&self, a: ActionId) -> Option<RowScan> {
-        *self.fast.scans.get(a as usize)?.get_or_init(|| self.find_row_scan(a))
-    }
-
-    fn find_row_scan(&self, a: ActionId) -> Option<RowScan> {
-        let info = &self.actions[a as usize];
-        let BindKind::Number(lo, hi) = info.bind else { return None };
-        let [e] = info.conditions[info.owner_conds..] else { return None };
-        let T::Bin(op @ (Op::Eq | Op::Ne | Op::LtL | Op::LeL | Op::GtL | Op::GeL), x, c, _) = self.tree(e) else { return None };
-        let (T::Un(Op::Load, cell, _), T::Leaf(Leaf::Const(c))) = (*x, *c) else { return None };
-        let T::Bin(Op::GridCell(g), col, row, _) = *cell else { return None };
-        let (T::Leaf(Leaf::BoundObj), T::Leaf(Leaf::Const(k))) = (*col, *row) else { return None };
-        let gi = self.grids.get(g as usize)?;
-        let on_grid = lo <= hi && hi < gi.width && (0..gi.height as i64).contains(&k);
-        on_grid.then(|| RowScan { row: gi.base as usize + k as usize * gi.width as usize, op, c })
     }
 
     /// Runs action `a`'s consequences in attachment order (their closures fetched once).

@@ -99,6 +99,10 @@ pub struct ActionInfo {
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
+    /// The only condition after them compares a grid cell in the bound number's column of a
+    /// constant row with a literal (`height[col, 0] < 6` on `forEveryNumber col`), every cell
+    /// it can read on the grid: move generation reads the row in one pass instead.
+    pub row_scan: Option<RowScan>,
     /// `choose n by hex.walk(X, h)` on a `forEveryHex h` binding, X not reading `h`: move
     /// generation visits cells by walk from X and stops after n moves (or when the bound
     /// condition fails) instead of testing every cell and sorting.
@@ -106,6 +110,41 @@ pub struct ActionInfo {
     /// The first condition is `this == game.actor` or `this.<attr> == game.actor`: move
     /// generation compares the owner (or its attribute) with the actor directly.
     pub actor_gate: Option<ActorGate>,
+}
+
+/// [`ActionInfo::row_scan`]: the row's cells, compared with a literal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowScan {
+    /// The slot of the row's cell in column 0.
+    pub row: usize,
+    /// `Eq`, `Ne`, `LtL`, `LeL`, `GtL` or `GeL`.
+    pub op: Op,
+    pub c: i64,
+}
+
+impl RowScan {
+    /// Calls `hit`, in order, with each number (from `lo` on: `cells[0]` is `lo`'s cell) whose
+    /// cell meets the condition; the comparison is chosen once, outside the loop.
+    #[inline(always)]
+    pub fn each_holding(&self, cells: &[i64], lo: u32, mut hit: impl FnMut(u32)) {
+        #[inline(always)]
+        fn scan(cells: &[i64], lo: u32, hit: &mut impl FnMut(u32), holds: impl Fn(i64) -> bool) {
+            for (n, &v) in (lo..).zip(cells) {
+                if holds(v) {
+                    hit(n);
+                }
+            }
+        }
+        let c = self.c;
+        match self.op {
+            Op::Eq => scan(cells, lo, &mut hit, |v| v == c),
+            Op::Ne => scan(cells, lo, &mut hit, |v| v != c),
+            Op::LtL => scan(cells, lo, &mut hit, |v| v < c),
+            Op::LeL => scan(cells, lo, &mut hit, |v| v <= c),
+            Op::GtL => scan(cells, lo, &mut hit, |v| v > c),
+            _ => scan(cells, lo, &mut hit, |v| v >= c),
+        }
+    }
 }
 
 /// How [`ActionInfo::actor_gate`] compares an owner with `game.actor`.

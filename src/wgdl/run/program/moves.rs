@@ -306,7 +306,7 @@ impl Program {
                             Ok(())
                         })?,
                         // One pass along a grid row (the cells the condition would read).
-                        None if let Some(scan) = self.row_scan(a) => {
+                        None if let Some(scan) = info.row_scan => {
                             let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
                             out.reserve(cells.len());
                             scan.each_holding(cells, lo, |bound| out.push(Action { def: a, this, bound }));
