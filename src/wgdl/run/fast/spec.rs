@@ -37,13 +37,10 @@ pub(super) struct FieldOfBound(pub(super) u32, pub(super) u32, pub(super) usize)
 pub(super) struct CellAtBound(pub(super) u16, pub(super) i64, pub(super) usize);
 /// `<grid>.line(x, y, dx, dy)` along a constant unit direction ([`Operand::LineUnit`]).
 pub(super) struct LineAt(pub(super) u16, pub(super) Leaf, pub(super) Leaf, pub(super) LineFn);
-/// The same from the bound number's column and a row in `this`
-/// (`board.line(col, this.row, 1, 0)`).
-pub(super) struct LineAtBoundThis(pub(super) u16, pub(super) u32, pub(super) LineFn);
-/// [`LineAtBoundThis`] with the direction (DX, DY) in its type, so that the count is made
-/// inline in the closure that reads it (`board.line(col, this.row, 1, 0) >= 4`), not through a
-/// function pointer.
-pub(super) struct LineAtBoundThisTo<const DX: i64, const DY: i64>(pub(super) u16, pub(super) u32);
+/// `<grid>.line(n, this.row, DX, DY)` from the bound number's column and a row in `this`, the
+/// direction in its type, so that the count is made inline in the closure that reads it
+/// (`board.line(col, this.row, 1, 0) >= 4`), not through a function pointer.
+pub(super) struct LineAtBoundThis<const DX: i64, const DY: i64>(pub(super) u16, pub(super) u32);
 /// Any other operand, read through its match.
 pub(super) struct Other(pub(super) Operand);
 
@@ -107,13 +104,7 @@ impl Get for LineAt {
         Ok((self.3)(e.p, e.st, self.0, self.1.get(e), self.2.get(e)))
     }
 }
-impl Get for LineAtBoundThis {
-    #[inline(always)]
-    fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
-        Ok((self.2)(e.p, e.st, self.0, e.bound as i64, e.st.slots[(e.this_base + self.1) as usize]))
-    }
-}
-impl<const DX: i64, const DY: i64> Get for LineAtBoundThisTo<DX, DY> {
+impl<const DX: i64, const DY: i64> Get for LineAtBoundThis<DX, DY> {
     #[inline(always)]
     fn get(&self, e: &Env) -> Result<i64, RuntimeError> {
         Ok(e.p.grid_line_unit::<DX, DY>(e.st, self.0, e.bound as i64, e.st.slots[(e.this_base + self.1) as usize]))
@@ -206,10 +197,10 @@ macro_rules! by_kind_wide {
                 g,
                 crate::wgdl::run::fast::tree::Leaf::BoundObj,
                 crate::wgdl::run::fast::tree::Leaf::This(o),
-                f,
+                _,
                 d,
             ) => {
-                use crate::wgdl::run::fast::spec::LineAtBoundThisTo as L;
+                use crate::wgdl::run::fast::spec::LineAtBoundThis as L;
                 match d {
                     (1, 0) => {
                         let $g = L::<1, 0>(g, o);
@@ -243,10 +234,8 @@ macro_rules! by_kind_wide {
                         let $g = L::<-1, 1>(g, o);
                         $body
                     }
-                    _ => {
-                        let $g = crate::wgdl::run::fast::spec::LineAtBoundThis(g, o, f);
-                        $body
-                    }
+                    // `line_fn` makes a `LineUnit` for these eight directions only.
+                    _ => unreachable!("a grid line along {d:?} is not a unit direction"),
                 }
             }
             crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f, _) => {
