@@ -4,7 +4,8 @@
 //! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
 //!
 //! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
-//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native), `match3` (whole
+//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native, and the time of its
+//! two parts — listing the legal moves, applying one — on the same positions), `match3` (whole
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
 //! a Python loop, playforge's API beside pyspiel's) and `ray` (the Ray executor ÷ the local one
@@ -147,6 +148,59 @@ fn playouts_per_sec<G: Game>(g: &G, weights: Option<&[f64]>, secs: f64) -> (f64,
     let mut moves = 0u64;
     let (n, el) = timed(secs, |i| moves += black_box(playout(g, &start, weights, &mut legal, &mut st, i + 1)));
     (n as f64 / el, moves as f64 / n as f64)
+}
+
+/// The positions of `n` uniform random playouts from the start (seeds 1 to n, as
+/// [`playout`] plays them) and the move played from each.
+fn positions<G: Game>(g: &G, n: u64) -> Vec<(G::State, G::Move)> {
+    let mut out = Vec::new();
+    let mut legal = Vec::with_capacity(256);
+    for seed in 1..=n {
+        let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+        let mut st = g.initial().expect("initial");
+        loop {
+            g.legal(&st, &mut legal).expect("legal");
+            if g.status(&st, &legal) != Status::Running {
+                break;
+            }
+            let m = legal[rng.random_range(0..legal.len())];
+            out.push((st.clone(), m));
+            g.apply(&mut st, m).expect("apply");
+        }
+    }
+    out
+}
+
+/// Nanoseconds per position of `pos` to list the legal moves, and to apply the move played
+/// (the time of the state copy each apply starts from, measured alone, taken off). Not
+/// inlined, so that a profile can collect it alone (`valgrind --tool=callgrind
+/// --toggle-collect='*split_ns*' …speed arena --profile interpreted --calls 1`).
+#[inline(never)]
+fn split_ns<G: Game>(g: &G, pos: &[(G::State, G::Move)], secs: f64) -> (f64, f64) {
+    let Some((first, _)) = pos.first() else { return (f64::NAN, f64::NAN) };
+    let per = |(n, el): (u64, f64)| el * 1e9 / (n as f64 * pos.len() as f64);
+    let mut legal = Vec::with_capacity(256);
+    let list = per(timed(secs / 3.0, |_| {
+        for (s, _) in pos {
+            g.legal(s, &mut legal).expect("legal");
+            black_box(legal.len());
+        }
+    }));
+    let mut st = first.clone();
+    let copy = per(timed(secs / 3.0, |_| {
+        for (s, _) in pos {
+            st.clone_from(s);
+            black_box(&st);
+        }
+    }));
+    let apply = per(timed(secs / 3.0, |_| {
+        for (s, m) in pos {
+            st.clone_from(s);
+            g.apply(&mut st, *m).expect("apply");
+            black_box(&st);
+        }
+    }));
+    (list, apply - copy)
 }
 
 /// Reward of a finished two-player game for `player`: 1 win, ½ draw, 0 loss (a game cut by a
@@ -308,6 +362,17 @@ fn section_arena(o: &Opts) {
         let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
         mcts.push((mi, mn));
     }
+    // Where the time goes: the same positions (the states of uniform random playouts, which
+    // are the same games on both sides) listed and applied on each side.
+    let games = if o.quick { 20 } else { 300 };
+    let (pos_i, pos_n) = (positions(&interp, games), positions(&native, games));
+    let (mut lists, mut applies) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (li, ai) = if o.side("interpreted") { split_ns(&interp, &pos_i, secs) } else { (f64::NAN, f64::NAN) };
+        let (ln, an) = if o.side("native") { split_ns(&native, &pos_n, secs) } else { (f64::NAN, f64::NAN) };
+        lists.push((li, ln));
+        applies.push((ai, an));
+    }
     let mean = |v: &[(f64, f64)], side: fn(&(f64, f64)) -> f64| v.iter().map(side).sum::<f64>() / v.len() as f64;
     let slowdown = |v: &[(f64, f64)]| median(v.iter().map(|(i, n)| n / i).collect()).unwrap_or(f64::NAN);
     let (pi, pn, mi, mn) = (mean(&play, |p| p.0), mean(&play, |p| p.1), mean(&mcts, |p| p.0), mean(&mcts, |p| p.1));
@@ -321,6 +386,27 @@ fn section_arena(o: &Opts) {
         slowdown(&play)
     );
     println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), slowdown(&mcts));
+    // (Times, not rates: the ratio is interpreted ÷ native.)
+    let cost = |v: &[(f64, f64)]| median(v.iter().map(|(i, n)| i / n).collect()).unwrap_or(f64::NAN);
+    let same = pos_i.len() == pos_n.len();
+    println!(
+        "\nWhere the time goes, per position of {games} uniform random playouts ({} positions{}), nanoseconds:\n",
+        pos_i.len(),
+        if same {
+            ", the same games on both sides"
+        } else {
+            "; the two sides' games differ, which the differential tests should have caught"
+        }
+    );
+    println!("| part | interpreted | native twin | interpreted ÷ native |");
+    println!("|---|---:|---:|---:|");
+    println!("| list the legal moves | {:.0} | {:.0} | {:.2}× |", mean(&lists, |p| p.0), mean(&lists, |p| p.1), cost(&lists));
+    println!(
+        "| apply the move played (a state copy's time taken off) | {:.0} | {:.0} | {:.2}× |",
+        mean(&applies, |p| p.0),
+        mean(&applies, |p| p.1),
+        cost(&applies)
+    );
     if rounds > 1 && o.side("interpreted") && o.side("native") {
         let each =
             |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{} ÷ {} = {:.2}×", k(*n), k(*i), n / i)).collect::<Vec<_>>().join("; ");
