@@ -4,8 +4,8 @@
 //! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
 //!
 //! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
-//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native, and the time of its
-//! two parts — listing the legal moves, applying one — on the same positions), `match3` (whole
+//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native, and a move's time in
+//! its two parts: listing the legal moves, applying one), `match3` (whole
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
 //! a Python loop, playforge's API beside pyspiel's) and `ray` (the Ray executor ÷ the local one
@@ -150,57 +150,53 @@ fn playouts_per_sec<G: Game>(g: &G, weights: Option<&[f64]>, secs: f64) -> (f64,
     (n as f64 / el, moves as f64 / n as f64)
 }
 
-/// The positions of `n` uniform random playouts from the start (seeds 1 to n, as
-/// [`playout`] plays them) and the move played from each.
-fn positions<G: Game>(g: &G, n: u64) -> Vec<(G::State, G::Move)> {
-    let mut out = Vec::new();
+/// Nanoseconds per move of uniform random playouts from the start spent applying the move,
+/// and listing the legal moves (with the status check): the moves of 300 playouts (seeds 1 to
+/// 300, as [`playout`] plays them; too many for a branch predictor to learn) are recorded, then replayed from the start applying each
+/// move alone, and replayed listing the legal moves before each — the difference is the
+/// listing. The states are those of a playout, as hot in the caches as a playout has them.
+/// Not inlined, so that a profile can collect it alone (`valgrind --tool=callgrind
+/// --toggle-collect='*split_ns*' …speed arena --profile interpreted --calls 1`).
+#[inline(never)]
+fn split_ns<G: Game>(g: &G, secs: f64) -> (f64, f64) {
+    let start = g.initial().expect("initial");
+    let mut st = start.clone();
     let mut legal = Vec::with_capacity(256);
-    for seed in 1..=n {
+    let mut games = Vec::new();
+    for seed in 1..=300 {
         let mut rng = playforge::rng::stream(seed, 0, 0, 0);
-        let mut st = g.initial().expect("initial");
+        st.clone_from(&start);
+        let mut moves = Vec::new();
         loop {
             g.legal(&st, &mut legal).expect("legal");
             if g.status(&st, &legal) != Status::Running {
                 break;
             }
             let m = legal[rng.random_range(0..legal.len())];
-            out.push((st.clone(), m));
             g.apply(&mut st, m).expect("apply");
+            moves.push(m);
         }
+        games.push(moves);
     }
-    out
-}
-
-/// Nanoseconds per position of `pos` to list the legal moves, and to apply the move played
-/// (the time of the state copy each apply starts from, measured alone, taken off). Not
-/// inlined, so that a profile can collect it alone (`valgrind --tool=callgrind
-/// --toggle-collect='*split_ns*' …speed arena --profile interpreted --calls 1`).
-#[inline(never)]
-fn split_ns<G: Game>(g: &G, pos: &[(G::State, G::Move)], secs: f64) -> (f64, f64) {
-    let Some((first, _)) = pos.first() else { return (f64::NAN, f64::NAN) };
-    let per = |(n, el): (u64, f64)| el * 1e9 / (n as f64 * pos.len() as f64);
-    let mut legal = Vec::with_capacity(256);
-    let list = per(timed(secs / 3.0, |_| {
-        for (s, _) in pos {
-            g.legal(s, &mut legal).expect("legal");
-            black_box(legal.len());
-        }
-    }));
-    let mut st = first.clone();
-    let copy = per(timed(secs / 3.0, |_| {
-        for (s, _) in pos {
-            st.clone_from(s);
+    let n: usize = games.iter().map(Vec::len).sum();
+    let mut replay = |list: bool| {
+        let (calls, el) = timed(secs / 2.0, |_| {
+            for moves in &games {
+                st.clone_from(&start);
+                for &m in moves {
+                    if list {
+                        g.legal(&st, &mut legal).expect("legal");
+                        black_box(g.status(&st, &legal));
+                    }
+                    g.apply(&mut st, m).expect("apply");
+                }
+            }
             black_box(&st);
-        }
-    }));
-    let apply = per(timed(secs / 3.0, |_| {
-        for (s, m) in pos {
-            st.clone_from(s);
-            g.apply(&mut st, *m).expect("apply");
-            black_box(&st);
-        }
-    }));
-    (list, apply - copy)
+        });
+        el * 1e9 / (calls as f64 * n as f64)
+    };
+    let (apply, both) = (replay(false), replay(true));
+    (both - apply, apply)
 }
 
 /// Reward of a finished two-player game for `player`: 1 win, ½ draw, 0 loss (a game cut by a
@@ -362,14 +358,11 @@ fn section_arena(o: &Opts) {
         let mn = if o.side("native") { mcts_per_sec(&native, &cfg, iters, secs) } else { f64::NAN };
         mcts.push((mi, mn));
     }
-    // Where the time goes: the same positions (the states of uniform random playouts, which
-    // are the same games on both sides) listed and applied on each side.
-    let games = if o.quick { 20 } else { 300 };
-    let (pos_i, pos_n) = (positions(&interp, games), positions(&native, games));
+    // Where the time goes, inside playouts on each side (the same games on both).
     let (mut lists, mut applies) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (li, ai) = if o.side("interpreted") { split_ns(&interp, &pos_i, secs) } else { (f64::NAN, f64::NAN) };
-        let (ln, an) = if o.side("native") { split_ns(&native, &pos_n, secs) } else { (f64::NAN, f64::NAN) };
+        let (li, ai) = if o.side("interpreted") { split_ns(&interp, secs) } else { (f64::NAN, f64::NAN) };
+        let (ln, an) = if o.side("native") { split_ns(&native, secs) } else { (f64::NAN, f64::NAN) };
         lists.push((li, ln));
         applies.push((ai, an));
     }
@@ -388,25 +381,18 @@ fn section_arena(o: &Opts) {
     println!("| MCTS iterations/s (decisions of {iters} from the start) | **{}** | {} | {:.2}× |", k(mi), k(mn), slowdown(&mcts));
     // (Times, not rates: the ratio is interpreted ÷ native.)
     let cost = |v: &[(f64, f64)]| median(v.iter().map(|(i, n)| i / n).collect()).unwrap_or(f64::NAN);
-    let same = pos_i.len() == pos_n.len();
     println!(
-        "\nWhere the time goes, per position of {games} uniform random playouts ({} positions{}), nanoseconds:\n",
-        pos_i.len(),
-        if same {
-            ", the same games on both sides"
-        } else {
-            "; the two sides' games differ, which the differential tests should have caught"
-        }
+        "\nWhere a move's time goes (nanoseconds per move of 300 of those playouts, replayed: applying the moves alone, and listing the legal moves before each; the listing is the difference):\n"
     );
     println!("| part | interpreted | native twin | interpreted ÷ native |");
     println!("|---|---:|---:|---:|");
-    println!("| list the legal moves | {:.0} | {:.0} | {:.2}× |", mean(&lists, |p| p.0), mean(&lists, |p| p.1), cost(&lists));
     println!(
-        "| apply the move played (a state copy's time taken off) | {:.0} | {:.0} | {:.2}× |",
-        mean(&applies, |p| p.0),
-        mean(&applies, |p| p.1),
-        cost(&applies)
+        "| list the legal moves (and check the status) | {:.0} | {:.0} | {:.2}× |",
+        mean(&lists, |p| p.0),
+        mean(&lists, |p| p.1),
+        cost(&lists)
     );
+    println!("| apply the move | {:.0} | {:.0} | {:.2}× |", mean(&applies, |p| p.0), mean(&applies, |p| p.1), cost(&applies));
     if rounds > 1 && o.side("interpreted") && o.side("native") {
         let each =
             |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{} ÷ {} = {:.2}×", k(*n), k(*i), n / i)).collect::<Vec<_>>().join("; ");
