@@ -396,10 +396,13 @@ fn section_arena(o: &Opts) {
     if rounds > 1 && o.side("interpreted") && o.side("native") {
         let each =
             |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{} ÷ {} = {:.2}×", k(*n), k(*i), n / i)).collect::<Vec<_>>().join("; ");
+        let times = |v: &[(f64, f64)]| v.iter().map(|(i, n)| format!("{i:.0} ÷ {n:.0} = {:.2}×", i / n)).collect::<Vec<_>>().join("; ");
         println!(
-            "\nThe two sides were timed in {rounds} alternating rounds per row (seconds apart); rates are the rounds' means, each ratio the median of the rounds' native ÷ interpreted: playouts {}; MCTS {}.",
+            "\nThe two sides were timed in {rounds} alternating rounds per row (seconds apart); rates and times are the rounds' means, each ratio the median of the rounds' native ÷ interpreted rates (interpreted ÷ native times): playouts {}; MCTS {}; listing {}; applying {}.",
             each(&play),
-            each(&mcts)
+            each(&mcts),
+            times(&lists),
+            times(&applies)
         );
     }
 }
