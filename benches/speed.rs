@@ -150,13 +150,14 @@ fn playouts_per_sec<G: Game>(g: &G, weights: Option<&[f64]>, secs: f64) -> (f64,
     (n as f64 / el, moves as f64 / n as f64)
 }
 
-/// Nanoseconds per move of uniform random playouts from the start spent applying the move,
-/// and listing the legal moves (with the status check): the moves of 300 playouts (seeds 1 to
-/// 300, as [`playout`] plays them; too many for a branch predictor to learn) are recorded, then replayed from the start applying each
-/// move alone, and replayed listing the legal moves before each — the difference is the
-/// listing. The states are those of a playout, as hot in the caches as a playout has them.
-/// Not inlined, so that a profile can collect it alone (`valgrind --tool=callgrind
-/// --toggle-collect='*split_ns*' …speed arena --profile interpreted --calls 1`).
+/// Nanoseconds per move of uniform random playouts from the start spent listing the legal
+/// moves (with the status check) and applying the move: the moves of 300 playouts (seeds 1 to
+/// 300, as [`playout`] plays them; too many for a branch predictor to learn) are recorded,
+/// then replayed from the start applying each move alone, and replayed listing the legal moves
+/// before each — the difference is the listing. The states are those of a playout, as hot in
+/// the caches as a playout has them. Not inlined, so that a profile can collect it alone
+/// (`valgrind --tool=callgrind --toggle-collect='*split_ns*' …speed arena --profile
+/// interpreted --calls 1`).
 #[inline(never)]
 fn split_ns<G: Game>(g: &G, secs: f64) -> (f64, f64) {
     let start = g.initial().expect("initial");
