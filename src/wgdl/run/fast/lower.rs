@@ -8,7 +8,7 @@ use super::*;
 
 macro_rules! fx {
     (|$e:ident| $body:expr) => {
-        Arc::new(move |$e: &Env| -> Result<i64, RuntimeError> { $body }) as Fx
+        crate::wgdl::run::fast::fx_of(move |$e: &Env| -> Result<i64, RuntimeError> { $body })
     };
 }
 

@@ -148,8 +148,57 @@ impl Frame {
     }
 }
 
+/// A closure shared by the programs that hold it (a [`Program`] clone keeps its closures), called
+/// through a reference made once when it is built. Calling through an `Arc<dyn Fn>` finds the
+/// closure's data at an offset that depends on its alignment, read from the vtable on every
+/// call (3 % of the arena's instructions); this keeps the `Arc`, for sharing, and the
+/// reference it derefs to, for calling.
+pub(in crate::wgdl) struct Shared<F: ?Sized> {
+    keep: Arc<F>,
+    at: std::ptr::NonNull<F>,
+}
+
+impl<F: ?Sized> Shared<F> {
+    #[inline]
+    pub(in crate::wgdl) fn new(keep: Arc<F>) -> Shared<F> {
+        let at = std::ptr::NonNull::from(&*keep);
+        Shared { keep, at }
+    }
+}
+
+impl<F: ?Sized> Clone for Shared<F> {
+    fn clone(&self) -> Shared<F> {
+        Shared { keep: self.keep.clone(), at: self.at }
+    }
+}
+
+impl<F: ?Sized> std::ops::Deref for Shared<F> {
+    type Target = F;
+    #[inline(always)]
+    fn deref(&self) -> &F {
+        // SAFETY: `at` was made from `&*keep`, and `keep` — owned by `self`, never mutated
+        // through, its contents never moved (an `Arc`'s allocation stays where it is) — lives
+        // as long as `self` does.
+        unsafe { self.at.as_ref() }
+    }
+}
+
+// SAFETY: a `Shared<F>` gives no access to `F` but `&F` (as `Arc<F>` does), so it may cross
+// threads exactly when `Arc<F>` may: when `F` is `Send + Sync`.
+unsafe impl<F: ?Sized + Send + Sync> Send for Shared<F> {}
+// SAFETY: as above.
+unsafe impl<F: ?Sized + Send + Sync> Sync for Shared<F> {}
+
+/// What a compiled expression does.
+pub(in crate::wgdl) type FxFn = dyn Fn(&Env) -> Result<i64, RuntimeError> + Send + Sync;
 /// A compiled expression.
-pub(in crate::wgdl) type Fx = Arc<dyn Fn(&Env) -> Result<i64, RuntimeError> + Send + Sync>;
+pub(in crate::wgdl) type Fx = Shared<FxFn>;
+
+/// Closure `f` as a compiled expression.
+#[inline]
+pub(in crate::wgdl) fn fx_of(f: impl Fn(&Env) -> Result<i64, RuntimeError> + Send + Sync + 'static) -> Fx {
+    Shared::new(Arc::new(f) as Arc<FxFn>)
+}
 
 /// The lazily built closures of a program, one slot per code index (only expression starts are
 /// ever filled).
@@ -181,7 +230,15 @@ const LIVE_THIS: u8 = 1;
 const LIVE_BOUND: u8 = 2;
 
 /// A compiled consequence: runs it on the state (`depth` counts nested `create:` hooks).
-pub(in crate::wgdl) type Cx = Arc<dyn Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeError> + Send + Sync>;
+pub(in crate::wgdl) type Cx = Shared<CxFn>;
+/// What a compiled consequence does.
+pub(in crate::wgdl) type CxFn = dyn Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeError> + Send + Sync;
+
+/// Closure `f` as a compiled consequence.
+#[inline]
+fn cx_of(f: impl Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeError> + Send + Sync + 'static) -> Cx {
+    Shared::new(Arc::new(f) as Arc<CxFn>)
+}
 
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
@@ -500,7 +557,7 @@ impl Program {
         let live = self.fast.live_conses.get_or_init(|| self.live_cons_flags()).get(c as usize).copied().unwrap_or(0);
         let tree = |e: ExprId| assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0);
         let generic = move || -> Cx {
-            Arc::new(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
+            cx_of(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
                 st.dirty.mark(w);
                 p.exec_generic(st, c, f.ctx, depth)
             })
@@ -519,13 +576,13 @@ impl Program {
                 };
                 // Each closure is built for the value's kind ([`spec`]): read without a kind test.
                 match place {
-                    Place::Slot(s) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
+                    Place::Slot(s) => by_kind_wide!(v, |gv| cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         st.dirty.mark(w);
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         st.slots[s as usize] = x;
                         Ok(())
                     }) as Cx),
-                    Place::This(o) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
+                    Place::This(o) => by_kind_wide!(v, |gv| cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.this_base;
                         let idx = (base + o) as usize;
@@ -533,7 +590,7 @@ impl Program {
                         st.slots[idx] = x;
                         Ok(())
                     }) as Cx),
-                    Place::Bound(o) => by_kind_wide!(v, |gv| Arc::new(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
+                    Place::Bound(o) => by_kind_wide!(v, |gv| cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.bound_base;
                         let idx = (base + o) as usize;
@@ -545,7 +602,7 @@ impl Program {
                         // `<grid>[x, y] = …` with leaf coordinates.
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
                             let (T::Leaf(x), T::Leaf(y)) = (*x, *y) else { unreachable!("matched above") };
-                            Arc::new(move |p, st, f, _| {
+                            cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                                 st.dirty.mark(w);
                                 let (val, idx) = {
                                     let env = Env::of_frame(p, st, f);
@@ -563,7 +620,7 @@ impl Program {
                     Place::Field(e, o) => match obj(&tree(e)) {
                         Some(target) => {
                             let at = (e.start + e.len - 1) as usize;
-                            Arc::new(move |p, st, f, _| {
+                            cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                                 st.dirty.mark(w);
                                 let (x, idx) = {
                                     let env = Env::of_frame(p, st, f);
@@ -581,17 +638,17 @@ impl Program {
                 }
             }
             // The flags alone (the generic path's entry costs more than they do).
-            Cons::EndTurn => Arc::new(|_, st, _, _| {
+            Cons::EndTurn => cx_of(|_: &Program, st: &mut State, _: &Frame, _: u32| {
                 st.end_turn = true;
                 Ok(())
             }),
-            Cons::EndSession => Arc::new(|_, st, _, _| {
+            Cons::EndSession => cx_of(|_: &Program, st: &mut State, _: &Frame, _: u32| {
                 st.end_session = true;
                 Ok(())
             }),
             Cons::Conditional { cond, then } => {
                 let (cond, then) = (operand(tree(*cond)), *then);
-                Arc::new(move |p, st, f, depth| {
+                cx_of(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
                     if cond.get(&Env::of_frame(p, st, f))? != 0 {
                         p.exec_frame(st, then, f, depth)?;
                     }

@@ -121,7 +121,7 @@ impl Get for Other {
 pub(super) fn closure(x: Operand) -> Fx {
     match x {
         Operand::Fx(f) => f,
-        x => by_kind!(x, |g| Arc::new(move |e: &Env| g.get(e)) as Fx),
+        x => by_kind!(x, |g| fx_of(move |e: &Env| g.get(e))),
     }
 }
 
