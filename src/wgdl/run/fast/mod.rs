@@ -155,6 +155,7 @@ impl Frame {
 /// reference it derefs to, for calling.
 pub(in crate::wgdl) struct Shared<F: ?Sized> {
     keep: Arc<F>,
+    /// `&*keep`, made by [`Shared::new`] (the only constructor).
     at: std::ptr::NonNull<F>,
 }
 
@@ -581,7 +582,7 @@ impl Program {
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         st.slots[s as usize] = x;
                         Ok(())
-                    }) as Cx),
+                    })),
                     Place::This(o) => by_kind_wide!(v, |gv| cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.this_base;
@@ -589,7 +590,7 @@ impl Program {
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
                         Ok(())
-                    }) as Cx),
+                    })),
                     Place::Bound(o) => by_kind_wide!(v, |gv| cx_of(move |p: &Program, st: &mut State, f: &Frame, _: u32| {
                         let x = gv.get(&Env::of_frame(p, st, f))?;
                         let base = f.bound_base;
@@ -597,7 +598,7 @@ impl Program {
                         st.dirty.mark(w | crate::wgdl::deps::slot(idx));
                         st.slots[idx] = x;
                         Ok(())
-                    }) as Cx),
+                    })),
                     Place::Dyn(e) => match self.tree(e) {
                         // `<grid>[x, y] = …` with leaf coordinates.
                         T::Bin(Op::GridCell(g), x, y, at) if matches!((&*x, &*y), (T::Leaf(_), T::Leaf(_))) => {
