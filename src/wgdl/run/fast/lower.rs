@@ -395,19 +395,30 @@ pub(super) enum Operand {
 /// A grid line counter made for one unit direction.
 pub(super) type LineFn = fn(&Program, &State, u16, i64, i64) -> i64;
 
+/// `$body` with consts `$dx`, `$dy` set to direction `$d` when it is one of the eight unit
+/// directions (each of dx, dy −1, 0 or 1, not both 0), else `$other`: the one list of them,
+/// for code made per direction.
+macro_rules! unit_direction {
+    ($d:expr, |$dx:ident, $dy:ident| $body:expr, $other:expr) => {
+        crate::wgdl::run::fast::lower::unit_direction!(@ $d, $dx, $dy, $body, $other,
+            (1, 0) (-1, 0) (0, 1) (0, -1) (1, 1) (-1, -1) (1, -1) (-1, 1))
+    };
+    (@ $d:expr, $dx:ident, $dy:ident, $body:expr, $other:expr, $(($x:literal, $y:literal))*) => {
+        match $d {
+            $(($x, $y) => {
+                const $dx: i64 = $x;
+                const $dy: i64 = $y;
+                $body
+            })*
+            _ => $other,
+        }
+    };
+}
+pub(super) use unit_direction;
+
 /// The counter for direction (dx, dy), when both are -1, 0 or 1 and not both 0.
 pub(in crate::wgdl) fn line_fn(dx: i64, dy: i64) -> Option<LineFn> {
-    Some(match (dx, dy) {
-        (1, 0) => Program::grid_line_unit::<1, 0>,
-        (-1, 0) => Program::grid_line_unit::<-1, 0>,
-        (0, 1) => Program::grid_line_unit::<0, 1>,
-        (0, -1) => Program::grid_line_unit::<0, -1>,
-        (1, 1) => Program::grid_line_unit::<1, 1>,
-        (-1, -1) => Program::grid_line_unit::<-1, -1>,
-        (1, -1) => Program::grid_line_unit::<1, -1>,
-        (-1, 1) => Program::grid_line_unit::<-1, 1>,
-        _ => return None,
-    })
+    unit_direction!((dx, dy), |DX, DY| Some(Program::grid_line_unit::<DX, DY> as LineFn), None)
 }
 
 /// The operands a built-in's arguments can be inline.

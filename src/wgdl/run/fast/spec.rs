@@ -201,42 +201,15 @@ macro_rules! by_kind_wide {
                 d,
             ) => {
                 use crate::wgdl::run::fast::spec::LineAtBoundThis as L;
-                match d {
-                    (1, 0) => {
-                        let $g = L::<1, 0>(g, o);
+                // `line_fn` makes a `LineUnit` for the unit directions only.
+                crate::wgdl::run::fast::lower::unit_direction!(
+                    d,
+                    |DX, DY| {
+                        let $g = L::<DX, DY>(g, o);
                         $body
-                    }
-                    (-1, 0) => {
-                        let $g = L::<-1, 0>(g, o);
-                        $body
-                    }
-                    (0, 1) => {
-                        let $g = L::<0, 1>(g, o);
-                        $body
-                    }
-                    (0, -1) => {
-                        let $g = L::<0, -1>(g, o);
-                        $body
-                    }
-                    (1, 1) => {
-                        let $g = L::<1, 1>(g, o);
-                        $body
-                    }
-                    (-1, -1) => {
-                        let $g = L::<-1, -1>(g, o);
-                        $body
-                    }
-                    (1, -1) => {
-                        let $g = L::<1, -1>(g, o);
-                        $body
-                    }
-                    (-1, 1) => {
-                        let $g = L::<-1, 1>(g, o);
-                        $body
-                    }
-                    // `line_fn` makes a `LineUnit` for these eight directions only.
-                    _ => unreachable!("a grid line along {d:?} is not a unit direction"),
-                }
+                    },
+                    unreachable!("a grid line along {d:?} is not a unit direction")
+                )
             }
             crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f, _) => {
                 let $g = crate::wgdl::run::fast::spec::LineAt(g, x, y, f);
