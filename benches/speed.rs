@@ -121,8 +121,17 @@ fn timed(secs: f64, mut f: impl FnMut(u64)) -> (u64, f64) {
     }
 }
 
-/// One playout from `start` (uniform or group-weighted); returns the moves made.
-fn playout<G: Game>(g: &G, start: &G::State, weights: Option<&[f64]>, legal: &mut Vec<G::Move>, st: &mut G::State, seed: u64) -> u64 {
+/// One playout from `start` (uniform or group-weighted), each move made handed to `made`;
+/// returns how many were made.
+fn playout<G: Game>(
+    g: &G,
+    start: &G::State,
+    weights: Option<&[f64]>,
+    legal: &mut Vec<G::Move>,
+    st: &mut G::State,
+    seed: u64,
+    mut made: impl FnMut(G::Move),
+) -> u64 {
     let mut rng = playforge::rng::stream(seed, 0, 0, 0);
     st.clone_from(start);
     let mut moves = 0;
@@ -136,6 +145,7 @@ fn playout<G: Game>(g: &G, start: &G::State, weights: Option<&[f64]>, legal: &mu
             None => legal[rng.random_range(0..legal.len())],
         };
         g.apply(st, m).expect("apply");
+        made(m);
         moves += 1;
     }
 }
@@ -146,7 +156,7 @@ fn playouts_per_sec<G: Game>(g: &G, weights: Option<&[f64]>, secs: f64) -> (f64,
     let mut st = start.clone();
     let mut legal = Vec::with_capacity(256);
     let mut moves = 0u64;
-    let (n, el) = timed(secs, |i| moves += black_box(playout(g, &start, weights, &mut legal, &mut st, i + 1)));
+    let (n, el) = timed(secs, |i| moves += black_box(playout(g, &start, weights, &mut legal, &mut st, i + 1, |_| {})));
     (n as f64 / el, moves as f64 / n as f64)
 }
 
@@ -163,22 +173,13 @@ fn split_ns<G: Game>(g: &G, secs: f64) -> (f64, f64) {
     let start = g.initial().expect("initial");
     let mut st = start.clone();
     let mut legal = Vec::with_capacity(256);
-    let mut games = Vec::new();
-    for seed in 1..=300 {
-        let mut rng = playforge::rng::stream(seed, 0, 0, 0);
-        st.clone_from(&start);
-        let mut moves = Vec::new();
-        loop {
-            g.legal(&st, &mut legal).expect("legal");
-            if g.status(&st, &legal) != Status::Running {
-                break;
-            }
-            let m = legal[rng.random_range(0..legal.len())];
-            g.apply(&mut st, m).expect("apply");
-            moves.push(m);
-        }
-        games.push(moves);
-    }
+    let games: Vec<Vec<G::Move>> = (1..=300)
+        .map(|seed| {
+            let mut moves = Vec::new();
+            playout(g, &start, None, &mut legal, &mut st, seed, |m| moves.push(m));
+            moves
+        })
+        .collect();
     let n: usize = games.iter().map(Vec::len).sum();
     let mut replay = |list: bool| {
         let (calls, el) = timed(secs / 2.0, |_| {
