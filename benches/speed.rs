@@ -8,7 +8,8 @@
 //! its two parts: listing the legal moves, applying one), `match3` (whole
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
-//! a Python loop, playforge's API beside pyspiel's) and `ray` (the Ray executor ÷ the local one
+//! a Python loop, playforge's API beside pyspiel's), `lowered` (the arena lowered by hand over the
+//! interpreter's state: what a compiler of whole games would reach) and `ray` (the Ray executor ÷ the local one
 //! on the shipped balance config and a short persona run; needs `bash python/setup.sh`) and
 //! `scale` (paper-scale personas projected onto 32 and 256 CPUs from the job times measured here).
 //!
@@ -19,6 +20,9 @@
 //!
 //! Speed goals are measured here, never in timed tests (the tests check results, not time).
 
+#[path = "lowered/hex_arena.rs"]
+#[allow(dead_code)]
+mod lowered_hex_arena;
 #[path = "../tests/native/connect_four.rs"]
 #[allow(dead_code)]
 mod native_connect_four;
@@ -409,6 +413,112 @@ fn section_arena(o: &Opts) {
     }
 }
 
+/// The hex arena lowered by hand over the interpreter's own `State` (`benches/lowered/`): what a
+/// compiler of whole games would emit, so what a compiled tier could reach. Checked against the
+/// interpreter move for move (legal lists, statuses, whole states) over 300 uniform random games,
+/// then timed beside the interpreter and the native twin in alternating rounds. `--profile
+/// lowered` times only its move split (for a profile of it alone).
+fn section_lowered(o: &Opts) {
+    if o.profile.as_deref().is_some_and(|p| p != "lowered") {
+        return;
+    }
+    println!("\n### Hex arena lowered by hand: what a compiler of whole games would reach (one core)\n");
+    let interp = load("hex_arena.wgdl");
+    let lowered = lowered_hex_arena::LoweredHexArena::new(interp.program.clone());
+    let native = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
+    let (mut li, mut ll) = (Vec::new(), Vec::new());
+    let mut checked = 0u64;
+    for seed in 1..=300u64 {
+        let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+        let mut si = interp.initial().expect("initial");
+        let mut sl = lowered.initial().expect("lowered initial");
+        assert_eq!(si, sl, "initial states differ");
+        loop {
+            interp.legal(&si, &mut li).expect("legal");
+            lowered.legal(&sl, &mut ll).expect("lowered legal");
+            assert_eq!(li, ll, "seed {seed}, move {checked}: legal lists differ");
+            let status = interp.status(&si, &li);
+            assert_eq!(status, lowered.status(&sl, &ll), "seed {seed}: statuses differ");
+            if status != Status::Running {
+                break;
+            }
+            let m = li[rng.random_range(0..li.len())];
+            interp.apply(&mut si, m).expect("apply");
+            lowered.apply(&mut sl, m).expect("lowered apply");
+            assert_eq!(si, sl, "seed {seed}: states differ after {m:?}");
+            checked += 1;
+        }
+    }
+    println!(
+        "`benches/lowered/hex_arena.rs`: the arena's rules written out as straightforward generated code would be, over the interpreter's own state layout (names resolved once, no closures, no knowledge beyond the WGDL file). Checked first: the same legal lists, statuses and states as the interpreter's over {checked} moves of 300 uniform random games.\n"
+    );
+    if o.profile.is_some() {
+        let (l, a) = split_ns(&lowered, o.secs(2.0));
+        println!("lowered: listing {l:.0} ns, applying {a:.0} ns per move");
+        return;
+    }
+    let rounds = rounds(o);
+    let secs = o.secs(3.0) / rounds as f64;
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
+    let iters = if o.quick { 200 } else { 1000 };
+    let (mut play, mut mcts, mut lists, mut applies) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        play.push((
+            playouts_per_sec(&interp, None, secs).0,
+            playouts_per_sec(&lowered, None, secs).0,
+            playouts_per_sec(&native, None, secs).0,
+        ));
+    }
+    for _ in 0..rounds {
+        mcts.push((
+            mcts_per_sec(&interp, &cfg, iters, secs),
+            mcts_per_sec(&lowered, &cfg, iters, secs),
+            mcts_per_sec(&native, &cfg, iters, secs),
+        ));
+    }
+    for _ in 0..rounds {
+        let (a, b, c) = (split_ns(&interp, secs), split_ns(&lowered, secs), split_ns(&native, secs));
+        lists.push((a.0, b.0, c.0));
+        applies.push((a.1, b.1, c.1));
+    }
+    type Row = (f64, f64, f64);
+    let mean = |v: &[Row], f: fn(&Row) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
+    let med = |v: &[Row], f: fn(&Row) -> f64| median(v.iter().map(f).collect()).unwrap_or(f64::NAN);
+    println!("| measure | interpreted | lowered | native twin | interpreted ÷ twin | lowered ÷ twin |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, v) in [("uniform random playouts/s", &play), ("MCTS iterations/s (decisions of 1000)", &mcts)] {
+        println!(
+            "| {name} | {} | {} | {} | {:.2}× | {:.2}× |",
+            k(mean(v, |r| r.0)),
+            k(mean(v, |r| r.1)),
+            k(mean(v, |r| r.2)),
+            med(v, |r| r.2 / r.0),
+            med(v, |r| r.2 / r.1)
+        );
+    }
+    for (name, v) in [("list the legal moves (ns per move, with the status)", &lists), ("apply the move (ns per move)", &applies)] {
+        println!(
+            "| {name} | {:.0} | {:.0} | {:.0} | {:.2}× | {:.2}× |",
+            mean(v, |r| r.0),
+            mean(v, |r| r.1),
+            mean(v, |r| r.2),
+            med(v, |r| r.0 / r.2),
+            med(v, |r| r.1 / r.2)
+        );
+    }
+    if rounds > 1 {
+        let rates = |v: &[Row]| v.iter().map(|r| format!("{:.2}×", r.2 / r.1)).collect::<Vec<_>>().join(", ");
+        let times = |v: &[Row]| v.iter().map(|r| format!("{:.2}×", r.1 / r.2)).collect::<Vec<_>>().join(", ");
+        println!(
+            "\nThe three programs were timed in {rounds} alternating rounds per row; figures are the rounds' means, ratios the median of the rounds' (lowered ÷ twin: playouts {}; MCTS {}; listing {}; applying {}).",
+            rates(&play),
+            rates(&mcts),
+            times(&lists),
+            times(&applies)
+        );
+    }
+}
+
 /// Whole match-3 persona games as the paper plays them (250 iterations per move, full
 /// expansion, rollouts to move 20, the formula picks the move), one core, vanilla UCB1.
 fn section_match3(o: &Opts) {
@@ -764,6 +874,9 @@ fn main() {
     }
     if o.wants("arena") {
         section_arena(&o);
+    }
+    if o.wants("lowered") {
+        section_lowered(&o);
     }
     if o.wants("match3") {
         section_match3(&o);
