@@ -1,8 +1,14 @@
 //! The hex arena (`games/hex_arena.wgdl`) against its hand-written native twin
 //! (`tests/native/hex_arena.rs`): seeded uniform-random games on random valid encounters (every
 //! parameter drawn by `sample_encounter`) and on the file's own numbers must offer the same legal
-//! moves, by name, at every step, play the same moves and end with the same status.
+//! moves, by name, at every step, play the same moves and end with the same status. The arena
+//! lowered by hand over the interpreter's state (`benches/lowered/hex_arena.rs`, the speed
+//! bench's measure of a compiled tier) must match the interpreter state for state, so that its
+//! figures stay about the same game.
 
+#[path = "../benches/lowered/hex_arena.rs"]
+#[allow(dead_code)]
+mod lowered_hex_arena;
 #[path = "native/hex_arena.rs"]
 mod native_hex_arena;
 
@@ -122,4 +128,48 @@ fn hex_arena_file_defaults_match_native_defaults() {
     }
     eprintln!("hex arena file defaults: outcomes {outcomes:?}");
     assert!(outcomes.len() >= 2, "suspiciously uniform outcomes: {outcomes:?}");
+}
+
+#[test]
+fn hex_arena_lowered_by_hand_matches_the_interpreter_state_for_state() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hex_arena.wgdl");
+    let mut programs = vec![util::game("hex_arena.wgdl").program];
+    for enc in 0..60 {
+        programs.push(sample_encounter(&path, &CompileOptions::default(), 11, enc).expect("an encounter").0);
+    }
+    let (mut moves, mut finished) = (0usize, 0usize);
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for (enc, program) in programs.into_iter().enumerate() {
+        let interp = WgdlGame::new(program);
+        let lowered = lowered_hex_arena::LoweredHexArena::new(interp.program.clone());
+        for g in 0..4u64 {
+            let seed = enc as u64 * 4 + g;
+            let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+            let (mut a, mut b) = (interp.initial().expect("initial"), lowered.initial().expect("lowered initial"));
+            assert_eq!(a, b, "encounter {enc}: initial states differ");
+            let (mut la, mut lb) = (Vec::new(), Vec::new());
+            loop {
+                interp.legal(&a, &mut la).expect("legal");
+                lowered.legal(&b, &mut lb).expect("lowered legal");
+                assert_eq!(la, lb, "encounter {enc}, seed {seed}, move {moves}: legal moves differ");
+                let status = interp.status(&a, &la);
+                assert_eq!(status, lowered.status(&b, &lb), "encounter {enc}, seed {seed}: statuses differ");
+                if status != Status::Running {
+                    finished += matches!(status, Status::Won(_) | Status::Draw) as usize;
+                    break;
+                }
+                let m = la[rng.random_range(0..la.len())];
+                *kinds.entry(interp.program.actions[m.def as usize].name.clone()).or_default() += 1;
+                interp.apply(&mut a, m).expect("apply");
+                lowered.apply(&mut b, m).expect("lowered apply");
+                assert_eq!(a, b, "encounter {enc}, seed {seed}: states differ after {}", interp.program.action_name(&a, m));
+                moves += 1;
+            }
+        }
+    }
+    // The games went far enough to exercise every move and both ends of a game.
+    assert!(finished > 0 && moves > 244 * 20, "{moves} moves, {finished} games won or drawn");
+    for k in ["hide", "endTurn", "use", "attackMove"] {
+        assert!(kinds.get(k).is_some_and(|&n| n > 0), "no {k} move: {kinds:?}");
+    }
 }

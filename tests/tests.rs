@@ -24,7 +24,8 @@ mod fuzz;
 mod gdl;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
-/// The hex arena against its hand-written native twin, move for move on random encounters.
+/// The hex arena against its hand-written native twin, move for move on random encounters, and
+/// against the arena lowered by hand in benches/lowered/, state for state.
 mod hex_arena_native;
 /// Nothing lost: balance, personas, playtest and experiment killed with SIGKILL and resumed
 /// give byte-identical outputs.
