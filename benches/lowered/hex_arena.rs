@@ -23,11 +23,38 @@
 //! lists, statuses and whole states over 300 uniform random games) before timing it, and
 //! `tests/hex_arena_native.rs` does the same on the file's numbers and on 60 random encounters.
 
-use playforge::game::Game;
+use playforge::game::{Game, WgdlGame};
 use playforge::wgdl::Status;
 use playforge::wgdl::hex::HexMap;
 use playforge::wgdl::program::{Action, NONE, NULL, ObjRec, Program, State};
+use rand::RngExt;
 use std::sync::Arc;
+
+/// Plays the uniform random game of `seed` with the interpreter and with `lowered` side by side;
+/// panics (naming `what`, the seed and the move) at the first step where their legal lists,
+/// statuses or whole states differ. Returns the moves played and the final status. The speed
+/// bench runs it before timing, the test on random encounters too.
+pub fn lockstep(interp: &WgdlGame, lowered: &LoweredHexArena, seed: u64, what: &str) -> (Vec<Action>, Status) {
+    let mut rng = playforge::rng::stream(seed, 0, 0, 0);
+    let (mut a, mut b) = (interp.initial().expect("initial"), lowered.initial().expect("lowered initial"));
+    assert_eq!(a, b, "{what}: initial states differ");
+    let (mut la, mut lb, mut played) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        interp.legal(&a, &mut la).expect("legal");
+        lowered.legal(&b, &mut lb).expect("lowered legal");
+        assert_eq!(la, lb, "{what}, seed {seed}, move {}: legal moves differ", played.len());
+        let status = interp.status(&a, &la);
+        assert_eq!(status, lowered.status(&b, &lb), "{what}, seed {seed}: statuses differ");
+        if status != Status::Running {
+            return (played, status);
+        }
+        let m = la[rng.random_range(0..la.len())];
+        interp.apply(&mut a, m).expect("apply");
+        lowered.apply(&mut b, m).expect("lowered apply");
+        assert_eq!(a, b, "{what}, seed {seed}: states differ after {}", interp.program.action_name(&a, m));
+        played.push(m);
+    }
+}
 
 /// A lowered-code failure (what the interpreter reports as a `RuntimeError` with a span).
 #[derive(Debug)]
