@@ -587,7 +587,7 @@ fn past_the_grounding_limits_the_commands_fall_back_to_the_nonground_evaluator()
     use playforge::gdl::{Gdl, compile_any};
     let text = std::fs::read_to_string(gdl_path("tictactoe.kif")).unwrap();
     assert!(matches!(compile_any("t.kif", &text, GroundLimits::default()).unwrap(), Gdl::Ground(_)));
-    let small = GroundLimits { atoms: 40, rules: 40 };
+    let small = GroundLimits { atoms: 40, rules: 40, ..GroundLimits::default() };
     let g = compile_any("t.kif", &text, small).unwrap();
     assert!(matches!(g, Gdl::NonGround(_)), "{}", g.reasoner_name());
     let s = g.initial().unwrap();

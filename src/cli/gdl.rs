@@ -222,11 +222,21 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
 
 /// `playforge check` on a .kif file: roles, sizes, the initial state's legal moves.
 pub fn check(path: &Path) -> Result<()> {
-    let g = crate::gdl::load(path)?;
+    let (g, report) = crate::gdl::load_reported(path, Default::default())?;
+    eprint!("{}", report.render_warnings());
     let st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
-    outln!("{}: ok", path.display())?;
+    outln!(
+        "{}: ok{}",
+        path.display(),
+        match report.warnings.len() {
+            0 => String::new(),
+            1 => " (1 warning)".into(),
+            n => format!(" ({n} warnings)"),
+        }
+    )?;
     outln!("  roles        {}", (0..g.roles()).map(|r| g.role_name(r)).collect::<Vec<_>>().join(", "))?;
     outln!("  reasoner     {}", g.reasoner_name())?;
+    outln!("  because      {}", report.why())?;
     outln!("  initial      {}", g.show_state(&st).join(" "))?;
     let per_role = g.legal_actions(&st);
     for (r, acts) in per_role.iter().enumerate() {

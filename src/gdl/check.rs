@@ -1,16 +1,21 @@
 //! Pass 2: the rules made plain and held to GDL's restrictions. `(or …)` is expanded into one
-//! rule per alternative; the keywords must have their arities and places (`true` and `does` are
-//! never defined, `role` only by ground facts, `init` independent of the state, `legal`, `goal`
-//! and `terminal` independent of `does`); every relation has one arity; and the three
-//! restrictions of GDL hold — safety (every variable of the head, of a `not` or of a `distinct`
-//! also occurs in a positive body literal), stratified negation (no relation depends on itself
-//! through `not`) and the recursion restriction. Every error names the literal at fault.
+//! rule per alternative, and `(not (distinct a b))` is solved away (the rule's variables unified
+//! so that `a` and `b` are one term; a rule where they cannot be never holds). `base` and
+//! `input`, which no player needs, are dropped unless a rule reads them (a warning when they
+//! are not in their standard shape). The keywords must have their arities and places (`true`
+//! and `does` are never defined, `role` only by ground facts, `init` independent of the state,
+//! `legal`, `goal` and `terminal` independent of `does`); every relation and every function has
+//! one arity; and the three restrictions of GDL hold — safety (every variable of the head, of a
+//! `not` or of a `distinct` also occurs in a positive body literal; [`super::safety`] first
+//! rewrites the rules the reference prover reads top-down, with a warning each), stratified
+//! negation (no relation depends on itself through `not`) and the recursion restriction. Every
+//! error names the literal at fault.
 //!
 //! The result gives each relation its stratum: the strongly connected components of the
 //! dependency graph, dependencies first, each marked recursive or not.
 
 use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
-use super::{GdlError, GdlErrorKind};
+use super::{GdlError, GdlErrorKind, GdlWarning, GdlWarningKind};
 use crate::wgdl::diag::{SourceFile, Span};
 use std::collections::HashMap;
 
@@ -35,6 +40,8 @@ pub struct Checked {
     /// Relations that depend on `does`.
     pub on_does: std::collections::HashSet<Sym>,
     pub roles: Vec<Sym>,
+    /// What was read as the reference prover reads it, though GDL does not allow it.
+    pub warnings: Vec<GdlWarning>,
 }
 
 /// The keyword relations' symbols (and, through `Keywords::arity`, their arities).
@@ -113,6 +120,98 @@ fn expand(body: &[Literal], span: Span) -> Result<Vec<Vec<Literal>>, GdlError> {
     Ok(out)
 }
 
+/// A term with the variable bindings of `subst` applied (to their end).
+fn resolve(t: &Term, subst: &[Option<Term>]) -> Term {
+    match t {
+        Term::Var(v) => match &subst[*v as usize] {
+            Some(b) => resolve(b, subst),
+            None => t.clone(),
+        },
+        Term::Const(_) => t.clone(),
+        Term::Fn(f, args) => Term::Fn(*f, args.iter().map(|a| resolve(a, subst)).collect()),
+    }
+}
+
+fn occurs(v: u32, t: &Term, subst: &[Option<Term>]) -> bool {
+    match resolve(t, subst) {
+        Term::Var(w) => w == v,
+        Term::Const(_) => false,
+        Term::Fn(_, args) => args.iter().any(|a| occurs(v, a, subst)),
+    }
+}
+
+/// Unifies two terms of one rule, binding its variables in `subst`.
+fn unify(a: &Term, b: &Term, subst: &mut Vec<Option<Term>>) -> bool {
+    match (resolve(a, subst), resolve(b, subst)) {
+        (Term::Var(x), Term::Var(y)) if x == y => true,
+        (Term::Var(x), t) | (t, Term::Var(x)) => {
+            if occurs(x, &t, subst) {
+                return false;
+            }
+            subst[x as usize] = Some(t);
+            true
+        }
+        (Term::Const(x), Term::Const(y)) => x == y,
+        (Term::Fn(f, xs), Term::Fn(g, ys)) => f == g && xs.len() == ys.len() && xs.iter().zip(&ys).all(|(x, y)| unify(x, y, subst)),
+        _ => false,
+    }
+}
+
+/// The rule with its `(not (distinct a b))` literals solved: its variables unified so that each
+/// `a` and `b` are one term, the literals gone; `None` when some pair cannot be unified (the
+/// rule never holds).
+fn equate(mut r: Rule) -> Option<Rule> {
+    if !r.body.iter().any(|l| matches!(l, Literal::Equal(..))) {
+        return Some(r);
+    }
+    let mut subst = vec![None; r.vars.len()];
+    for l in &r.body {
+        if let Literal::Equal(a, b, _) = l
+            && !unify(a, b, &mut subst)
+        {
+            return None;
+        }
+    }
+    let atom = |a: &Atom| Atom { pred: a.pred, args: a.args.iter().map(|t| resolve(t, &subst)).collect(), span: a.span };
+    r.head = atom(&r.head);
+    r.body = r
+        .body
+        .iter()
+        .filter_map(|l| match l {
+            Literal::Pos(a) => Some(Literal::Pos(atom(a))),
+            Literal::Not(a) => Some(Literal::Not(atom(a))),
+            Literal::Distinct(x, y, s) => Some(Literal::Distinct(resolve(x, &subst), resolve(y, &subst), *s)),
+            Literal::Equal(..) => None,
+            Literal::Or(..) => unreachable!("`or` is expanded first"),
+        })
+        .collect();
+    Some(r)
+}
+
+/// Drops the rules of `base` and `input` when no rule reads them (no player needs them), with a
+/// warning when one is not in its standard shape (`(base x)`, `(input role action)`).
+fn drop_optional(rules: &mut Vec<Rule>, syms: &Symbols, warnings: &mut Vec<GdlWarning>) {
+    for (name, arity, standard) in [("base", 1, "(base x)"), ("input", 2, "(input role action)")] {
+        let Some(p) = syms.get(name) else { continue };
+        let read = rules.iter().any(|r| r.body.iter().any(|l| matches!(l, Literal::Pos(a) | Literal::Not(a) if a.pred == p)));
+        if read {
+            continue;
+        }
+        if let Some(odd) = rules.iter().find(|r| r.head.pred == p && r.head.args.len() != arity) {
+            warnings.push(GdlWarning { span: odd.head.span, kind: GdlWarningKind::NonStandardOptional { name, standard } });
+        }
+        rules.retain(|r| r.head.pred != p);
+    }
+}
+
+/// The function symbols of a term with their arities and places, into `out`.
+fn functions(t: &Term, span: Span, out: &mut Vec<(Sym, usize, Span)>) {
+    if let Term::Fn(f, args) = t {
+        out.push((*f, args.len(), span));
+        args.iter().for_each(|a| functions(a, span, out));
+    }
+}
+
 /// The ways a literal can hold: one for a plain literal; one per alternative for `or` (whose
 /// alternatives may be `or`s themselves).
 fn alternatives(lit: &Literal) -> Vec<Vec<Literal>> {
@@ -125,13 +224,60 @@ fn alternatives(lit: &Literal) -> Vec<Vec<Literal>> {
 pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<Checked, Vec<GdlError>> {
     let kw = Keywords::new(syms);
     let mut errors = Vec::new();
-    // `or` expanded.
+    let mut warnings: Vec<GdlWarning> = syms
+        .twins
+        .iter()
+        .map(|(first, second, span)| GdlWarning {
+            span: *span,
+            kind: GdlWarningKind::CaseTwins { first: first.clone(), second: second.clone() },
+        })
+        .collect();
+    // `or` expanded, equalities solved.
     let mut plain = Vec::new();
     for r in rules {
         match expand(&r.body, r.span) {
-            Ok(bodies) => plain.extend(bodies.into_iter().map(|body| Rule { body, ..r.clone() })),
+            Ok(bodies) => plain.extend(bodies.into_iter().filter_map(|body| equate(Rule { body, ..r.clone() }))),
             Err(e) => errors.push(e),
         }
+    }
+    drop_optional(&mut plain, syms, &mut warnings);
+    // Functions: one arity each.
+    let mut fn_arity: HashMap<Sym, (usize, Span)> = HashMap::new();
+    for r in &plain {
+        let mut fs = Vec::new();
+        let atoms = std::iter::once(&r.head).chain(r.body.iter().filter_map(|l| match l {
+            Literal::Pos(a) | Literal::Not(a) => Some(a),
+            _ => None,
+        }));
+        for a in atoms {
+            a.args.iter().for_each(|t| functions(t, a.span, &mut fs));
+        }
+        for l in &r.body {
+            if let Literal::Distinct(x, y, s) = l {
+                functions(x, *s, &mut fs);
+                functions(y, *s, &mut fs);
+            }
+        }
+        for (f, n, span) in fs {
+            match fn_arity.get(&f) {
+                Some(&(m, first)) if m != n => errors.push(GdlError::new(
+                    span,
+                    GdlErrorKind::MixedFunctionArity {
+                        name: syms.name(f).to_string(),
+                        found: n,
+                        first: m,
+                        first_line: file.line_col(first.lo).0,
+                    },
+                )),
+                Some(_) => {}
+                None => {
+                    fn_arity.insert(f, (n, span));
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        super::safety::repair(&mut plain, syms, &kw, &mut warnings, &mut errors);
     }
     // Arities: the keywords' own, every other relation's first use.
     let mut arity: HashMap<Sym, (usize, Span)> = HashMap::new();
@@ -367,6 +513,7 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
         dynamic,
         on_does,
         roles,
+        warnings,
     })
 }
 

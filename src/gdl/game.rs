@@ -113,9 +113,17 @@ pub fn mover<I: Iterator<Item = usize>>(roles: usize, legal: impl Fn(usize) -> I
         .unwrap_or(0)
 }
 
-/// KIF text in one spelling: lower case, one space between tokens.
+/// KIF text in one spelling: one space between tokens.
 pub(super) fn normalize_kif(t: &str) -> String {
-    t.to_lowercase().replace('(', " ( ").replace(')', " ) ").split_whitespace().collect::<Vec<_>>().join(" ")
+    t.replace('(', " ( ").replace(')', " ) ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first of `n` names (by `name`) that is `text` as KIF: spelled the same, else the same
+/// but for case (managers such as the Dresden server send upper case).
+pub(super) fn find_kif(n: usize, name: impl Fn(usize) -> String, text: &str) -> Option<usize> {
+    let want = normalize_kif(text);
+    let names: Vec<String> = (0..n).map(|i| normalize_kif(&name(i))).collect();
+    names.iter().position(|x| *x == want).or_else(|| names.iter().position(|x| x.eq_ignore_ascii_case(&want)))
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -252,8 +260,7 @@ impl GdlGame {
 
     /// The number of role `r`'s action written `text` (KIF, any case and spacing).
     pub fn action_index(&self, r: usize, text: &str) -> Option<usize> {
-        let want = normalize_kif(text);
-        (0..self.actions.get(r)?.len()).find(|&i| normalize_kif(&self.action_name(r, i)) == want)
+        find_kif(self.actions.get(r)?.len(), |i| self.action_name(r, i), text)
     }
 
     /// Role `r`'s action in a joint move.

@@ -104,6 +104,7 @@ impl Player {
             bail!("expected a message `(info)`, `(start …)`, `(play …)`, `(stop …)` or `(abort …)`")
         };
         let Some(Sexp::Sym(kind, _)) = items.first() else { bail!("expected a message name first") };
+        let kind = kind.to_lowercase();
         match (kind.as_str(), &items[1..]) {
             ("info", _) => Ok(if self.current.is_some() { "busy" } else { "available" }.into()),
             ("start", [id, role, Sexp::List(_, rules_span), sc, pc]) => {
@@ -113,6 +114,7 @@ impl Player {
                 let role_name = text(role);
                 let r = (0..game.roles())
                     .find(|&r| game.role_name(r) == role_name)
+                    .or_else(|| (0..game.roles()).find(|&r| game.role_name(r).eq_ignore_ascii_case(&role_name)))
                     .ok_or_else(|| anyhow!("role `{role_name}` is not in the game"))?;
                 let (start, play) = (clock_secs(sc)?, clock_secs(pc)?);
                 let mut session = (self.kind == PlayerKind::Player2).then(|| Session::new(game.clone(), r, Player2Config::default()));

@@ -23,12 +23,14 @@
 
 pub mod any;
 pub mod check;
+pub mod fx;
 pub mod game;
 pub mod ggp;
 pub mod ground;
 pub mod nonground;
 pub mod parse;
 pub mod propnet;
+pub mod safety;
 
 pub use any::{Gdl, GdlAnyState};
 pub use game::{GdlGame, GdlState, GoalEval, JointMove, Reasoner};
@@ -58,6 +60,20 @@ pub enum GdlErrorKind {
     BadDependency { name: String, on: String, rule: &'static str },
     #[error("variable `?{var}` is unsafe; expected it in a positive literal of the body (it appears in the head, a `not` or a `distinct`)")]
     Unsafe { var: String },
+    #[error(
+        "variable `?{var}` of `{name}` is bound only by its callers, and this use leaves it open; expected the other positive literals of the rule to bind it"
+    )]
+    OpenCall { var: String, name: String },
+    #[error(
+        "variable `?{var}` appears in more than one `not`/`distinct` and in no positive literal; expected it in a positive literal of the body"
+    )]
+    FreeTwice { var: String },
+    #[error(
+        "variable `?{var}` is unsafe: bound nowhere, and `{name}` is asked with every argument open; expected it in a positive literal of the body"
+    )]
+    OpenKeyword { var: String, name: &'static str },
+    #[error("function `{name}` is used with {found} argument(s) here and {first} at line {first_line}; expected one arity per function")]
+    MixedFunctionArity { name: String, found: usize, first: usize, first_line: usize },
     #[error("`{name}` depends on itself through negation ({cycle}); expected stratified negation")]
     Unstratified { name: String, cycle: String },
     #[error(
@@ -70,6 +86,44 @@ pub enum GdlErrorKind {
     NoLegal { role: String },
     #[error("{what}; expected {expected}")]
     Limit { what: String, expected: String },
+}
+
+/// What a description does that the GDL specification does not allow but the community's
+/// reference prover (ggp-base's `ProverStateMachine`) plays, and how playforge reads it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GdlWarningKind {
+    #[error(
+        "variable(s) {vars} of `{name}` are bound only by the rules that use it; read top-down, as the reference prover does (each use must bind them)"
+    )]
+    CallerBound { name: String, vars: String },
+    #[error("variable `?{var}` is the role `{name}` is asked for; read as bound to each role, as game managers ask")]
+    RoleFromQuery { var: String, name: &'static str },
+    #[error("variable `?{var}` appears only in this `not`; read as \"no value of `?{var}` makes it hold\", as the reference prover does")]
+    FreeInNot { var: String },
+    #[error(
+        "variable `?{var}` appears only in this `distinct`, where it is never bound; read as always distinct, as the reference prover does"
+    )]
+    FreeInDistinct { var: String },
+    #[error("this `distinct` compares a term with itself, so the rule never holds")]
+    NeverDistinct,
+    #[error(
+        "`{second}` and `{first}` differ only in case; every symbol of this description is told apart by case, as ggp-base's prover does (written one way, they would be one symbol)"
+    )]
+    CaseTwins { first: String, second: String },
+    #[error("`{name}` is not in its standard shape (`{standard}`); every `{name}` rule is ignored (nothing needs them to play)")]
+    NonStandardOptional { name: &'static str, standard: &'static str },
+}
+
+/// One warning with its place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GdlWarning {
+    pub span: Span,
+    pub kind: GdlWarningKind,
+}
+
+/// Warnings rendered with file:line:column and the line, one after another.
+pub fn render_warnings(file: &SourceFile, warnings: &[GdlWarning]) -> String {
+    warnings.iter().map(|w| render(file, w.span, "warning", &w.kind.to_string())).collect()
 }
 
 /// One error with its place.
@@ -124,18 +178,54 @@ pub fn compile_nonground(name: &str, text: &str) -> Result<nonground::NonGround,
     Ok(nonground::NonGround::new(&checked, &syms))
 }
 
+/// What loading a description found besides the game: its warnings, and which reasoner plays
+/// it and why.
+#[derive(Debug)]
+pub struct LoadReport {
+    pub file: SourceFile,
+    pub warnings: Vec<GdlWarning>,
+    /// How long grounding ran, and why it gave up when it did (the game is then non-ground).
+    pub grounding: (std::time::Duration, Option<String>),
+}
+
+impl LoadReport {
+    /// The warnings, rendered with file:line:column.
+    pub fn render_warnings(&self) -> String {
+        render_warnings(&self.file, &self.warnings)
+    }
+
+    /// Why the game is played by the reasoner it is.
+    pub fn why(&self) -> String {
+        let secs = self.grounding.0.as_secs_f64();
+        match &self.grounding.1 {
+            None => format!("grounded in {secs:.2} s"),
+            Some(why) => format!("grounding gave up after {secs:.2} s ({why}); the non-ground evaluator plays it"),
+        }
+    }
+}
+
 /// Reads, checks and grounds a description given as text, or — when grounding passes `limits`
 /// — readies it for the non-ground evaluator. Errors in the description are errors either way.
 pub fn compile_any(name: &str, text: &str, limits: ground::GroundLimits) -> Result<Gdl, GdlErrors> {
+    compile_reported(name, text, limits).map(|(g, _)| g)
+}
+
+/// As [`compile_any`], with the warnings and the reasoner's choice.
+pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) -> Result<(Gdl, LoadReport), GdlErrors> {
     let file = SourceFile::new(name, text);
     let fail = |errors: Vec<GdlError>| GdlErrors { file: file.clone(), errors };
     let mut syms = parse::Symbols::default();
     let rules = parse::parse(text, &mut syms).map_err(fail)?;
     let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
-    match ground::ground_within(&checked, &syms, limits) {
-        Ok(grounded) => Ok(Gdl::Ground(GdlGame::new(grounded, syms).map_err(fail)?)),
+    let t = std::time::Instant::now();
+    let grounded = ground::ground_within(&checked, &syms, limits);
+    let took = t.elapsed();
+    let report = |why: Option<String>| LoadReport { file: file.clone(), warnings: checked.warnings.clone(), grounding: (took, why) };
+    match grounded {
+        Ok(grounded) => Ok((Gdl::Ground(GdlGame::new(grounded, syms).map_err(fail)?), report(None))),
         Err(e) if e.iter().all(|e| matches!(e.kind, GdlErrorKind::Limit { .. })) => {
-            Ok(Gdl::NonGround(nonground::NonGroundGame::new(nonground::NonGround::new(&checked, &syms))))
+            let why = e.iter().map(|e| e.kind.to_string()).collect::<Vec<_>>().join("; ");
+            Ok((Gdl::NonGround(nonground::NonGroundGame::new(nonground::NonGround::new(&checked, &syms))), report(Some(why))))
         }
         Err(e) => Err(fail(e)),
     }
@@ -150,6 +240,11 @@ pub fn load_grounded(path: &std::path::Path) -> anyhow::Result<GdlGame> {
 /// Reads a description from a file, grounded when grounding stays within the default limits,
 /// else for the non-ground evaluator.
 pub fn load(path: &std::path::Path) -> anyhow::Result<Gdl> {
+    Ok(load_reported(path, ground::GroundLimits::default())?.0)
+}
+
+/// As [`load`], within `limits`, with the warnings and the reasoner's choice.
+pub fn load_reported(path: &std::path::Path, limits: ground::GroundLimits) -> anyhow::Result<(Gdl, LoadReport)> {
     let text = crate::input::read_text(path)?;
-    Ok(compile_any(&path.display().to_string(), &text, ground::GroundLimits::default())?)
+    Ok(compile_reported(&path.display().to_string(), &text, limits)?)
 }

@@ -1,7 +1,18 @@
 //! Pass 1: KIF text → rules. GDL as the general-game-playing community writes it: `;` comments
-//! to the end of the line, parenthesised lists, `?variables`, `(<= head body…)` rules, and
-//! symbols compared without regard to case (they are lower-cased here, once). A fact is a rule
-//! with an empty body. `(or …)` is kept as written; [`super::check`] expands it.
+//! to the end of the line, parenthesised lists, `?variables`, `(<= head body…)` rules.
+//!
+//! **Case.** The keywords (`role`, `init`, `true`, `next`, `legal`, `does`, `goal`, `terminal`,
+//! `base`, `input`, `distinct`, `not`, `or`) are read in any case. Other symbols and variables
+//! are compared without regard to case, as KIF and the Dresden server have it, and shown as
+//! first written — unless the description spells one name in two ways (`nextFile` and
+//! `nextfile`): then every symbol is told apart by its case, as ggp-base's reference prover
+//! (which the community's managers run) does, and [`Symbols::twins`] names the pair for a
+//! warning. Either way a player's answers are spelled as the description spells them. A fact is a rule
+//! with an empty body, whatever its relation (`(next done)` holds in every next state). `(or …)`
+//! is kept as written; [`super::check`] expands it. `(not (distinct a b))`, which the community's
+//! rulesheets write for `a = b`, is read as [`Literal::Equal`]. A function term may have no
+//! arguments (`(gameover)`); it is a term of its own, not the constant `gameover`, as in the
+//! reference prover.
 //!
 //! Every term and literal carries the [`Span`] of its text, so that every later error can point
 //! at `file:line:column`. Reading never stops at the first problem inside a rule: an error ends
@@ -36,6 +47,8 @@ pub enum Literal {
     Pos(Atom),
     Not(Atom),
     Distinct(Term, Term, Span),
+    /// `(not (distinct a b))`: the two terms are the same.
+    Equal(Term, Term, Span),
     Or(Vec<Literal>, Span),
 }
 
@@ -43,7 +56,7 @@ impl Literal {
     pub fn span(&self) -> Span {
         match self {
             Literal::Pos(a) | Literal::Not(a) => a.span,
-            Literal::Distinct(_, _, s) | Literal::Or(_, s) => *s,
+            Literal::Distinct(_, _, s) | Literal::Equal(_, _, s) | Literal::Or(_, s) => *s,
         }
     }
 }
@@ -57,26 +70,35 @@ pub struct Rule {
     pub span: Span,
 }
 
-/// The symbol table: names by number and back.
+/// The symbol table: names (as first written) by number and back.
 #[derive(Clone, Debug, Default)]
 pub struct Symbols {
     pub names: Vec<String>,
     index: std::collections::HashMap<String, Sym>,
+    /// Symbols are told apart by case (the description spells a name two ways).
+    pub case_sensitive: bool,
+    /// Names spelled two ways, with the place of the second spelling.
+    pub twins: Vec<(String, String, Span)>,
 }
 
 impl Symbols {
+    fn key(&self, name: &str) -> String {
+        if self.case_sensitive { name.to_string() } else { name.to_lowercase() }
+    }
+
     pub fn intern(&mut self, name: &str) -> Sym {
-        if let Some(&s) = self.index.get(name) {
+        let key = self.key(name);
+        if let Some(&s) = self.index.get(&key) {
             return s;
         }
         let s = self.names.len() as Sym;
         self.names.push(name.to_string());
-        self.index.insert(name.to_string(), s);
+        self.index.insert(key, s);
         s
     }
 
     pub fn get(&self, name: &str) -> Option<Sym> {
-        self.index.get(name).copied()
+        self.index.get(&self.key(name)).copied()
     }
 
     pub fn name(&self, s: Sym) -> &str {
@@ -84,7 +106,8 @@ impl Symbols {
     }
 }
 
-/// A token: `(`, `)`, a symbol or a variable (names lower-cased; a variable without its `?`).
+/// A token: `(`, `)`, a symbol or a variable (as written; a variable without its `?`; a keyword
+/// lower-cased).
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
     Open,
@@ -135,7 +158,8 @@ fn lex(text: &str, errors: &mut Vec<GdlError>) -> Vec<(Tok, Span)> {
                     continue;
                 }
                 let lower = word.to_lowercase();
-                if let Some(v) = lower.strip_prefix('?') {
+                let word = if is_keyword(&lower) || KEYWORDS.contains(&lower.as_str()) { lower.as_str() } else { word };
+                if let Some(v) = word.strip_prefix('?') {
                     if v.is_empty() {
                         errors.push(GdlError::new(
                             span,
@@ -145,7 +169,7 @@ fn lex(text: &str, errors: &mut Vec<GdlError>) -> Vec<(Tok, Span)> {
                     }
                     out.push((Tok::Var(v.to_string()), span));
                 } else {
-                    out.push((Tok::Sym(lower), span));
+                    out.push((Tok::Sym(word.to_string()), span));
                 }
             }
         }
@@ -224,7 +248,8 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn var(&mut self, name: &str) -> u32 {
-        match self.vars.iter().position(|v| v == name) {
+        let same = |v: &String| if self.syms.case_sensitive { v == name } else { v.eq_ignore_ascii_case(name) };
+        match self.vars.iter().position(same) {
             Some(i) => i as u32,
             None => {
                 self.vars.push(name.to_string());
@@ -238,7 +263,7 @@ impl Builder<'_> {
             Sexp::Sym(n, _) => Ok(Term::Const(self.syms.intern(n))),
             Sexp::Var(v, _) => Ok(Term::Var(self.var(v))),
             Sexp::List(items, span) => match items.split_first() {
-                Some((Sexp::Sym(f, _), args)) if !args.is_empty() => {
+                Some((Sexp::Sym(f, _), args)) => {
                     let f = self.syms.intern(f);
                     Ok(Term::Fn(f, args.iter().map(|a| self.term(a)).collect::<Result<_, _>>()?))
                 }
@@ -297,9 +322,13 @@ impl Builder<'_> {
                     return match args {
                         [a] => match self.literal(a)? {
                             Literal::Pos(atom) => Ok(Literal::Not(atom)),
+                            Literal::Distinct(x, y, _) => Ok(Literal::Equal(x, y, *span)),
                             _ => Err(GdlError::new(
                                 a.span(),
-                                GdlErrorKind::Expected { found: a.describe(), expected: "an atom inside `not` (GDL negates atoms only)" },
+                                GdlErrorKind::Expected {
+                                    found: a.describe(),
+                                    expected: "an atom or a `distinct` inside `not` (GDL negates atoms only)",
+                                },
                             )),
                         },
                         _ => Err(GdlError::new(*span, GdlErrorKind::Arity { what: "not", expected: 1, found: args.len() })),
@@ -348,6 +377,27 @@ fn is_keyword(s: &str) -> bool {
     matches!(s, "<=" | "not" | "or" | "distinct")
 }
 
+/// The relations GDL gives a meaning, read in any case.
+const KEYWORDS: [&str; 10] = ["role", "init", "true", "next", "legal", "does", "goal", "terminal", "base", "input"];
+
+/// Names the description spells in two ways (keywords aside), each with the place of its
+/// second spelling.
+fn case_twins(toks: &[(Tok, Span)]) -> Vec<(String, String, Span)> {
+    let mut first: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    let mut twins: Vec<(String, String, Span)> = Vec::new();
+    for (t, span) in toks {
+        let Tok::Sym(w) = t else { continue };
+        match first.get(&w.to_lowercase()) {
+            None => {
+                first.insert(w.to_lowercase(), w);
+            }
+            Some(&f) if f != w && !twins.iter().any(|(a, b, _)| a == f && b == w) => twins.push((f.to_string(), w.clone(), *span)),
+            Some(_) => {}
+        }
+    }
+    twins
+}
+
 /// Reads S-expressions (GGP messages): every top-level form, or the errors.
 pub fn sexps(text: &str) -> Result<Vec<Sexp>, Vec<GdlError>> {
     let mut errors = Vec::new();
@@ -360,6 +410,8 @@ pub fn sexps(text: &str) -> Result<Vec<Sexp>, Vec<GdlError>> {
 pub fn parse(text: &str, syms: &mut Symbols) -> Result<Vec<Rule>, Vec<GdlError>> {
     let mut errors = Vec::new();
     let toks = lex(text, &mut errors);
+    syms.twins = case_twins(&toks);
+    syms.case_sensitive = !syms.twins.is_empty();
     let forms = read_sexps(&toks, &mut errors);
     let mut b = Builder { syms, vars: Vec::new() };
     let mut rules = Vec::new();
@@ -382,7 +434,8 @@ mod tests {
         let rules = parse("; c\n(ROLE x)\n(<= (Legal ?R noop) (role ?r) (not (true (control ?r))))\nterminal", &mut syms).unwrap();
         assert_eq!(rules.len(), 3);
         assert_eq!(syms.name(rules[1].head.pred), "legal");
-        assert_eq!(rules[1].vars, vec!["r".to_string()]);
+        assert_eq!(rules[1].vars, vec!["R".to_string()], "one variable, named as first written");
+        assert!(!syms.case_sensitive);
         assert!(matches!(rules[1].body[1], Literal::Not(_)));
         assert!(rules[2].body.is_empty() && rules[2].head.args.is_empty());
     }

@@ -132,6 +132,13 @@ impl Net {
             queued: vec![0; self.statics.len()],
             next: vec![0; self.state_words],
         };
+        // A static `next` atom (`(next done)` as a fact) holds in every next state; it never
+        // flips, so it is set here once.
+        for (a, &b) in self.next_of.iter().enumerate() {
+            if b != u32::MAX && bit(&self.statics, a as AtomId) {
+                toggle(&mut s.next, b);
+            }
+        }
         for (r, &h) in self.heads.iter().enumerate() {
             if s.unsat[r] == 0 {
                 s.support[h as usize] += 1;
