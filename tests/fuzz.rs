@@ -291,7 +291,7 @@ fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path) -> b
                 Err(_) => return false,
             };
             let mut r = rng::stream(seed, 1, 0, 0);
-            let Ok(mut st) = g.initial();
+            let Ok(mut st) = g.initial() else { return false };
             let mut legal = Vec::new();
             for _ in 0..60 {
                 if g.legal(&st, &mut legal).is_err() || legal.is_empty() {

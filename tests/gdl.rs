@@ -67,7 +67,7 @@ fn connect_four_perft_matches_wgdl_native_and_the_published_counts() {
 }
 
 /// The column of a GDL Connect Four joint move (`(drop 3) noop` → 2, zero-based).
-fn gdl_column(g: &GdlGame, m: u64) -> u8 {
+fn gdl_column(g: &GdlGame, m: gdl::JointMove) -> u8 {
     let names = g.show_move(m);
     let c = names.split_whitespace().find_map(|w| w.strip_suffix(')')).and_then(|w| w.parse::<u8>().ok());
     c.expect("a drop in every joint move") - 1
@@ -295,7 +295,7 @@ mod player2 {
                 [only] => only,
                 _ => GdlGame::action_of(decide(g, &st, me), me),
             };
-            let theirs: Vec<u64> = legal.iter().copied().filter(|&m| GdlGame::action_of(m, me) == mine).collect();
+            let theirs: Vec<gdl::JointMove> = legal.iter().copied().filter(|&m| GdlGame::action_of(m, me) == mine).collect();
             g.apply(&mut st, theirs[rng.random_range(0..theirs.len())]).unwrap();
         }
     }
@@ -530,7 +530,7 @@ fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
         for step in 0.. {
             let at = format!("{name} ({reasoner:?}) seed {seed} step {step}");
             assert_eq!(g.show_state(&st), sorted(truths.iter().map(|t| ng.text(t)).collect()), "{at}: state");
-            let facts = ng.model(&truths, &[]);
+            let facts = ng.model(&truths, &[]).unwrap();
             let per_role = g.legal_actions(&st);
             for (r, acts) in per_role.iter().enumerate() {
                 let ours = sorted(acts.iter().map(|&i| g.action_name(r, i)).collect());
@@ -557,7 +557,7 @@ fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
                     (ng.role(r), flat)
                 })
                 .collect();
-            truths = ng.next(&truths, &does);
+            truths = ng.next(&truths, &does).unwrap();
             g.apply(&mut st, m).unwrap();
         }
     }
@@ -643,7 +643,7 @@ fn dynamic_recursion_keeps_the_full_evaluator() {
     assert_eq!(g.clone().with_reasoner(Reasoner::Differential).reasoner(), Reasoner::Full);
     let mut st = g.initial().unwrap();
     assert_eq!(g.goal_values(&st), [100]);
-    let cut = g.action_index(0, "(cut b c)").unwrap() as u64;
+    let cut = g.action_index(0, "(cut b c)").unwrap() as gdl::JointMove;
     g.apply(&mut st, cut).unwrap();
     assert_eq!(g.goal_values(&st), [0], "{:?}", g.show_state(&st));
 }

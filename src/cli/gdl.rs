@@ -106,7 +106,7 @@ fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<
         let mut joint: JointMove = 0;
         for (r, kind) in seats.iter().enumerate() {
             if let [only] = per_role[r][..] {
-                joint |= (only as u64) << (16 * r);
+                joint |= crate::gdl::game::joint_part(only, r);
                 continue;
             }
             let pick: JointMove = match kind {
@@ -123,7 +123,7 @@ fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<
                     .map_err(|e| anyhow::anyhow!("{e}"))?
                     .unwrap_or(legal[0]),
             };
-            joint |= (Gdl::action_of(pick, r) as u64) << (16 * r);
+            joint |= crate::gdl::game::joint_part(Gdl::action_of(pick, r), r);
         }
         record.push(g.show_move(joint));
         g.apply(&mut st, joint).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -96,22 +96,32 @@ impl Gdl {
     }
 }
 
+/// The grounded reasoner cannot fail; the non-ground one fails when a state's evaluation
+/// passes its budget ([`super::nonground::Overflow`]).
 impl Game for Gdl {
     type State = GdlAnyState;
     type Move = JointMove;
-    type Error = std::convert::Infallible;
+    type Error = super::nonground::Overflow;
 
     fn initial(&self) -> Result<GdlAnyState, Self::Error> {
         Ok(match self {
-            Gdl::Ground(g) => GdlAnyState::Ground(g.initial()?),
+            Gdl::Ground(g) => GdlAnyState::Ground(g.initial().unwrap_or_else(|e| match e {})),
             Gdl::NonGround(g) => GdlAnyState::NonGround(g.initial()?),
         })
     }
     fn legal(&self, st: &GdlAnyState, out: &mut Vec<JointMove>) -> Result<(), Self::Error> {
-        both!(self, st, |g, s| g.legal(s, out))
+        match (self, st) {
+            (Gdl::Ground(g), GdlAnyState::Ground(s)) => g.legal(s, out).map_err(|e| match e {}),
+            (Gdl::NonGround(g), GdlAnyState::NonGround(s)) => g.legal(s, out),
+            _ => unreachable!("a state of the other reasoner"),
+        }
     }
     fn apply(&self, st: &mut GdlAnyState, mv: JointMove) -> Result<(), Self::Error> {
-        both!(self, st, |g, s| g.apply(s, mv))
+        match (self, st) {
+            (Gdl::Ground(g), GdlAnyState::Ground(s)) => g.apply(s, mv).map_err(|e| match e {}),
+            (Gdl::NonGround(g), GdlAnyState::NonGround(s)) => g.apply(s, mv),
+            _ => unreachable!("a state of the other reasoner"),
+        }
     }
     fn status(&self, st: &GdlAnyState, legal: &[JointMove]) -> Status {
         both!(self, st, |g, s| g.status(s, legal))

@@ -42,6 +42,8 @@ pub struct Checked {
     pub roles: Vec<Sym>,
     /// What was read as the reference prover reads it, though GDL does not allow it.
     pub warnings: Vec<GdlWarning>,
+    /// The relations computed only where their uses ask ([`super::demand`]).
+    pub restricted: Vec<Sym>,
 }
 
 /// The keyword relations' symbols (and, through `Keywords::arity`, their arities).
@@ -222,6 +224,12 @@ fn alternatives(lit: &Literal) -> Vec<Vec<Literal>> {
 }
 
 pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<Checked, Vec<GdlError>> {
+    check_with(rules, syms, file, &[])
+}
+
+/// As [`check`], with the relations `on_demand` restricted to what their uses ask
+/// ([`super::demand`]).
+pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_demand: &[Sym]) -> Result<Checked, Vec<GdlError>> {
     let kw = Keywords::new(syms);
     let mut errors = Vec::new();
     let mut warnings: Vec<GdlWarning> = syms
@@ -276,9 +284,6 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
             }
         }
     }
-    if errors.is_empty() {
-        super::safety::repair(&mut plain, syms, &kw, &mut warnings, &mut errors);
-    }
     // Arities: the keywords' own, every other relation's first use.
     let mut arity: HashMap<Sym, (usize, Span)> = HashMap::new();
     let mut use_atom = |a: &Atom, errors: &mut Vec<GdlError>| {
@@ -310,6 +315,22 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
             if let Literal::Pos(a) | Literal::Not(a) = l {
                 use_atom(a, &mut errors);
             }
+        }
+    }
+    // GDL's recursion restriction holds of the description as written (the rewrites below
+    // add rules of their own, whose recursion the restriction does not cover).
+    if errors.is_empty() {
+        errors.extend(recursion_restriction(&plain, syms));
+    }
+    if errors.is_empty() {
+        super::safety::repair(&mut plain, syms, &kw, &mut warnings, &mut errors);
+    }
+    let restricted =
+        if errors.is_empty() && !on_demand.is_empty() { super::demand::restrict(&mut plain, syms, &kw, on_demand) } else { Vec::new() };
+    // The relations the rewrites made, with their arities.
+    for r in &plain {
+        if !arity.contains_key(&r.head.pred) {
+            arity.insert(r.head.pred, (r.head.args.len(), r.head.span));
         }
     }
     let mut roles = Vec::new();
@@ -417,35 +438,6 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
             }
         }
     }
-    // Recursion restriction. (A relation without an index had a wrong arity: outside.)
-    let scc_of_pred = |p: Sym| index.get(&p).map(|&i| scc_index[i]);
-    for r in &plain {
-        let Some(&h) = index.get(&r.head.pred) else { continue };
-        let head_vars = atom_vars(&r.head);
-        let mut outside = Vec::new();
-        for l in &r.body {
-            if let Literal::Pos(a) = l
-                && scc_of_pred(a.pred) != Some(scc_index[h])
-            {
-                outside.extend(atom_vars(a));
-            }
-        }
-        for l in &r.body {
-            if let Literal::Pos(a) = l
-                && scc_of_pred(a.pred) == Some(scc_index[h])
-                && recursive[scc_index[h]]
-            {
-                let ok = a.args.iter().all(|t| {
-                    let mut v = Vec::new();
-                    term_vars(t, &mut v);
-                    v.iter().all(|x| head_vars.contains(x) || outside.contains(x))
-                });
-                if !ok {
-                    errors.push(GdlError::new(a.span, GdlErrorKind::RecursionRestriction { name: syms.name(a.pred).to_string() }));
-                }
-            }
-        }
-    }
     // What each relation depends on, transitively.
     let reach = |from: usize| -> Vec<bool> {
         let mut seen = vec![false; preds.len()];
@@ -514,12 +506,77 @@ pub fn check(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile) -> Result<
         on_does,
         roles,
         warnings,
+        restricted,
     })
+}
+
+/// GDL's recursion restriction: in a rule whose head is in a recursive component, every
+/// argument of a body literal of that component is ground, a head variable, or bound by a
+/// positive literal outside the component.
+fn recursion_restriction(rules: &[Rule], syms: &Symbols) -> Vec<GdlError> {
+    let mut index: HashMap<Sym, usize> = HashMap::new();
+    for r in rules {
+        for a in std::iter::once(&r.head).chain(r.body.iter().filter_map(|l| match l {
+            Literal::Pos(a) | Literal::Not(a) => Some(a),
+            _ => None,
+        })) {
+            let n = index.len();
+            index.entry(a.pred).or_insert(n);
+        }
+    }
+    let mut edges: Vec<Vec<(usize, bool, Span)>> = vec![Vec::new(); index.len()];
+    for r in rules {
+        for l in &r.body {
+            if let Literal::Pos(a) | Literal::Not(a) = l {
+                edges[index[&r.head.pred]].push((index[&a.pred], false, a.span));
+            }
+        }
+    }
+    let sccs = tarjan(&edges);
+    let mut scc_index = vec![0; index.len()];
+    for (k, c) in sccs.iter().enumerate() {
+        for &p in c {
+            scc_index[p] = k;
+        }
+    }
+    let recursive: Vec<bool> = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
+    let scc_of = |p: Sym| scc_index[index[&p]];
+    let mut errors = Vec::new();
+    for r in rules {
+        let h = scc_of(r.head.pred);
+        if !recursive[h] {
+            continue;
+        }
+        let head_vars = atom_vars(&r.head);
+        let mut outside = Vec::new();
+        for l in &r.body {
+            if let Literal::Pos(a) = l
+                && scc_of(a.pred) != h
+            {
+                outside.extend(atom_vars(a));
+            }
+        }
+        for l in &r.body {
+            if let Literal::Pos(a) = l
+                && scc_of(a.pred) == h
+            {
+                let ok = a.args.iter().all(|t| {
+                    let mut v = Vec::new();
+                    term_vars(t, &mut v);
+                    v.iter().all(|x| head_vars.contains(x) || outside.contains(x))
+                });
+                if !ok {
+                    errors.push(GdlError::new(a.span, GdlErrorKind::RecursionRestriction { name: syms.name(a.pred).to_string() }));
+                }
+            }
+        }
+    }
+    errors
 }
 
 /// Strongly connected components, each after every component it has an edge to
 /// (dependencies first). Iterative, so a long chain of relations cannot overflow the stack.
-fn tarjan(edges: &[Vec<(usize, bool, Span)>]) -> Vec<Vec<usize>> {
+pub(super) fn tarjan(edges: &[Vec<(usize, bool, Span)>]) -> Vec<Vec<usize>> {
     let n = edges.len();
     const UNSEEN: usize = usize::MAX;
     let (mut index, mut low, mut on) = (vec![UNSEEN; n], vec![0; n], vec![false; n]);

@@ -35,10 +35,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One action per role, 16 bits each (role 0 in the low bits): each role's index into its
 /// action list ([`GdlGame::action_name`]).
-pub type JointMove = u64;
+pub type JointMove = u128;
 
-/// Most roles a joint move can hold.
-pub const MAX_ROLES: usize = 4;
+/// Most roles a joint move can hold (the corpus's largest games have six).
+pub const MAX_ROLES: usize = 8;
+
+/// Role `r`'s part of a joint move in which it plays its action number `action`.
+#[inline]
+pub fn joint_part(action: usize, r: usize) -> JointMove {
+    (action as JointMove) << (16 * r)
+}
 /// Most actions one role may have.
 pub const MAX_ACTIONS: usize = u16::MAX as usize;
 
@@ -414,7 +420,7 @@ impl Game for GdlGame {
                     let partial = out[i];
                     for (k, a) in acts.iter().enumerate() {
                         if a.legal.is_some_and(|l| bit(m, l)) {
-                            out.push(partial | (k as u64) << (16 * r));
+                            out.push(partial | joint_part(k, r));
                         }
                     }
                 }

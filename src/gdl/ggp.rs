@@ -87,7 +87,7 @@ fn joint_of(game: &Gdl, moves: &[Sexp]) -> Result<JointMove> {
     for (r, m) in moves.iter().enumerate() {
         let t = text(m);
         let i = game.action_index(r, &t).ok_or_else(|| anyhow!("`{t}` is no action of role {}", game.role_name(r)))?;
-        j |= (i as u64) << (16 * r);
+        j |= super::game::joint_part(i, r);
     }
     Ok(j)
 }
@@ -320,7 +320,7 @@ pub fn run_match(rules: &str, urls: &[String], start: Duration, play: Duration, 
                 ));
                 per_role[r][rng.random_range(0..per_role[r].len())]
             });
-            joint |= (i as u64) << (16 * r);
+            joint |= super::game::joint_part(i, r);
             texts.push(game.action_name(r, i));
         }
         last = format!("({})", texts.join(" "));

@@ -23,6 +23,7 @@
 
 pub mod any;
 pub mod check;
+pub mod demand;
 pub mod fx;
 pub mod game;
 pub mod ggp;
@@ -186,6 +187,8 @@ pub struct LoadReport {
     pub warnings: Vec<GdlWarning>,
     /// How long grounding ran, and why it gave up when it did (the game is then non-ground).
     pub grounding: (std::time::Duration, Option<String>),
+    /// The relations the non-ground evaluator computes only where they are asked.
+    pub restricted: Vec<String>,
 }
 
 impl LoadReport {
@@ -199,7 +202,13 @@ impl LoadReport {
         let secs = self.grounding.0.as_secs_f64();
         match &self.grounding.1 {
             None => format!("grounded in {secs:.2} s"),
-            Some(why) => format!("grounding gave up after {secs:.2} s ({why}); the non-ground evaluator plays it"),
+            Some(why) if self.restricted.is_empty() => {
+                format!("grounding gave up after {secs:.2} s ({why}); the non-ground evaluator plays it")
+            }
+            Some(why) => format!(
+                "grounding gave up after {secs:.2} s ({why}); the non-ground evaluator plays it, computing {} only where asked",
+                self.restricted.join(", ")
+            ),
         }
     }
 }
@@ -214,21 +223,84 @@ pub fn compile_any(name: &str, text: &str, limits: ground::GroundLimits) -> Resu
 pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) -> Result<(Gdl, LoadReport), GdlErrors> {
     let file = SourceFile::new(name, text);
     let fail = |errors: Vec<GdlError>| GdlErrors { file: file.clone(), errors };
-    let mut syms = parse::Symbols::default();
-    let rules = parse::parse(text, &mut syms).map_err(fail)?;
-    let checked = check::check(rules, &mut syms, &file).map_err(fail)?;
+    let mut parsed_syms = parse::Symbols::default();
+    let rules = parse::parse(text, &mut parsed_syms).map_err(fail)?;
+    let mut syms = parsed_syms.clone();
+    let mut checked = check::check(rules.clone(), &mut syms, &file).map_err(fail)?;
     let t = std::time::Instant::now();
     let grounded = ground::ground_within(&checked, &syms, limits);
     let took = t.elapsed();
-    let report = |why: Option<String>| LoadReport { file: file.clone(), warnings: checked.warnings.clone(), grounding: (took, why) };
-    match grounded {
-        Ok(grounded) => Ok((Gdl::Ground(GdlGame::new(grounded, syms).map_err(fail)?), report(None))),
+    let warnings = checked.warnings.clone();
+    let report = |why: Option<String>, restricted: Vec<String>| LoadReport {
+        file: file.clone(),
+        warnings: warnings.clone(),
+        grounding: (took, why),
+        restricted,
+    };
+    let why = match grounded {
+        Ok(grounded) => return Ok((Gdl::Ground(GdlGame::new(grounded, syms).map_err(fail)?), report(None, Vec::new()))),
         Err(e) if e.iter().all(|e| matches!(e.kind, GdlErrorKind::Limit { .. })) => {
-            let why = e.iter().map(|e| e.kind.to_string()).collect::<Vec<_>>().join("; ");
-            Ok((Gdl::NonGround(nonground::NonGroundGame::new(nonground::NonGround::new(&checked, &syms))), report(Some(why))))
+            e.iter().map(|e| e.kind.to_string()).collect::<Vec<_>>().join("; ")
         }
-        Err(e) => Err(fail(e)),
+        Err(e) => return Err(fail(e)),
+    };
+    // The non-ground evaluator; a relation too large to compute in full is computed where its
+    // uses ask, and the description checked again with it restricted (a few rounds at most).
+    let mut on_demand: Vec<parse::Sym> = Vec::new();
+    for _ in 0..6 {
+        match nonground::NonGround::try_new(&checked, &syms) {
+            Ok(ng) => {
+                let restricted = checked.restricted.iter().map(|&p| syms.name(p).to_string()).collect();
+                return Ok((Gdl::NonGround(nonground::NonGroundGame::new(ng)), report(Some(why), restricted)));
+            }
+            Err(o) => {
+                // The relations of the stratum that overflowed (a demand's, its relation's).
+                let own = |p: parse::Sym| match syms.name(p).strip_prefix("need ") {
+                    Some(base) => syms.get(base),
+                    None => (!syms.name(p).contains(' ')).then_some(p),
+                };
+                let over: Vec<parse::Sym> = o.relations.iter().filter_map(|&p| own(p)).collect();
+                let mut new: Vec<parse::Sym> = over.iter().copied().filter(|p| !on_demand.contains(p)).collect();
+                if new.is_empty() {
+                    // Restricted already and still too large: restrict the relations that
+                    // use them too, whose demand may bind more of their arguments.
+                    let kw = check::Keywords::new(&mut syms);
+                    let keywords = [kw.role, kw.init, kw.true_, kw.next, kw.legal, kw.does, kw.goal, kw.terminal];
+                    for r in &checked.rules {
+                        let h = r.head.pred;
+                        let uses =
+                            r.body.iter().any(|l| matches!(l, parse::Literal::Pos(a) | parse::Literal::Not(a) if over.contains(&a.pred)));
+                        if uses && !keywords.contains(&h) && !syms.name(h).contains(' ') && !on_demand.contains(&h) && !new.contains(&h) {
+                            new.push(h);
+                        }
+                    }
+                }
+                if new.is_empty() {
+                    let names = o.relations.iter().map(|&p| format!("`{}`", syms.name(p))).collect::<Vec<_>>().join(", ");
+                    return Err(fail(vec![GdlError::new(
+                        Span::new(0, 0),
+                        GdlErrorKind::Limit {
+                            what: format!("{why}; the non-ground evaluator computed {} facts of {names} while loading", o.facts),
+                            expected: format!(
+                                "at most {} (relations this large, asked with their arguments open, cannot be played here)",
+                                nonground::LOAD_FACTS
+                            ),
+                        },
+                    )]));
+                }
+                on_demand.extend(new);
+                syms = parsed_syms.clone();
+                checked = check::check_with(rules.clone(), &mut syms, &file, &on_demand).map_err(fail)?;
+            }
+        }
     }
+    Err(fail(vec![GdlError::new(
+        Span::new(0, 0),
+        GdlErrorKind::Limit {
+            what: format!("{why}; the non-ground evaluator overflowed after six restrictions"),
+            expected: "a smaller game".into(),
+        },
+    )]))
 }
 
 /// Reads a grounded description from a file (an error past the grounding limits).

@@ -233,7 +233,7 @@ fn demand(rules: &mut Vec<Rule>, syms: &mut Symbols, cb: &[Sym], errors: &mut Ve
                 term_vars(t, &mut vs);
                 vs.contains(&v)
             });
-            let at = uses.iter().find(|(_, _, bound)| pos.is_some_and(|p| !bound[p]));
+            let at = uses.iter().find(|(_, _, bound)| pos.is_some_and(|p| bound.get(p) == Some(&false)));
             let span = at.map_or(r.head.span, |(k2, i2, _)| rules[*k2].body[*i2].span());
             errors.push(GdlError::new(
                 span,

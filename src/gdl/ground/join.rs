@@ -421,8 +421,17 @@ impl Budget<'_> {
 }
 
 /// Calls `f` with every binding of the plan's positive literals to atoms in the window (the
-/// delta step to atoms from `w.lo`), and the atoms matched, whose tests hold.
-pub fn join(p: &Plan, atoms: &Atoms, terms: &Terms, ix: &Indexes, w: Window, budget: &mut Budget, f: &mut dyn FnMut(&Binds, &[AtomId])) {
+/// delta step to atoms from `w.lo`), and the atoms matched, whose tests hold; stops (marking
+/// the budget stopped) when `f` returns false or the budget runs out.
+pub fn join(
+    p: &Plan,
+    atoms: &Atoms,
+    terms: &Terms,
+    ix: &Indexes,
+    w: Window,
+    budget: &mut Budget,
+    f: &mut dyn FnMut(&Binds, &[AtomId]) -> bool,
+) {
     let mut binds = vec![None; p.rule.vars.len()];
     if !passes(&p.first, &binds, terms, atoms) {
         return;
@@ -443,10 +452,12 @@ fn step(
     binds: &mut Binds,
     matched: &mut Vec<AtomId>,
     key: &mut Vec<u64>,
-    f: &mut dyn FnMut(&Binds, &[AtomId]),
+    f: &mut dyn FnMut(&Binds, &[AtomId]) -> bool,
 ) {
     if k == p.steps.len() {
-        f(binds, matched);
+        if !f(binds, matched) {
+            budget.stopped = true;
+        }
         return;
     }
     let s = &p.steps[k];
@@ -486,6 +497,12 @@ fn step(
             matched.push(a);
             step(p, k + 1, atoms, terms, ix, w, budget, binds, matched, key, f);
             matched.pop();
+            if budget.stopped {
+                for &v in &trail {
+                    binds[v as usize] = None;
+                }
+                return;
+            }
         }
         for &v in &trail {
             binds[v as usize] = None;

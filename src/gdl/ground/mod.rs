@@ -354,23 +354,27 @@ impl Grounder {
             let deadline = self.deadline;
             let mut stop = move || Instant::now() > deadline;
             let mut budget = Budget { steps: 0, stop: &mut stop, stopped: false };
-            if std::env::var("PF_DEBUG").is_ok() {
-                eprintln!("round lo {lo} hi {hi}");
-            }
+            // Derivations are capped like atoms (most repeat an atom; a round that makes more
+            // than the limit has made too many).
+            let cap = self.lim.atoms;
+            let mut push = |k: usize, b: &Binds| {
+                new.push((k, b.clone()));
+                new.len() <= cap
+            };
             if first {
                 for (k, p) in full.iter().enumerate() {
-                    join::join(p, &self.atoms, &self.terms, &self.ix, w, &mut budget, &mut |b, _| new.push((k, b.clone())));
+                    join::join(p, &self.atoms, &self.terms, &self.ix, w, &mut budget, &mut |b, _| push(k, b));
                 }
             } else {
                 for (k, p) in &deltas {
-                    join::join(p, &self.atoms, &self.terms, &self.ix, w, &mut budget, &mut |b, _| new.push((*k, b.clone())));
+                    join::join(p, &self.atoms, &self.terms, &self.ix, w, &mut budget, &mut |b, _| push(*k, b));
                 }
+            }
+            if new.len() > cap {
+                return Err(limit(format!("the relaxed model passes {cap} atoms"), "fewer ground atoms".into()));
             }
             if budget.stopped {
                 self.over_time()?;
-            }
-            if new.len() > self.lim.atoms {
-                return Err(limit(format!("the relaxed model passes {} atoms", self.lim.atoms), "fewer ground atoms".into()));
             }
             let mut changed = self.add_all(rules, new);
             // Inputs of the atoms added (and of theirs).
@@ -473,15 +477,13 @@ pub fn ground_within(c: &Checked, syms: &Symbols, lim: GroundLimits) -> Result<G
             }
             group.push(head, &pos, &neg);
             count += 1;
+            count <= lim.rules
         });
-        if std::env::var("PF_DEBUG").is_ok() {
-            eprintln!("rule {:?} steps {} count {}", r.span, budget.steps, count);
+        if count > lim.rules {
+            return Err(limit(format!("grounding passes {} rule instances", lim.rules), "fewer ground rules".into()));
         }
         if budget.stopped {
             g.over_time()?;
-        }
-        if count > lim.rules {
-            return Err(limit(format!("grounding passes {} rule instances", lim.rules), "fewer ground rules".into()));
         }
     }
     g.over_time()?;

@@ -211,6 +211,9 @@ fn passes(checks: &[Check], view: View, binds: &[Option<&[u32]>], buf: &mut Vec<
 pub struct Derived {
     pub flat: Vec<u32>,
     pub heads: Vec<(Sym, u32, u32)>,
+    /// Most heads a round may derive (0: no limit); past it the joins stop and `over` is set.
+    pub cap: usize,
+    pub over: bool,
 }
 
 /// Per relation, the positions of the facts new since the last round.
@@ -235,10 +238,16 @@ fn step<'f>(
     buf: &mut Vec<u32>,
     out: &mut Derived,
 ) {
+    if out.over {
+        return;
+    }
     if k == p.steps.len() {
         let start = out.flat.len() as u32;
         p.head.args.iter().for_each(|t| flatten(t, binds, &mut out.flat));
         out.heads.push((p.head.pred, start, out.flat.len() as u32));
+        if out.cap != 0 && out.heads.len() > out.cap {
+            out.over = true;
+        }
         return;
     }
     let s = &p.steps[k];

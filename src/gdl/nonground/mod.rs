@@ -27,15 +27,29 @@ enum Stat<'a> {
     Own(&'a mut Facts),
 }
 
-/// A state's facts, read by the strata of a joint move.
-struct ReadOnly<'a>(&'a Facts);
+/// Most facts one stratum may derive while a description is loaded (its static relations, and a
+/// sample state): past it, the stratum's relations are named for [`super::demand`].
+pub const LOAD_FACTS: usize = 1_000_000;
+/// Most facts one stratum may derive in one state while playing.
+pub const PLAY_FACTS: usize = 20_000_000;
 
-/// Runs one stratum to its fixpoint, its facts into its layer (static or state).
-fn run(reg: &facts::Registry, s: &Stratum, mut stat: Stat, state: &mut Facts, moves: &mut Facts) {
+/// An evaluation that passed its budget: the relations of the stratum that did.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the non-ground evaluator passed {facts} facts in one stratum of one state; expected at most {PLAY_FACTS} (a description whose relations grow this large cannot be played here)"
+)]
+pub struct Overflow {
+    pub relations: Vec<Sym>,
+    pub facts: usize,
+}
+
+/// Runs one stratum to its fixpoint, its facts into its layer (static or state), at most `cap`
+/// of them.
+fn run(reg: &facts::Registry, s: &Stratum, mut stat: Stat, state: &mut Facts, moves: &mut Facts, cap: usize) -> Result<(), Overflow> {
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived::default();
+        let mut out = Derived { cap, ..Derived::default() };
         {
             let st: &Facts = match &stat {
                 Stat::Shared(f) => f,
@@ -52,41 +66,59 @@ fn run(reg: &facts::Registry, s: &Stratum, mut stat: Stat, state: &mut Facts, mo
             (Layer::State, _) => state,
             (Layer::Moves, _) => moves,
         };
-        if !insert_round(reg, s, target, &out, &mut window) {
-            return;
+        if !insert_round(reg, s, target, &out, &mut window, cap)? {
+            return Ok(());
         }
         first = false;
     }
 }
 
 /// As [`run`] for a stratum of a joint move, over a state's facts that it only reads.
-fn run_moves(reg: &facts::Registry, s: &Stratum, stat: &Facts, state: &mut ReadOnly, moves: &mut Facts) {
+fn run_moves(reg: &facts::Registry, s: &Stratum, stat: &Facts, state: &Facts, moves: &mut Facts, cap: usize) -> Result<(), Overflow> {
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived::default();
+        let mut out = Derived { cap, ..Derived::default() };
         {
-            let view = View { stat, state: state.0, moves };
+            let view = View { stat, state, moves };
             for p in if first { &s.full } else { &s.delta } {
                 eval::join(p, view, &window, &mut out);
             }
         }
-        if !insert_round(reg, s, moves, &out, &mut window) {
-            return;
+        if !insert_round(reg, s, moves, &out, &mut window, cap)? {
+            return Ok(());
         }
         first = false;
     }
 }
 
 /// Adds a round's facts to the stratum's layer; whether another round is due (the stratum
-/// is recursive and gained facts, which `window` then holds).
-fn insert_round(reg: &facts::Registry, s: &Stratum, target: &mut Facts, out: &Derived, window: &mut Window) -> bool {
+/// is recursive and gained facts, which `window` then holds); an overflow past `cap` facts.
+fn insert_round(
+    reg: &facts::Registry,
+    s: &Stratum,
+    target: &mut Facts,
+    out: &Derived,
+    window: &mut Window,
+    cap: usize,
+) -> Result<bool, Overflow> {
     let before: Vec<(Sym, u32)> = s.preds.iter().map(|&p| (p, target.of(p).len() as u32)).collect();
+    let overflow = |target: &Facts| Overflow {
+        relations: s.preds.clone(),
+        facts: s.preds.iter().map(|&p| target.of(p).len()).sum::<usize>() + out.heads.len(),
+    };
+    if out.over {
+        return Err(overflow(target));
+    }
     for &(pred, lo, hi) in &out.heads {
         target.insert(pred, &out.flat[lo as usize..hi as usize], reg);
     }
+    let total: usize = s.preds.iter().map(|&p| target.of(p).len()).sum();
+    if total > cap {
+        return Err(Overflow { relations: s.preds.clone(), facts: total });
+    }
     if !s.recursive {
-        return false;
+        return Ok(false);
     }
     window.clear();
     for (p, lo) in before {
@@ -95,7 +127,7 @@ fn insert_round(reg: &facts::Registry, s: &Stratum, target: &mut Facts, out: &De
             window.insert(p, (lo, hi));
         }
     }
-    !window.is_empty()
+    Ok(!window.is_empty())
 }
 
 /// One stratum's rules as joins.
@@ -157,7 +189,16 @@ impl Model<'_> {
 }
 
 impl NonGround {
+    /// The evaluator of a checked description (panics where [`NonGround::try_new`] overflows;
+    /// for tests of small games).
     pub fn new(c: &Checked, syms: &Symbols) -> NonGround {
+        Self::try_new(c, syms).unwrap_or_else(|o| panic!("the non-ground evaluator passed {} facts", o.facts))
+    }
+
+    /// The evaluator of a checked description: its static relations computed, its rules
+    /// planned; an overflow when a stratum passes [`LOAD_FACTS`] facts (statically, or in the
+    /// initial state).
+    pub fn try_new(c: &Checked, syms: &Symbols) -> Result<NonGround, Overflow> {
         let mut syms = syms.clone();
         let kw = Keywords::new(&mut syms);
         let layer_of: FxHashMap<Sym, Layer> = c
@@ -194,7 +235,7 @@ impl NonGround {
             let stratum = ng.plan(&rules_of(s), preds, c.recursive[s], Layer::Static, &empty, &empty);
             ng.statics.reindex(&ng.reg);
             let (mut a, mut b) = (Facts::default(), Facts::default());
-            run(&ng.reg, &stratum, Stat::Own(&mut ng.statics), &mut a, &mut b);
+            run(&ng.reg, &stratum, Stat::Own(&mut ng.statics), &mut a, &mut b, LOAD_FACTS)?;
         }
         // The dynamic strata: planned once blind, then again by the sizes of a sample model
         // (the initial state and its first joint move).
@@ -212,13 +253,13 @@ impl NonGround {
         };
         plan_all(&mut ng, &empty, &empty);
         let truths = ng.initial();
-        let state = ng.state_facts(&truths);
+        let state = ng.state_facts_within(&truths, LOAD_FACTS)?;
         let does: Vec<(Flat, Flat)> = (0..ng.roles.len())
             .filter_map(|r| ng.second_args_in(&state, ng.kw.legal, &ng.role(r)).into_iter().next().map(|a| (ng.role(r), a)))
             .collect();
-        let moves = if does.len() == ng.roles.len() { ng.move_facts(&state, &does) } else { Facts::default() };
+        let moves = if does.len() == ng.roles.len() { ng.move_facts_within(&state, &does, LOAD_FACTS)? } else { Facts::default() };
         plan_all(&mut ng, &state, &moves);
-        ng
+        Ok(ng)
     }
 
     fn layer(&self, pred: Sym) -> Layer {
@@ -249,51 +290,58 @@ impl NonGround {
     }
 
     /// The facts of the state whose `true` terms are `truths`: every dynamic relation that
-    /// does not depend on `does`.
-    pub fn state_facts(&self, truths: &[Flat]) -> Facts {
+    /// does not depend on `does` (an overflow past [`PLAY_FACTS`] facts in a stratum).
+    pub fn state_facts(&self, truths: &[Flat]) -> Result<Facts, Overflow> {
+        self.state_facts_within(truths, PLAY_FACTS)
+    }
+
+    fn state_facts_within(&self, truths: &[Flat], cap: usize) -> Result<Facts, Overflow> {
         let mut state = Facts::default();
         for t in truths {
             state.insert(self.kw.true_, t, &self.reg);
         }
         let mut moves = Facts::default();
         for s in self.strata.iter().filter(|s| s.layer == Layer::State) {
-            run(&self.reg, s, Stat::Shared(&self.statics), &mut state, &mut moves);
+            run(&self.reg, s, Stat::Shared(&self.statics), &mut state, &mut moves, cap)?;
         }
-        state
+        Ok(state)
     }
 
     /// The facts of joint move `does` (role, action) in a state with facts `state`.
-    pub fn move_facts(&self, state: &Facts, does: &[(Flat, Flat)]) -> Facts {
+    pub fn move_facts(&self, state: &Facts, does: &[(Flat, Flat)]) -> Result<Facts, Overflow> {
+        self.move_facts_within(state, does, PLAY_FACTS)
+    }
+
+    fn move_facts_within(&self, state: &Facts, does: &[(Flat, Flat)], cap: usize) -> Result<Facts, Overflow> {
         let mut moves = Facts::default();
         for (r, a) in does {
             let mut args = r.to_vec();
             args.extend_from_slice(a);
             moves.insert(self.kw.does, &args, &self.reg);
         }
-        let mut state = ReadOnly(state);
         for s in self.strata.iter().filter(|s| s.layer == Layer::Moves) {
-            run_moves(&self.reg, s, &self.statics, &mut state, &mut moves);
+            run_moves(&self.reg, s, &self.statics, state, &mut moves, cap)?;
         }
-        moves
+        Ok(moves)
     }
 
     /// The model of a state (its `true` terms) and a joint move (`does` role/action terms).
-    pub fn model(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Model<'_> {
-        let state = self.state_facts(truths);
-        let moves = if does.is_empty() { Facts::default() } else { self.move_facts(&state, does) };
-        Model { ng: self, state, moves }
+    pub fn model(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Result<Model<'_>, Overflow> {
+        let state = self.state_facts(truths)?;
+        let moves = if does.is_empty() { Facts::default() } else { self.move_facts(&state, does)? };
+        Ok(Model { ng: self, state, moves })
     }
 
     /// Calls `f` with the facts of the state `truths`, from this thread's cache when it was the
     /// last state evaluated here.
-    pub fn with_state<R>(&self, truths: &[Flat], f: impl FnOnce(&Facts) -> R) -> R {
+    pub fn with_state<R>(&self, truths: &[Flat], f: impl FnOnce(&Facts) -> R) -> Result<R, Overflow> {
         LAST.with(|c| {
             let mut c = c.borrow_mut();
             if c.0 != self.id || c.1 != truths {
-                let facts = self.state_facts(truths);
+                let facts = self.state_facts(truths)?;
                 *c = (self.id, truths.to_vec(), facts);
             }
-            f(&c.2)
+            Ok(f(&c.2))
         })
     }
 
@@ -303,9 +351,9 @@ impl NonGround {
     }
 
     /// The `true` terms after `does` in the state `truths`.
-    pub fn next(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Vec<Flat> {
-        let moves = self.with_state(truths, |state| self.move_facts(state, does));
-        moves.of(self.kw.next).to_vec()
+    pub fn next(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Result<Vec<Flat>, Overflow> {
+        let moves = self.with_state(truths, |state| self.move_facts(state, does))??;
+        Ok(moves.of(self.kw.next).to_vec())
     }
 
     /// Role `r`'s name as a flat term.
@@ -418,15 +466,18 @@ impl NonGroundGame {
         super::game::find_kif(n, |i| self.action_name(r, i), text)
     }
 
-    /// Each role's legal action numbers in `st`.
+    /// Each role's legal action numbers in `st` (none for a state whose evaluation
+    /// overflows, which [`Game::legal`](crate::game::Game::legal) reports as an error).
     pub fn legal_actions(&self, st: &NgState) -> Vec<Vec<usize>> {
-        self.ng.with_state(&st.truths, |facts| {
-            self.legal_per_role(facts)
-                .iter()
-                .enumerate()
-                .map(|(r, acts)| acts.iter().map(|a| self.action_number(r, a) as usize).collect())
-                .collect()
-        })
+        self.ng
+            .with_state(&st.truths, |facts| {
+                self.legal_per_role(facts)
+                    .iter()
+                    .enumerate()
+                    .map(|(r, acts)| acts.iter().map(|a| self.action_number(r, a) as usize).collect())
+                    .collect()
+            })
+            .unwrap_or_else(|_| vec![Vec::new(); self.roles()])
     }
 
     /// Each role's legal actions in a state with facts `facts` (as flat terms).
@@ -447,9 +498,10 @@ impl NonGroundGame {
             .collect()
     }
 
-    /// Each role's goal in `st` (the largest that holds; 0 when none).
+    /// Each role's goal in `st` (the largest that holds; 0 when none, and for a state whose
+    /// evaluation overflows).
     pub fn goal_values(&self, st: &NgState) -> Vec<u8> {
-        self.ng.with_state(&st.truths, |facts| self.goals_in(facts))
+        self.ng.with_state(&st.truths, |facts| self.goals_in(facts)).unwrap_or_else(|_| vec![0; self.roles()])
     }
 
     /// The state's `true` terms as text, sorted.
@@ -460,10 +512,14 @@ impl NonGroundGame {
     }
 }
 
+/// A state whose evaluation overflows is an error of [`Game::legal`](crate::game::Game::legal)
+/// and [`Game::apply`](crate::game::Game::apply); the queries that cannot fail answer as if
+/// the game went on (`status`) or role 0 moved (`to_move`), and every search asks `legal` of
+/// a state first.
 impl crate::game::Game for NonGroundGame {
     type State = NgState;
     type Move = super::JointMove;
-    type Error = std::convert::Infallible;
+    type Error = Overflow;
 
     fn initial(&self) -> Result<NgState, Self::Error> {
         let mut truths = self.ng.initial();
@@ -487,31 +543,32 @@ impl crate::game::Game for NonGroundGame {
                 }
                 out.drain(..before);
             }
-        });
-        Ok(())
+        })
     }
 
     fn apply(&self, st: &mut NgState, mv: super::JointMove) -> Result<(), Self::Error> {
         let does: Vec<(Flat, Flat)> =
             (0..self.roles()).map(|r| (self.ng.role(r), self.action(r, super::GdlGame::action_of(mv, r)))).collect();
-        let mut next = self.ng.next(&st.truths, &does);
+        let mut next = self.ng.next(&st.truths, &does)?;
         next.sort();
         st.truths = next;
         Ok(())
     }
 
     fn status(&self, st: &NgState, legal: &[super::JointMove]) -> crate::game::Status {
-        self.ng.with_state(&st.truths, |facts| {
-            if !legal.is_empty() && !self.ng.holds_in(facts, self.ng.kw.terminal, &[]) {
-                return crate::game::Status::Running;
-            }
-            super::game::end_status(&self.goals_in(facts))
-        })
+        self.ng
+            .with_state(&st.truths, |facts| {
+                if !legal.is_empty() && !self.ng.holds_in(facts, self.ng.kw.terminal, &[]) {
+                    return crate::game::Status::Running;
+                }
+                super::game::end_status(&self.goals_in(facts))
+            })
+            .unwrap_or(crate::game::Status::Running)
     }
 
     /// As [`super::GdlGame`] ([`super::game::mover`]).
     fn to_move(&self, st: &NgState) -> usize {
-        let per_role = self.ng.with_state(&st.truths, |facts| self.legal_per_role(facts));
+        let Ok(per_role) = self.ng.with_state(&st.truths, |facts| self.legal_per_role(facts)) else { return 0 };
         let noop = |r: usize| per_role[r].iter().position(|a| *a == self.noop);
         super::game::mover(self.roles(), |r| 0..per_role[r].len(), noop)
     }
@@ -525,7 +582,7 @@ impl crate::game::Game for NonGroundGame {
 /// terms that differ from the initial state's, the goal the GDL goal.
 impl crate::game::Features for NonGroundGame {
     fn mobility(&self, st: &NgState, role: usize) -> usize {
-        self.ng.with_state(&st.truths, |facts| self.ng.second_args_in(facts, self.ng.kw.legal, &self.ng.role(role)).len())
+        self.ng.with_state(&st.truths, |facts| self.ng.second_args_in(facts, self.ng.kw.legal, &self.ng.role(role)).len()).unwrap_or(0)
     }
     fn novelty(&self, st: &NgState, initial: &NgState) -> f64 {
         // Both lists are sorted: count the terms in one only, and in either.
