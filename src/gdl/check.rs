@@ -644,9 +644,22 @@ mod tests {
 
     #[test]
     fn each_restriction_is_an_error() {
-        assert!(errs("(role a) (<= (p ?x) (q ?y))").iter().any(|k| matches!(k, GdlErrorKind::Unsafe { var } if var == "x")));
+        // A keyword's variable bound nowhere, and a relation's variable that a use leaves open.
         assert!(
-            errs("(role a) (q 1) (<= (p ?x) (q ?x) (not (r ?y)))").iter().any(|k| matches!(k, GdlErrorKind::Unsafe { var } if var == "y"))
+            errs("(role a) (q 1) (<= (legal a ?x) (q ?y))")
+                .iter()
+                .any(|k| matches!(k, GdlErrorKind::OpenKeyword { var, .. } if var == "x"))
+        );
+        assert!(
+            errs("(role a) (q 1) (<= (p ?x) (q ?y)) (<= (legal a 1) (p ?z))")
+                .iter()
+                .any(|k| matches!(k, GdlErrorKind::OpenCall { var, name } if var == "x" && name == "p"))
+        );
+        // A variable free in two negations is unsafe (one negation is a projection, see safety.rs).
+        assert!(
+            errs("(role a) (q 1) (<= (legal a ?x) (q ?x) (not (r ?y)) (not (s ?y)))")
+                .iter()
+                .any(|k| matches!(k, GdlErrorKind::Unsafe { var } | GdlErrorKind::FreeTwice { var } if var == "y"))
         );
         assert!(errs("(role a) (q 1) (<= (p ?x) (q ?x) (not (p ?x)))").iter().any(|k| matches!(k, GdlErrorKind::Unstratified { .. })));
         assert!(

@@ -179,6 +179,10 @@ pub fn compile_nonground(name: &str, text: &str) -> Result<nonground::NonGround,
     Ok(nonground::NonGround::new(&checked, &syms))
 }
 
+/// Facts of one relation in the initial state past which the non-ground evaluator tries
+/// computing it only where it is asked ([`compile_reported`]).
+const LARGE_RELATION: usize = 20_000;
+
 /// What loading a description found besides the game: its warnings, and which reasoner plays
 /// it and why.
 #[derive(Debug)]
@@ -249,7 +253,34 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
     let mut on_demand: Vec<parse::Sym> = Vec::new();
     for _ in 0..6 {
         match nonground::NonGround::try_new(&checked, &syms) {
-            Ok(ng) => {
+            Ok(mut ng) => {
+                // Relations large in the initial state: computed where asked instead, when that
+                // evaluates the initial state faster (the answers are the same either way).
+                let kw = check::Keywords::new(&mut syms);
+                let keywords = [kw.role, kw.init, kw.true_, kw.next, kw.legal, kw.does, kw.goal, kw.terminal];
+                for _ in 0..3 {
+                    let large: Vec<parse::Sym> = ng
+                        .sample
+                        .1
+                        .iter()
+                        .filter(|&&(p, n)| {
+                            n > LARGE_RELATION && !keywords.contains(&p) && !syms.name(p).contains(' ') && !checked.restricted.contains(&p)
+                        })
+                        .map(|&(p, _)| p)
+                        .collect();
+                    if large.is_empty() {
+                        break;
+                    }
+                    let mut s2 = parsed_syms.clone();
+                    let wanted = [checked.restricted.clone(), large].concat();
+                    match check::check_with(rules.clone(), &mut s2, &file, &wanted) {
+                        Ok(c2) if c2.restricted.len() > checked.restricted.len() => match nonground::NonGround::try_new(&c2, &s2) {
+                            Ok(ng2) if ng2.sample.0 < ng.sample.0 => (ng, checked, syms) = (ng2, c2, s2),
+                            _ => break,
+                        },
+                        _ => break,
+                    }
+                }
                 let restricted = checked.restricted.iter().map(|&p| syms.name(p).to_string()).collect();
                 return Ok((Gdl::NonGround(nonground::NonGroundGame::new(ng)), report(Some(why), restricted)));
             }

@@ -153,6 +153,9 @@ pub struct NonGround {
     pub kw: Keywords,
     pub syms: Symbols,
     pub roles: Vec<Sym>,
+    /// The initial state evaluated once more when loading: how long it took, and the
+    /// relations' sizes there, largest first.
+    pub sample: (std::time::Duration, Vec<(Sym, usize)>),
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -224,6 +227,7 @@ impl NonGround {
             kw,
             syms,
             roles: c.roles.clone(),
+            sample: Default::default(),
         };
         let rules_of = |s: usize| -> Vec<&Rule> { c.rules.iter().filter(|r| c.scc_of[&r.head.pred] == s).collect() };
         // The static strata, evaluated now (each planned by the sizes of those below it).
@@ -259,6 +263,11 @@ impl NonGround {
             .collect();
         let moves = if does.len() == ng.roles.len() { ng.move_facts_within(&state, &does, LOAD_FACTS)? } else { Facts::default() };
         plan_all(&mut ng, &state, &moves);
+        let t = std::time::Instant::now();
+        let state = ng.state_facts_within(&truths, LOAD_FACTS)?;
+        let mut sizes: Vec<(Sym, usize)> = state.rels.iter().map(|(&p, r)| (p, r.list.len())).collect();
+        sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        ng.sample = (t.elapsed(), sizes);
         Ok(ng)
     }
 
