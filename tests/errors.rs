@@ -163,6 +163,7 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
             Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`board.clearGroup` in an expression"))),
         ),
         ("overlay_tag_without_colon", Diag(|k| matches!(k, DiagKind::Unexpected { expected, .. } if expected == "`:`"))),
+        ("nothing_to_play", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("nothing to play")))),
         ("bad_chance_mode", Diag(|k| matches!(k, DiagKind::UnknownName { what: "chance mode", name, .. } if name == "maybe"))),
         ("rt_deal_impossible", Rt(|k| matches!(k, RtKind::NoDeal { colours: 1, min: 2, .. }))),
         ("rt_swap_off_the_grid", Rt(|k| matches!(k, RtKind::BadSwap { s: 18, last: 17, .. }))),

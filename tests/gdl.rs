@@ -487,10 +487,37 @@ mod ggp {
     #[test]
     fn a_match_over_http_between_player2_and_random_ends_with_goals() {
         let urls = vec![server(PlayerKind::Player2), server(PlayerKind::Random)];
-        let played = run_match(&rules("tictactoe.kif"), &urls, Duration::from_millis(500), Duration::from_millis(500), 3).unwrap();
+        let played = run_match(&rules("tictactoe.kif"), &urls, Duration::from_millis(500), Duration::from_millis(500), 3, 300).unwrap();
         assert!(played.notes.is_empty(), "{:?}", played.notes);
         assert!((5..=9).contains(&played.moves.len()), "{:?}", played.moves);
-        assert!(played.goals[0] >= 50, "Player2 lost to random: {played:?}");
+        assert!(played.goals.as_ref().unwrap()[0] >= 50, "Player2 lost to random: {played:?}");
+        // Every answer came within its clock.
+        for (start, play) in &played.slowest {
+            assert!(*start < Duration::from_millis(500) && *play < Duration::from_millis(500), "{played:?}");
+        }
+    }
+
+    #[test]
+    fn a_slow_load_is_answered_in_time() {
+        // Loading takes about a second; the clocks are a third of that. The server answers
+        // START `ready` and every PLAY by its clock (with a random legal action, or the last it
+        // knows, while the reasoner is behind), and the match ends.
+        let urls = vec![server(PlayerKind::Mcts { iterations: 1_000_000_000 })];
+        let clock = Duration::from_millis(300);
+        let played = run_match(&rules("slow_start.kif"), &urls, clock, clock, 2, 300).unwrap();
+        assert_eq!(played.moves.len(), 3, "{played:?}");
+        assert_eq!(played.goals, Some(vec![100]));
+        let (start, play) = played.slowest[0];
+        assert!(start < clock && play < clock, "answers took {start:?} and {play:?}; the clocks were {clock:?}");
+    }
+
+    #[test]
+    fn a_match_past_the_step_limit_is_aborted() {
+        let urls = vec![server(PlayerKind::Random), server(PlayerKind::Random)];
+        let played =
+            run_match(&rules("matching_pennies.kif"), &urls, Duration::from_millis(200), Duration::from_millis(200), 5, 2).unwrap();
+        assert_eq!(played.moves.len(), 2, "{played:?}");
+        assert_eq!(played.goals, None, "an aborted match has no goals");
     }
 
     #[test]
@@ -505,7 +532,8 @@ mod ggp {
             }
         });
         let urls = vec![server(PlayerKind::Random), url];
-        let played = run_match(&rules("matching_pennies.kif"), &urls, Duration::from_millis(100), Duration::from_millis(100), 5).unwrap();
+        let played =
+            run_match(&rules("matching_pennies.kif"), &urls, Duration::from_millis(100), Duration::from_millis(100), 5, 300).unwrap();
         assert_eq!(played.moves.len(), 4, "{played:?}");
         assert!(played.notes.iter().filter(|n| n.contains("random legal action")).count() == 4, "{:?}", played.notes);
     }

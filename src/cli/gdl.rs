@@ -1,8 +1,9 @@
 //! `playforge gdl-match`: matches of a GDL game between in-process players (Player2 under its
 //! start and play clocks, MCTS with a fixed number of iterations per move, a random player),
 //! seats rotating from match to match; the move records, the goals, and a table of each
-//! player's mean goal and win rate with 95% Wilson intervals. (Matches over the GGP HTTP
-//! protocol are the next step of issue 15; the players here are the ones it will serve.)
+//! player's mean goal and win rate with 95% Wilson intervals; a match that reaches
+//! `--max-steps` without a terminal state is recorded as aborted and counts in neither. Also
+//! `playforge check` on a `.kif` file and `playforge ggp` (the HTTP protocol: `src/gdl/ggp.rs`).
 //!
 //! Reproducibility: MCTS and random draw from streams derived from (seed, match, role); Player2
 //! is clock-bound, so its depth — and with it its moves — depends on the machine's speed.
@@ -36,6 +37,9 @@ pub struct GdlMatchArgs {
     /// MCTS iterations per move.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub mcts_iterations: u64,
+    /// Joint moves after which a match with no terminal state is ended as aborted (no goals).
+    #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_steps: u64,
     /// Matches to play (with --tournament: per seating).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub matches: u64,
@@ -49,6 +53,10 @@ pub struct GdlMatchArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
+
+/// The default step limit of a match: every corpus game that ends under random play ends
+/// within 201 joint moves, and 300 moves at a 0.25 s play clock take 75 s.
+pub const DEFAULT_MAX_STEPS: u64 = 300;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -75,8 +83,9 @@ fn clock(secs: f64, what: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// One match: the joint moves as text, one line per step, and each role's goal.
-fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<(Vec<String>, Vec<u8>)> {
+/// One match: the joint moves as text, one line per step, and each role's goal (none when the
+/// match reached --max-steps without a terminal state).
+fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<(Vec<String>, Option<Vec<u8>>)> {
     let (start, play) = (clock(a.startclock, "startclock")?, clock(a.playclock, "playclock")?);
     let mut sessions: Vec<Option<Session<Gdl>>> = seats
         .iter()
@@ -92,13 +101,13 @@ fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<
     let mut st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut legal = Vec::new();
     let mut record = Vec::new();
-    for step in 0.. {
-        if step >= 100_000 {
-            bail!("{}: no end after 100 000 steps; expected a game that terminates", a.game.display());
-        }
+    loop {
         g.legal(&st, &mut legal).map_err(|e| anyhow::anyhow!("{e}"))?;
         if g.status(&st, &legal) != crate::wgdl::Status::Running {
             break;
+        }
+        if record.len() as u64 >= a.max_steps {
+            return Ok((record, None));
         }
         // Each role picks its own action; the joint move is made of them. A role with one
         // legal action (a `noop` while another moves) plays it without searching.
@@ -128,7 +137,7 @@ fn play_match(g: &Arc<Gdl>, seats: &[Kind], a: &GdlMatchArgs, m: u64) -> Result<
         record.push(g.show_move(joint));
         g.apply(&mut st, joint).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    Ok((record, g.goal_values(&st)))
+    Ok((record, Some(g.goal_values(&st))))
 }
 
 pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
@@ -146,11 +155,12 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     let out = a.out.clone().unwrap_or_else(|| Path::new("outputs/gdl_match").join(format!("{stem}-seed-{}", a.seed)));
     std::fs::create_dir_all(&out)?;
     let n = g.roles();
-    let mut csv = String::from("match,");
+    let mut csv = String::from("match,ended,steps,");
     csv += &(0..n).map(|r| format!("{}_player,{}_goal", g.role_name(r), g.role_name(r))).collect::<Vec<_>>().join(",");
     csv.push('\n');
-    // Per player kind: goals summed, wins (a goal strictly above every other role's), games.
-    let mut stats: Vec<(Kind, f64, u64, u64)> = Vec::new();
+    // Per player kind: goals summed, wins (a goal strictly above every other role's), games
+    // ended, games aborted at the step limit (which count in neither).
+    let mut stats: Vec<(Kind, f64, u64, u64, u64)> = Vec::new();
     // The seatings: the players rotated over the roles, or under --tournament every ordered
     // choice of distinct players for the roles (each player alone in a one-role game).
     let seatings: Vec<Vec<Kind>> = if a.tournament {
@@ -179,40 +189,52 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
         for (k, line) in record.iter().enumerate() {
             writeln!(moves, "{k:>4}  {line}")?;
         }
-        writeln!(moves, "goals: {}", (0..n).map(|r| format!("{} {}", g.role_name(r), goals[r])).collect::<Vec<_>>().join(", "))?;
+        match &goals {
+            Some(goals) => {
+                writeln!(moves, "goals: {}", (0..n).map(|r| format!("{} {}", g.role_name(r), goals[r])).collect::<Vec<_>>().join(", "))?
+            }
+            None => writeln!(moves, "aborted: no terminal state after {} joint moves (--max-steps)", record.len())?,
+        }
         crate::report::write_atomic(&out.join(format!("match-{m}.moves")), moves.as_bytes())?;
-        write!(csv, "{m}")?;
+        write!(csv, "{m},{},{}", if goals.is_some() { "terminal" } else { "aborted" }, record.len())?;
         for r in 0..n {
+            let s = match stats.iter_mut().position(|s| s.0 == seats[r]) {
+                Some(i) => &mut stats[i],
+                None => {
+                    stats.push((seats[r], 0.0, 0, 0, 0));
+                    stats.last_mut().expect("just pushed")
+                }
+            };
+            let Some(goals) = &goals else {
+                write!(csv, ",{:?},", seats[r])?;
+                s.4 += 1;
+                continue;
+            };
             write!(csv, ",{:?},{}", seats[r], goals[r])?;
             // A win: strictly above every other role; alone, the full 100.
             let won = if n == 1 { goals[r] == 100 } else { (0..n).all(|o| o == r || goals[r] > goals[o]) };
-            match stats.iter_mut().find(|s| s.0 == seats[r]) {
-                Some(s) => {
-                    s.1 += goals[r] as f64;
-                    s.2 += won as u64;
-                    s.3 += 1;
-                }
-                None => stats.push((seats[r], goals[r] as f64, won as u64, 1)),
-            }
+            s.1 += goals[r] as f64;
+            s.2 += won as u64;
+            s.3 += 1;
         }
         csv.push('\n');
-        outln!(
-            "match {m}: {} — goals {:?} in {} steps",
-            seats.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" vs "),
-            goals,
-            record.len()
-        )?;
+        let seats_text = seats.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" vs ");
+        match &goals {
+            Some(goals) => outln!("match {m}: {seats_text} — goals {goals:?} in {} steps", record.len())?,
+            None => outln!("match {m}: {seats_text} — aborted after {} steps (--max-steps)", record.len())?,
+        }
     }
     crate::report::write_atomic(&out.join("matches.csv"), csv.as_bytes())?;
-    let mut table = String::from("| player | seats | mean goal | wins | win rate (95% Wilson) |\n|---|---:|---:|---:|---|\n");
-    for (k, sum, wins, games) in &stats {
+    let mut table =
+        String::from("| player | seats | mean goal | wins | win rate (95% Wilson) | aborted |\n|---|---:|---:|---:|---|---:|\n");
+    for (k, sum, wins, games, aborted) in &stats {
+        if *games == 0 {
+            writeln!(table, "| {k:?} | 0 | – | 0 | – | {aborted} |")?;
+            continue;
+        }
         let (lo, hi) = crate::report::stats::wilson(*wins, *games);
-        writeln!(
-            table,
-            "| {k:?} | {games} | {:.1} | {wins} | {:.2} [{lo:.2}, {hi:.2}] |",
-            sum / *games as f64,
-            *wins as f64 / *games as f64
-        )?;
+        let (mean, rate) = (sum / *games as f64, *wins as f64 / *games as f64);
+        writeln!(table, "| {k:?} | {games} | {mean:.1} | {wins} | {rate:.2} [{lo:.2}, {hi:.2}] | {aborted} |")?;
     }
     crate::report::write_atomic(&out.join("table.md"), table.as_bytes())?;
     out!("{table}")?;
@@ -274,6 +296,9 @@ pub enum GgpCommand {
         /// Seconds of the play clock.
         #[arg(long, default_value_t = 2.0)]
         playclock: f64,
+        /// Joint moves after which a match with no terminal state is aborted (recorded so).
+        #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        max_steps: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Output folder (default outputs/ggp/<game>-seed-<seed>/).
@@ -298,7 +323,7 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
             let kind = kind_of(player, *mcts_iterations)?;
             crate::gdl::ggp::serve(*port, kind, *seed, None, |p| eprintln!("ggp: {player} listening on http://127.0.0.1:{p}/"))
         }
-        GgpCommand::Match { game, players, startclock, playclock, seed, out } => {
+        GgpCommand::Match { game, players, startclock, playclock, max_steps, seed, out } => {
             let rules = crate::input::read_text(game)?;
             // Fails early, with file:line:column, on a bad description.
             crate::gdl::load(game)?;
@@ -329,7 +354,7 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }
-            let played = crate::gdl::ggp::run_match(&rules, &urls, start, play, *seed);
+            let played = crate::gdl::ggp::run_match(&rules, &urls, start, play, *seed, *max_steps);
             for mut c in children {
                 let _ = c.kill();
                 let _ = c.wait();
@@ -346,7 +371,14 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
             for n in &played.notes {
                 writeln!(rec, "note: {n}")?;
             }
-            writeln!(rec, "goals: {:?}", played.goals)?;
+            let slow = |f: fn(&(Duration, Duration)) -> Duration| {
+                played.slowest.iter().map(|d| format!("{:.3}", f(d).as_secs_f64())).collect::<Vec<_>>().join(", ")
+            };
+            writeln!(rec, "slowest answers (s): start [{}], play [{}]", slow(|d| d.0), slow(|d| d.1))?;
+            match &played.goals {
+                Some(goals) => writeln!(rec, "goals: {goals:?}")?,
+                None => writeln!(rec, "aborted: no terminal state after {} joint moves (--max-steps)", played.moves.len())?,
+            }
             crate::report::write_atomic(&out.join("match.moves"), rec.as_bytes())?;
             out!("{rec}")?;
             outln!("wrote {}", out.join("match.moves").display())?;

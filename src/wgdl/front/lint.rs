@@ -3,6 +3,8 @@
 //!
 //! - goals and conditions that can never hold: constant after folding, or reading only values
 //!   that no consequence ever changes and false in the start state;
+//! - a game with nothing to play (no actions, no goals: an empty file, say) — an error, not a
+//!   warning, as the only lint that stops the compile;
 //! - precedence traps of the thesis's operator order written without brackets: `a * b / c`
 //!   (means `a * (b / c)`), `a || b && c` (`(a || b) && c`), `a && b || c` (`a && (b || c)`) and
 //!   `a == b && c` (`a == (b && c)`); these run on the AST before compiling.
@@ -44,7 +46,17 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
             diags.push(Diagnostic::warning(expr.span, DiagKind::NeverHolds { why: "it is a constant false".into() }));
         }
     }
-    if program.goals.is_empty() && program.outcomes.is_empty() {
+    let acts = program.actions.iter().any(|a| a.kind != crate::wgdl::ActionKind::OnCreate);
+    if program.goals.is_empty() && program.outcomes.is_empty() && !acts {
+        // Nothing to play: no action moves the game and nothing ends it (an empty file, say).
+        diags.push(Diagnostic::error(
+            Default::default(),
+            DiagKind::Invalid {
+                what: "this game declares nothing to play: no actions and no goals".into(),
+                expected: "at least one `action` (with `actionGroup` and `isInGroup`) or rule, and a `goal`".into(),
+            },
+        ));
+    } else if program.goals.is_empty() && program.outcomes.is_empty() {
         diags.push(Diagnostic::warning(
             Default::default(),
             DiagKind::Lint(format!(

@@ -918,7 +918,7 @@ mod tests {
     #[test]
     fn unit_direction_lines_count_as_grid_line_does() {
         for (w, h) in [(7, 6), (1, 5), (4, 1), (3, 3), (9, 2)] {
-            let src = format!("grid board {w} {h}\nclass c\nobject o is c\ninitial o\n");
+            let src = format!("grid board {w} {h}\nclass c\nobject o is c\ninitial o\ngoal 1 false\n");
             let p = crate::wgdl::compile_str("lines.wgdl", &src).expect("compiles").program;
             let mut st = p.initial_state().expect("starts");
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(w * 100 + h);
