@@ -22,6 +22,9 @@ mod exec;
 mod fuzz;
 /// GDL: the reader's errors, perft of the GDL games, random games through the `Game` contract.
 mod gdl;
+/// GDL rulesheets of the GGP community, one small description of ours per class of behaviour
+/// (tests/data/gdl/classes/): warnings, errors, reasoner choice and play on both evaluators.
+mod gdl_rulesheets;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
 /// The hex arena against its hand-written native twin, move for move on random encounters, and

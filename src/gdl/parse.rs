@@ -130,7 +130,7 @@ fn lex(text: &str, errors: &mut Vec<GdlError>) -> Vec<(Tok, Span)> {
         match c {
             b' ' | b'\t' | b'\r' | b'\n' => i += 1,
             b';' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
+                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
                     i += 1;
                 }
             }

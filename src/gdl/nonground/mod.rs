@@ -361,8 +361,16 @@ impl NonGround {
 
     /// The `true` terms after `does` in the state `truths`.
     pub fn next(&self, truths: &[Flat], does: &[(Flat, Flat)]) -> Result<Vec<Flat>, Overflow> {
-        let moves = self.with_state(truths, |state| self.move_facts(state, does))??;
-        Ok(moves.of(self.kw.next).to_vec())
+        // `next` lives in one layer: the moves' when some rule of it reads `does`, else the
+        // state's, or the static facts' (`(next done)`, a bare fact, holds after every move).
+        match self.layer(self.kw.next) {
+            Layer::Moves => {
+                let moves = self.with_state(truths, |state| self.move_facts(state, does))??;
+                Ok(moves.of(self.kw.next).to_vec())
+            }
+            Layer::State => self.with_state(truths, |state| state.of(self.kw.next).to_vec()),
+            Layer::Static => Ok(self.statics.of(self.kw.next).to_vec()),
+        }
     }
 
     /// Role `r`'s name as a flat term.
