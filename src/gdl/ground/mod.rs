@@ -292,10 +292,14 @@ impl Grounder {
         Ok(())
     }
 
-    /// Adds the head of every derivation in `new` (rule, bindings); whether one was new.
-    fn add_all(&mut self, rules: &[&Rule], new: Vec<(usize, Binds)>) -> bool {
+    /// Adds the head of every derivation in `new` (rule, bindings); whether one was new. Stops
+    /// at the deadline (a round may hold millions of derivations).
+    fn add_all(&mut self, rules: &[&Rule], new: Vec<(usize, Binds)>) -> Result<bool, Vec<GdlError>> {
         let mut changed = false;
-        for (r, b) in new {
+        for (k, (r, b)) in new.into_iter().enumerate() {
+            if k % 4096 == 4095 {
+                self.over_time()?;
+            }
             let h = &rules[r].head;
             let args: Box<[GId]> = h.args.iter().map(|t| instantiate(t, &b, &mut self.terms)).collect();
             let (a, fresh) = self.atoms.add(h.pred, args);
@@ -304,7 +308,7 @@ impl Grounder {
                 changed = true;
             }
         }
-        changed
+        Ok(changed)
     }
 
     /// The plans of `rules`: each in full, and each with one literal of a relation in
@@ -376,7 +380,7 @@ impl Grounder {
             if budget.stopped {
                 self.over_time()?;
             }
-            let mut changed = self.add_all(rules, new);
+            let mut changed = self.add_all(rules, new)?;
             // Inputs of the atoms added (and of theirs).
             let mut at = if first { 0 } else { hi };
             while (at as usize) < self.atoms.list.len() {

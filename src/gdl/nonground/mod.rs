@@ -255,9 +255,26 @@ impl NonGround {
             ng.strata = strata;
             ng.statics.reindex(&ng.reg);
         };
-        plan_all(&mut ng, &empty, &empty);
+        // First plans: each stratum by the initial state's facts of the strata below it,
+        // computed as it goes (a blind plan can be slower by orders of magnitude).
         let truths = ng.initial();
-        let state = ng.state_facts_within(&truths, LOAD_FACTS)?;
+        let mut state = Facts::default();
+        for t in &truths {
+            state.insert(ng.kw.true_, t, &ng.reg);
+        }
+        let mut strata = Vec::with_capacity(dynamic.len());
+        for &s in &dynamic {
+            let layer = if c.sccs[s].iter().any(|p| c.on_does.contains(p)) { Layer::Moves } else { Layer::State };
+            let stratum = ng.plan(&rules_of(s), &c.sccs[s], c.recursive[s], layer, &state, &empty);
+            ng.statics.reindex(&ng.reg);
+            state.reindex(&ng.reg);
+            if layer == Layer::State {
+                let mut no_moves = Facts::default();
+                run(&ng.reg, &stratum, Stat::Shared(&ng.statics), &mut state, &mut no_moves, LOAD_FACTS)?;
+            }
+            strata.push(stratum);
+        }
+        ng.strata = strata;
         let does: Vec<(Flat, Flat)> = (0..ng.roles.len())
             .filter_map(|r| ng.second_args_in(&state, ng.kw.legal, &ng.role(r)).into_iter().next().map(|a| (ng.role(r), a)))
             .collect();
