@@ -188,16 +188,16 @@ fn agree_by_names(a: &Gdl, b: &Gdl, games: u64, what: &str) {
 // 1. Keyword relations as bare facts.
 
 fn keyword_facts_make_a_one_move_puzzle(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     for action in ["push", "wait"] {
         let mut st = g.initial().unwrap();
         assert_eq!(g.show_state(&st), ["start"]);
-        assert_eq!(legal(&g, &st), [strs(&["push", "wait"])]);
-        assert_eq!(status(&g, &st), Status::Running);
+        assert_eq!(legal(g, &st), [strs(&["push", "wait"])]);
+        assert_eq!(status(g, &st), Status::Running);
         assert_eq!(g.goal_values(&st), [100], "the goal fact holds in every state");
-        play1(&g, &mut st, action);
+        play1(g, &mut st, action);
         assert_eq!(g.show_state(&st), ["done"], "after {action}");
-        assert_over(&g, &st, &[100], Status::Finished);
+        assert_over(g, &st, &[100], Status::Finished);
     }
 }
 on_both!(keyword_facts_make_a_one_move_puzzle, "keyword_facts.kif");
@@ -207,18 +207,18 @@ on_both!(keyword_facts_make_a_one_move_puzzle, "keyword_facts.kif");
 
 fn a_caller_bound_relation_warns_at_its_rule_and_plays_correctly(g: &Gdl, report: &LoadReport) {
     let name = "caller_bound.kif";
-    assert_eq!(kinds(&report), [GdlWarningKind::CallerBound { name: "differ".into(), vars: "`?a`, `?b`".into() }]);
+    assert_eq!(kinds(report), [GdlWarningKind::CallerBound { name: "differ".into(), vars: "`?a`, `?b`".into() }]);
     let shown = report.render_warnings();
     assert!(shown.contains(&place(name, "(<= (differ ?a ?b)", 4)), "{shown}");
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(go 2)", "(go 3)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(go 2)", "(go 3)"])]);
     assert_eq!(g.goal_values(&st), [0]);
-    play1(&g, &mut st, "(go 3)");
+    play1(g, &mut st, "(go 3)");
     assert_eq!(g.show_state(&st), ["(at 3)", "(turn 1)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(go 1)", "(go 2)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(go 1)", "(go 2)"])]);
     assert_eq!(g.goal_values(&st), [100]);
-    play1(&g, &mut st, "(go 1)");
-    assert_over(&g, &st, &[0], Status::Finished);
+    play1(g, &mut st, "(go 1)");
+    assert_over(g, &st, &[0], Status::Finished);
 }
 on_both!(a_caller_bound_relation_warns_at_its_rule_and_plays_correctly, "caller_bound.kif");
 
@@ -228,18 +228,18 @@ on_both!(a_caller_bound_relation_warns_at_its_rule_and_plays_correctly, "caller_
 fn a_role_bound_only_by_the_query_is_every_role(g: &Gdl, report: &LoadReport) {
     let name = "role_from_query.kif";
     assert_eq!(
-        kinds(&report),
+        kinds(report),
         [GdlWarningKind::RoleFromQuery { var: "r".into(), name: "legal" }, GdlWarningKind::RoleFromQuery { var: "r".into(), name: "goal" }]
     );
     let shown = report.render_warnings();
     assert!(shown.contains(&place(name, "(legal ?r wait)", 0)), "{shown}");
     assert!(shown.contains(&place(name, "(goal ?r 50)", 0)), "{shown}");
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), vec![strs(&["wait"]); 3]);
+    assert_eq!(legal(g, &st), vec![strs(&["wait"]); 3]);
     assert_eq!(g.goal_values(&st), [0, 0, 0]);
-    play(&g, &mut st, &["wait", "wait", "wait"]);
+    play(g, &mut st, &["wait", "wait", "wait"]);
     assert_eq!(g.show_state(&st), ["(round 1)", "tie"]);
-    assert_over(&g, &st, &[50, 50, 50], Status::Draw);
+    assert_over(g, &st, &[50, 50, 50], Status::Draw);
 }
 on_both!(a_role_bound_only_by_the_query_is_every_role, "role_from_query.kif");
 
@@ -248,22 +248,22 @@ on_both!(a_role_bound_only_by_the_query_is_every_role, "role_from_query.kif");
 
 fn a_variable_free_in_a_negation_means_no_instance_holds(g: &Gdl, report: &LoadReport) {
     let name = "free_in_not.kif";
-    assert_eq!(kinds(&report), [GdlWarningKind::FreeInNot { var: "any".into() }]);
+    assert_eq!(kinds(report), [GdlWarningKind::FreeInNot { var: "any".into() }]);
     let shown = report.render_warnings();
     assert!(shown.contains(&place(name, "(true (piece ?any))", 0)), "{shown}");
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(take a)", "(take b)"])]);
-    play1(&g, &mut st, "(take a)");
+    assert_eq!(legal(g, &st), [strs(&["(take a)", "(take b)"])]);
+    play1(g, &mut st, "(take a)");
     // One instance holds: no refill.
     assert_eq!(g.show_state(&st), ["(piece b)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(take b)"])]);
-    play1(&g, &mut st, "(take b)");
+    assert_eq!(legal(g, &st), [strs(&["(take b)"])]);
+    play1(g, &mut st, "(take b)");
     // None holds: refill, and only refill.
     assert_eq!(g.show_state(&st), Vec::<String>::new());
-    assert_eq!(legal(&g, &st), [strs(&["refill"])]);
+    assert_eq!(legal(g, &st), [strs(&["refill"])]);
     assert_eq!(g.goal_values(&st), [0]);
-    play1(&g, &mut st, "refill");
-    assert_over(&g, &st, &[100], Status::Finished);
+    play1(g, &mut st, "refill");
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_variable_free_in_a_negation_means_no_instance_holds, "free_in_not.kif");
 
@@ -272,16 +272,16 @@ on_both!(a_variable_free_in_a_negation_means_no_instance_holds, "free_in_not.kif
 
 fn a_variable_free_in_a_distinct_is_always_distinct_but_never_from_itself(g: &Gdl, report: &LoadReport) {
     let name = "free_in_distinct.kif";
-    assert_eq!(kinds(&report), [GdlWarningKind::FreeInDistinct { var: "other".into() }, GdlWarningKind::NeverDistinct]);
+    assert_eq!(kinds(report), [GdlWarningKind::FreeInDistinct { var: "other".into() }, GdlWarningKind::NeverDistinct]);
     let shown = report.render_warnings();
     assert!(shown.contains(&place(name, "(distinct ?x ?other)", 0)), "{shown}");
     assert!(shown.contains(&place(name, "(distinct ?ghost ?ghost)", 0)), "{shown}");
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(keep a)", "(keep b)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(keep a)", "(keep b)"])]);
     assert_eq!(g.action_index(0, "(drop a)"), None, "the rule that compares ?ghost with itself never holds");
-    play1(&g, &mut st, "(keep b)");
+    play1(g, &mut st, "(keep b)");
     assert_eq!(g.show_state(&st), ["(token b)", "done"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_variable_free_in_a_distinct_is_always_distinct_but_never_from_itself, "free_in_distinct.kif");
 
@@ -289,13 +289,13 @@ on_both!(a_variable_free_in_a_distinct_is_always_distinct_but_never_from_itself,
 // 6. `(not (distinct a b))` as equality.
 
 fn not_distinct_is_equality(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(choose 2)", "(exact 2)", "(pair 1 1)", "(pair 2 2)", "(pair 3 3)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(choose 2)", "(exact 2)", "(pair 1 1)", "(pair 2 2)", "(pair 3 3)"])]);
     assert_eq!(g.goal_values(&st), [100]);
-    play1(&g, &mut st, "(pair 3 3)");
+    play1(g, &mut st, "(pair 3 3)");
     assert_eq!(g.show_state(&st), ["done"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(not_distinct_is_equality, "not_distinct.kif");
 
@@ -303,20 +303,20 @@ on_both!(not_distinct_is_equality, "not_distinct.kif");
 // 7. Zero-argument function terms.
 
 fn a_zero_argument_function_term_is_not_the_constant(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), ["(cell (a) 1)", "(cell b 1)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(mark (a))", "(mark b)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(mark (a))", "(mark b)"])]);
     assert!(g.action_index(0, "(mark (a))").is_some());
     assert_eq!(g.action_index(0, "(mark a)"), None);
     assert_eq!(g.action_index(0, "plain"), None, "(cell a 1) never holds");
-    play1(&g, &mut st, "(mark b)");
+    play1(g, &mut st, "(mark b)");
     assert_eq!(g.show_state(&st), ["(cell (a) 1)", "(cell b 2)"]);
-    assert_eq!(status(&g, &st), Status::Running);
-    assert_eq!(legal(&g, &st), [strs(&["(mark (a))"])]);
-    play1(&g, &mut st, "(mark (a))");
+    assert_eq!(status(g, &st), Status::Running);
+    assert_eq!(legal(g, &st), [strs(&["(mark (a))"])]);
+    play1(g, &mut st, "(mark (a))");
     assert_eq!(g.show_state(&st), ["(cell (a) 2)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_zero_argument_function_term_is_not_the_constant, "zero_arg_function.kif");
 
@@ -324,41 +324,41 @@ on_both!(a_zero_argument_function_term_is_not_the_constant, "zero_arg_function.k
 // 8. Case.
 
 fn keywords_and_variables_are_read_in_any_case(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     assert_eq!(g.role_name(0), "Walker");
     let mut st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), ["(Pos 0)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(Step 1)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(Step 1)"])]);
     let step1 = g.action_index(0, "(Step 1)");
     assert!(step1.is_some());
     assert_eq!(g.action_index(0, "(STEP 1)"), step1, "a manager's upper case");
     assert_eq!(g.action_index(0, "( step   1 )"), step1);
-    play1(&g, &mut st, "(Step 1)");
+    play1(g, &mut st, "(Step 1)");
     assert_eq!(g.show_state(&st), ["(Pos 1)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(Step 2)", "Rest"])]);
-    play1(&g, &mut st, "Rest");
+    assert_eq!(legal(g, &st), [strs(&["(Step 2)", "Rest"])]);
+    play1(g, &mut st, "Rest");
     assert_eq!(g.show_state(&st), ["(Pos 1)"]);
     assert_eq!(g.goal_values(&st), [0]);
-    play1(&g, &mut st, "(Step 2)");
+    play1(g, &mut st, "(Step 2)");
     assert_eq!(g.show_state(&st), ["(Pos 2)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(keywords_and_variables_are_read_in_any_case, "case_insensitive.kif");
 
 fn a_name_spelled_two_ways_makes_every_symbol_case_sensitive(g: &Gdl, report: &LoadReport) {
     let name = "case_twins.kif";
-    assert_eq!(kinds(&report), [GdlWarningKind::CaseTwins { first: "Lamp".into(), second: "lamp".into() }]);
+    assert_eq!(kinds(report), [GdlWarningKind::CaseTwins { first: "Lamp".into(), second: "lamp".into() }]);
     let shown = report.render_warnings();
     assert!(shown.contains(&place(name, "wait) (true (lamp on))", 13)), "{shown}");
     let mut st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), ["(Lamp on)"]);
-    assert_eq!(legal(&g, &st), [strs(&["flip"])], "(lamp on) is another proposition than (Lamp on)");
-    play1(&g, &mut st, "flip");
+    assert_eq!(legal(g, &st), [strs(&["flip"])], "(lamp on) is another proposition than (Lamp on)");
+    play1(g, &mut st, "flip");
     assert_eq!(g.show_state(&st), ["(lamp on)"]);
-    assert_eq!(legal(&g, &st), [strs(&["wait"])]);
-    play1(&g, &mut st, "wait");
+    assert_eq!(legal(g, &st), [strs(&["wait"])]);
+    play1(g, &mut st, "wait");
     assert_eq!(g.show_state(&st), ["done"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_name_spelled_two_ways_makes_every_symbol_case_sensitive, "case_twins.kif");
 
@@ -387,10 +387,10 @@ fn plays_as_without_optional(name: &str, tree: usize) {
 }
 
 fn standard_base_and_input_are_accepted_silently_and_change_nothing(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), ["(step 0)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(light 1)", "(light 2)", "(light 3)", "noop"])]);
+    assert_eq!(legal(g, &st), [strs(&["(light 1)", "(light 2)", "(light 3)", "noop"])]);
 }
 on_both!(standard_base_and_input_are_accepted_silently_and_change_nothing, "base_input.kif");
 
@@ -403,7 +403,7 @@ fn standard_base_and_input_change_nothing() {
 fn non_standard_base_and_input_are_ignored_with_a_warning(g: &Gdl, report: &LoadReport) {
     let name = "base_input_odd.kif";
     assert_eq!(
-        kinds(&report),
+        kinds(report),
         [
             GdlWarningKind::NonStandardOptional { name: "base", standard: "(base x)" },
             GdlWarningKind::NonStandardOptional { name: "input", standard: "(input role action)" }
@@ -413,7 +413,7 @@ fn non_standard_base_and_input_are_ignored_with_a_warning(g: &Gdl, report: &Load
     assert!(shown.contains(&place(name, "(base cell 1 1)", 0)), "{shown}");
     assert!(shown.contains(&place(name, "(input push)", 0)), "{shown}");
     let st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(push 1)", "(push 2)"])]);
+    assert_eq!(legal(g, &st), [strs(&["(push 1)", "(push 2)"])]);
 }
 on_both!(non_standard_base_and_input_are_ignored_with_a_warning, "base_input_odd.kif");
 
@@ -545,7 +545,7 @@ fn a_relation_without_end_is_computed_only_where_asked() {
 // 13. More than four roles.
 
 fn six_roles_moving_at_once_decode_per_role(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     assert_eq!(g.roles(), 6);
     assert_eq!((0..6).map(|r| g.role_name(r)).collect::<Vec<_>>(), ["p1", "p2", "p3", "p4", "p5", "p6"]);
     for seed in 0..20u64 {
@@ -555,12 +555,12 @@ fn six_roles_moving_at_once_decode_per_role(g: &Gdl, report: &LoadReport) {
         for round in 1..=2 {
             let per_role = g.legal_actions(&st);
             assert_eq!(per_role.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 2, 3, 3, 3]);
-            let names = legal(&g, &st);
+            let names = legal(g, &st);
             for (r, acts) in names.iter().enumerate() {
                 let want: &[&str] = if r < 3 { &["(pick high)", "(pick low)"] } else { &["(pick high)", "(pick low)", "(pick mid)"] };
                 assert_eq!(acts, &strs(want), "role {r}");
             }
-            let moves = joint_moves(&g, &st);
+            let moves = joint_moves(g, &st);
             assert_eq!(moves.len(), 216);
             // Every joint move decodes to one legal action per role, and every combination
             // comes once.
@@ -584,7 +584,7 @@ fn six_roles_moving_at_once_decode_per_role(g: &Gdl, report: &LoadReport) {
             assert_eq!(g.show_state(&st), sorted(want), "seed {seed}");
         }
         let goals: Vec<u8> = picks.iter().map(|p| if p == "high" { 100 } else { 0 }).collect();
-        assert!(joint_moves(&g, &st).is_empty());
+        assert!(joint_moves(g, &st).is_empty());
         assert_eq!(g.goal_values(&st), goals, "seed {seed}: picks {picks:?}");
     }
 }
@@ -614,13 +614,13 @@ fn terminal_holds(name: &str, line: &[&str]) -> [bool; 2] {
 }
 
 fn legal_read_in_a_body_defines_terminal(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     for (action, goal) in [("open", 100), ("smash", 0)] {
         let mut st = g.initial().unwrap();
-        assert_eq!(legal(&g, &st), [strs(&["open", "smash"])]);
-        play1(&g, &mut st, action);
-        assert_eq!(legal(&g, &st), [Vec::<String>::new()]);
-        assert_over(&g, &st, &[goal], Status::Finished);
+        assert_eq!(legal(g, &st), [strs(&["open", "smash"])]);
+        play1(g, &mut st, action);
+        assert_eq!(legal(g, &st), [Vec::<String>::new()]);
+        assert_over(g, &st, &[goal], Status::Finished);
     }
 }
 on_both!(legal_read_in_a_body_defines_terminal, "legal_in_body.kif");
@@ -634,19 +634,19 @@ fn legal_read_in_a_body_makes_terminal_itself_hold() {
 }
 
 fn moves_from_a_derived_static_relation_with_a_constant_in_its_head(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     for (k, action) in ["(climb up 0 1)", "(climb up 1 2)", "(climb up 2 3)"].into_iter().enumerate() {
         assert_eq!(g.show_state(&st), [format!("(at {k})")]);
-        assert_eq!(legal(&g, &st), [strs(&[action])]);
-        play1(&g, &mut st, action);
+        assert_eq!(legal(g, &st), [strs(&[action])]);
+        play1(g, &mut st, action);
     }
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(moves_from_a_derived_static_relation_with_a_constant_in_its_head, "static_moves.kif");
 
 fn a_flag_made_from_its_own_negation_alternates(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     let line: [(&[&str], &str); 4] = [
         (&["(count 0)"], "tock"),
@@ -656,26 +656,26 @@ fn a_flag_made_from_its_own_negation_alternates(g: &Gdl, report: &LoadReport) {
     ];
     for (state, action) in line {
         assert_eq!(g.show_state(&st), strs(state));
-        assert_eq!(legal(&g, &st), [strs(&[action])]);
-        play1(&g, &mut st, action);
+        assert_eq!(legal(g, &st), [strs(&[action])]);
+        play1(g, &mut st, action);
     }
     assert_eq!(g.show_state(&st), ["(count 4)", "(rang 1)", "(rang 3)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_flag_made_from_its_own_negation_alternates, "alternating_flag.kif");
 
 /// test_case_3a: ggp-base's prover tells `(anyopen)` from `anyopen`; we read both as the one
 /// 0-ary relation (a function term `(f)` in an argument stays a term of its own).
 fn a_zero_ary_relation_in_parentheses_is_the_bare_one(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(also)", "same"])], "ours: `(anyopen)` is `anyopen`");
+    assert_eq!(legal(g, &st), [strs(&["(also)", "same"])], "ours: `(anyopen)` is `anyopen`");
     let mut other = st.clone();
-    play1(&g, &mut other, "(also)");
-    assert_over(&g, &other, &[50], Status::Finished);
-    play1(&g, &mut st, "same");
+    play1(g, &mut other, "(also)");
+    assert_over(g, &other, &[50], Status::Finished);
+    play1(g, &mut st, "same");
     assert_eq!(g.show_state(&st), ["(said same)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_zero_ary_relation_in_parentheses_is_the_bare_one, "paren_zero_ary.kif");
 
@@ -683,7 +683,7 @@ fn broad_distinct_only_relations_load_used_or_not(g: &Gdl, report: &LoadReport) 
     let name = "caller_bound_broad.kif";
     let cell = "`?x`, `?y`, `?m`, `?n`".to_string();
     assert_eq!(
-        kinds(&report),
+        kinds(report),
         [
             GdlWarningKind::CallerBound { name: "othercell".into(), vars: cell.clone() },
             GdlWarningKind::CallerBound { name: "othercell".into(), vars: cell },
@@ -695,153 +695,153 @@ fn broad_distinct_only_relations_load_used_or_not(g: &Gdl, report: &LoadReport) 
     let mut st = g.initial().unwrap();
     let all = ["(cell 1 1 blank)", "(cell 1 2 blank)", "(cell 2 1 blank)", "(cell 2 2 blank)"];
     assert_eq!(g.show_state(&st), all);
-    assert_eq!(legal(&g, &st), [strs(&["(mark 1 1)", "(mark 1 2)", "(mark 2 1)", "(mark 2 2)"])]);
-    play1(&g, &mut st, "(mark 1 2)");
+    assert_eq!(legal(g, &st), [strs(&["(mark 1 1)", "(mark 1 2)", "(mark 2 1)", "(mark 2 2)"])]);
+    play1(g, &mut st, "(mark 1 2)");
     assert_eq!(g.show_state(&st), ["(cell 1 1 blank)", "(cell 1 2 x)", "(cell 2 1 blank)", "(cell 2 2 blank)"]);
-    assert_eq!(legal(&g, &st), [strs(&["(mark 1 1)", "(mark 2 1)", "(mark 2 2)"])]);
-    play1(&g, &mut st, "(mark 2 1)");
-    assert_eq!(legal(&g, &st)[0].len(), 2);
-    play1(&g, &mut st, "(mark 1 1)");
-    assert_eq!(legal(&g, &st), [strs(&["(mark 2 2)"])]);
-    play1(&g, &mut st, "(mark 2 2)");
+    assert_eq!(legal(g, &st), [strs(&["(mark 1 1)", "(mark 2 1)", "(mark 2 2)"])]);
+    play1(g, &mut st, "(mark 2 1)");
+    assert_eq!(legal(g, &st)[0].len(), 2);
+    play1(g, &mut st, "(mark 1 1)");
+    assert_eq!(legal(g, &st), [strs(&["(mark 2 2)"])]);
+    play1(g, &mut st, "(mark 2 2)");
     assert_eq!(g.show_state(&st), ["(cell 1 1 x)", "(cell 1 2 x)", "(cell 2 1 x)", "(cell 2 2 x)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(broad_distinct_only_relations_load_used_or_not, "caller_bound_broad.kif");
 
 fn an_undefined_relation_is_false_and_no_init_is_the_empty_state(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), Vec::<String>::new());
-    assert_eq!(legal(&g, &st), [strs(&["safe"])]);
-    play1(&g, &mut st, "safe");
+    assert_eq!(legal(g, &st), [strs(&["safe"])]);
+    play1(g, &mut st, "safe");
     assert_eq!(g.show_state(&st), ["(picked safe)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(an_undefined_relation_is_false_and_no_init_is_the_empty_state, "undefined_relation.kif");
 
 fn the_initial_state_is_init_not_next_of_nothing(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     let line: [(&[&str], &str); 3] = [(&["(light red)"], "wait"), (&[], "wait"), (&["(light green)"], "go")];
     for (state, action) in line {
         assert_eq!(g.show_state(&st), strs(state));
-        assert_eq!(legal(&g, &st), [strs(&[action])]);
-        play1(&g, &mut st, action);
+        assert_eq!(legal(g, &st), [strs(&[action])]);
+        play1(g, &mut st, action);
     }
     assert_eq!(g.show_state(&st), ["(light green)", "gone"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(the_initial_state_is_init_not_next_of_nothing, "init_from_negation.kif");
 
 fn a_role_variable_may_be_the_action(g: &Gdl, report: &LoadReport) {
     let name = "role_as_action.kif";
-    assert_eq!(kinds(&report), [GdlWarningKind::RoleFromQuery { var: "p".into(), name: "legal" }]);
+    assert_eq!(kinds(report), [GdlWarningKind::RoleFromQuery { var: "p".into(), name: "legal" }]);
     assert!(report.render_warnings().contains(&place(name, "(legal ?p ?p)", 0)));
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["north"]), strs(&["south"])]);
-    play(&g, &mut st, &["north", "south"]);
+    assert_eq!(legal(g, &st), [strs(&["north"]), strs(&["south"])]);
+    play(g, &mut st, &["north", "south"]);
     assert_eq!(g.show_state(&st), ["(called north)", "(called south)"]);
-    assert_over(&g, &st, &[100, 100], Status::Draw);
+    assert_over(g, &st, &[100, 100], Status::Draw);
 }
 on_both!(a_role_variable_may_be_the_action, "role_as_action.kif");
 
 fn role_variables_in_goals_follow_a_static_list(g: &Gdl, report: &LoadReport) {
     assert_eq!(
-        kinds(&report),
+        kinds(report),
         [GdlWarningKind::RoleFromQuery { var: "p".into(), name: "legal" }, GdlWarningKind::RoleFromQuery { var: "p".into(), name: "goal" }]
     );
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), vec![strs(&["wait"]); 3]);
+    assert_eq!(legal(g, &st), vec![strs(&["wait"]); 3]);
     assert_eq!(g.goal_values(&st), [100, 0, 100]);
-    play(&g, &mut st, &["wait", "wait", "wait"]);
+    play(g, &mut st, &["wait", "wait", "wait"]);
     assert_eq!(g.show_state(&st), ["over"]);
-    assert_over(&g, &st, &[100, 0, 100], Status::Draw);
+    assert_over(g, &st, &[100, 0, 100], Status::Draw);
 }
 on_both!(role_variables_in_goals_follow_a_static_list, "role_goal_list.kif");
 
 fn recursion_that_builds_function_terms_stops_where_it_should(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["go"])]);
-    play1(&g, &mut st, "go");
+    assert_eq!(legal(g, &st), [strs(&["go"])]);
+    play1(g, &mut st, "go");
     assert_eq!(g.show_state(&st), ["(phase 1)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(recursion_that_builds_function_terms_stops_where_it_should, "recursion_function_terms.kif");
 
 fn a_variable_written_twice_in_a_literal_needs_the_same_term_twice(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let start = g.initial().unwrap();
-    assert_eq!(legal(&g, &start), [strs(&["(line 1 1 1 2)", "(line 1 3 2 3)"])]);
+    assert_eq!(legal(g, &start), [strs(&["(line 1 1 1 2)", "(line 1 3 2 3)"])]);
     for (action, state) in
         [("(line 1 1 1 2)", &["(edge 1 1 1 2)", "done"][..]), ("(line 1 3 2 3)", &["(edge 1 3 2 3)", "(row 1 3)", "done"][..])]
     {
         let mut st = start.clone();
-        play1(&g, &mut st, action);
+        play1(g, &mut st, action);
         assert_eq!(g.show_state(&st), strs(state), "after {action}");
-        assert_over(&g, &st, &[100], Status::Finished);
+        assert_over(g, &st, &[100], Status::Finished);
     }
 }
 on_both!(a_variable_written_twice_in_a_literal_needs_the_same_term_twice, "doubled_variables.kif");
 
 fn recursion_that_derives_nothing_derives_nothing(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["go"])]);
-    play1(&g, &mut st, "go");
+    assert_eq!(legal(g, &st), [strs(&["go"])]);
+    play1(g, &mut st, "go");
     assert_eq!(g.show_state(&st), ["(phase 1)"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(recursion_that_derives_nothing_derives_nothing, "recursion_self_and_cycle.kif");
 
 fn mutual_recursion_feeds_init(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
     assert_eq!(g.show_state(&st), ["(l 1 2)", "(l 2 1)", "(r 1 2)", "(r 2 1)"]);
-    assert_eq!(legal(&g, &st), [strs(&["proceed"])]);
-    play1(&g, &mut st, "proceed");
+    assert_eq!(legal(g, &st), [strs(&["proceed"])]);
+    play1(g, &mut st, "proceed");
     assert_eq!(g.show_state(&st), ["finished"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(mutual_recursion_feeds_init, "mutual_recursion_init.kif");
 
 fn a_recursive_literal_first_in_its_body(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(leave x 0)", "(leave x 1)", "(leave x 2)", "(leave z 0)", "(leave z 1)"])]);
-    play1(&g, &mut st, "(leave z 1)");
+    assert_eq!(legal(g, &st), [strs(&["(leave x 0)", "(leave x 1)", "(leave x 2)", "(leave z 0)", "(leave z 1)"])]);
+    play1(g, &mut st, "(leave z 1)");
     assert_eq!(g.show_state(&st), ["done"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_recursive_literal_first_in_its_body, "recursion_literal_first.kif");
 
 fn a_distinct_before_its_binders_is_safe(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut st = g.initial().unwrap();
-    assert_eq!(legal(&g, &st), [strs(&["(paint blue red)", "(paint red blue)"])]);
-    play1(&g, &mut st, "(paint red blue)");
+    assert_eq!(legal(g, &st), [strs(&["(paint blue red)", "(paint red blue)"])]);
+    play1(g, &mut st, "(paint red blue)");
     assert_eq!(g.show_state(&st), ["painted"]);
-    assert_over(&g, &st, &[100], Status::Finished);
+    assert_over(g, &st, &[100], Status::Finished);
 }
 on_both!(a_distinct_before_its_binders_is_safe, "distinct_first.kif");
 
 fn negated_does_toggles_and_goals_read_terminal(g: &Gdl, report: &LoadReport) {
-    assert_no_warnings(&report);
+    assert_no_warnings(report);
     let mut lines = 0;
     for presses in 0..8u32 {
         let mut st = g.initial().unwrap();
         for k in 0..3 {
-            assert_eq!(legal(&g, &st), [strs(&["idle", "press"]), strs(&["look"])]);
+            assert_eq!(legal(g, &st), [strs(&["idle", "press"]), strs(&["look"])]);
             assert_eq!(g.goal_values(&st), [0, 0]);
             let lit = (presses & ((1 << k) - 1)).count_ones() % 2 == 1;
             assert_eq!(g.show_state(&st).contains(&"lit".to_string()), lit);
-            play(&g, &mut st, &[if presses >> k & 1 == 1 { "press" } else { "idle" }, "look"]);
+            play(g, &mut st, &[if presses >> k & 1 == 1 { "press" } else { "idle" }, "look"]);
         }
         let lit = presses.count_ones() % 2 == 1;
         assert_eq!(g.show_state(&st).contains(&"lit".to_string()), lit, "presses {presses:03b}");
         let (goals, end) = if lit { ([100, 0], Status::Won(0)) } else { ([0, 100], Status::Won(1)) };
-        assert_over(&g, &st, &goals, end);
+        assert_over(g, &st, &goals, end);
         lines += 1;
     }
     assert_eq!(lines, 8);

@@ -329,9 +329,7 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
         if errors.is_empty() && !on_demand.is_empty() { super::demand::restrict(&mut plain, syms, &kw, on_demand) } else { Vec::new() };
     // The relations the rewrites made, with their arities.
     for r in &plain {
-        if !arity.contains_key(&r.head.pred) {
-            arity.insert(r.head.pred, (r.head.args.len(), r.head.span));
-        }
+        arity.entry(r.head.pred).or_insert((r.head.args.len(), r.head.span));
     }
     let mut roles = Vec::new();
     let mut role_spans = Vec::new();
