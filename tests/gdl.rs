@@ -539,13 +539,19 @@ mod ggp {
     }
 }
 
-/// Random games replayed through the grounded and the non-ground evaluator: the same state,
-/// legal actions per role, terminal test and goals at every step, the same next state after
-/// every joint move.
+/// A shipped or test game replayed as [`replay_both`] does.
 fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
-    let text = std::fs::read_to_string(gdl_path(name)).unwrap();
-    let g = game(name).with_reasoner(reasoner);
-    let ng = gdl::compile_nonground(name, &text).unwrap();
+    replay_both(name, &std::fs::read_to_string(gdl_path(name)).unwrap(), games, reasoner);
+}
+
+/// Random games of the description `text` replayed through the grounded evaluator
+/// (`reasoner`) and the non-ground one: the same state, legal actions per role, terminal test
+/// and goals at every step, the same next state after every joint move (each game ends within
+/// 200 steps). Returns the steps compared. Also used by `gdl_rulesheets`.
+pub(crate) fn replay_both(name: &str, text: &str, games: u64, reasoner: Reasoner) -> usize {
+    let g: GdlGame = gdl::compile(name, text).unwrap_or_else(|e| panic!("{e}")).with_reasoner(reasoner);
+    let ng = gdl::compile_nonground(name, text).unwrap_or_else(|e| panic!("{e}"));
+    let mut steps = 0;
     let sorted = |mut v: Vec<String>| {
         v.sort();
         v
@@ -557,6 +563,8 @@ fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
         let mut legal = Vec::new();
         for step in 0.. {
             let at = format!("{name} ({reasoner:?}) seed {seed} step {step}");
+            assert!(step < 200, "{at}: no end");
+            steps += 1;
             assert_eq!(g.show_state(&st), sorted(truths.iter().map(|t| ng.text(t)).collect()), "{at}: state");
             let facts = ng.model(&truths, &[]).unwrap();
             let per_role = g.legal_actions(&st);
@@ -589,6 +597,7 @@ fn grounded_agrees_with_nonground(name: &str, games: u64, reasoner: Reasoner) {
             g.apply(&mut st, m).unwrap();
         }
     }
+    steps
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 use playforge::game::{Game, Status};
 use playforge::gdl::ground::GroundLimits;
-use playforge::gdl::{self, Gdl, GdlAnyState, GdlErrorKind, GdlErrors, GdlGame, GdlWarningKind, LoadReport, Reasoner};
+use playforge::gdl::{self, Gdl, GdlAnyState, GdlErrorKind, GdlErrors, GdlWarningKind, LoadReport, Reasoner};
 use rand::RngExt;
 use std::path::PathBuf;
 
@@ -869,56 +869,6 @@ fn a_comment_ends_at_a_carriage_return() {
 // ---------------------------------------------------------------------------------------------
 // 15. Grounded and non-ground agree on every class file that grounds.
 
-/// Random games replayed through the grounded evaluator (`reasoner`) and the non-ground one
-/// (no loader in between): the same state, legal actions per role, goals and terminal test at
-/// every step, the same next state after every joint move. Returns the steps compared.
-fn grounded_agrees_with_nonground(name: &str, text: &str, games: u64, reasoner: Reasoner) -> usize {
-    let g: GdlGame = gdl::compile(name, text).unwrap_or_else(|e| panic!("{e}")).with_reasoner(reasoner);
-    let ng = gdl::compile_nonground(name, text).unwrap_or_else(|e| panic!("{e}"));
-    let mut steps = 0;
-    for seed in 0..games {
-        let mut rng = playforge::rng::stream(seed, 15, 0, 0);
-        let mut st = g.initial().unwrap();
-        let mut truths = ng.initial();
-        let mut moves = Vec::new();
-        for step in 0.. {
-            let at = format!("{name} ({reasoner:?}) seed {seed} step {step}");
-            assert!(step < 200, "{at}: no end");
-            steps += 1;
-            assert_eq!(g.show_state(&st), sorted(truths.iter().map(|t| ng.text(t)).collect()), "{at}: state");
-            let facts = ng.model(&truths, &[]).unwrap();
-            for (r, acts) in g.legal_actions(&st).iter().enumerate() {
-                let ours = sorted(acts.iter().map(|&i| g.action_name(r, i)).collect());
-                let theirs = sorted(ng.second_args(&facts, ng.kw.legal, &ng.role(r)).iter().map(|a| ng.text(a)).collect());
-                assert_eq!(ours, theirs, "{at}: legal actions of role {r}");
-                let goal =
-                    ng.second_args(&facts, ng.kw.goal, &ng.role(r)).iter().filter_map(|v| ng.text(v).parse::<u8>().ok()).max().unwrap_or(0);
-                assert_eq!(g.goal_values(&st)[r], goal, "{at}: goal of role {r}");
-            }
-            assert_eq!(g.is_terminal(&st), facts.contains(ng.kw.terminal, &[]), "{at}: terminal");
-            g.legal(&st, &mut moves).unwrap();
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[rng.random_range(0..moves.len())];
-            let does: Vec<_> = (0..g.roles())
-                .map(|r| {
-                    let name = g.action_name(r, GdlGame::action_of(m, r));
-                    let flat = ng
-                        .second_args(&facts, ng.kw.legal, &ng.role(r))
-                        .into_iter()
-                        .find(|a| ng.text(a) == name)
-                        .expect("the action is legal in both");
-                    (ng.role(r), flat)
-                })
-                .collect();
-            truths = ng.next(&truths, &does).unwrap();
-            g.apply(&mut st, m).unwrap();
-        }
-    }
-    steps
-}
-
 /// Class files that are errors (see invalid_descriptions_are_errors_at_file_line_column_…).
 const ERRORS: [&str; 4] = ["err_function_arity.kif", "err_open_keyword.kif", "err_relation_arity.kif", "err_unstratified.kif"];
 /// Class files too large to ground (see a_relation_without_end_is_computed_only_where_asked).
@@ -950,8 +900,8 @@ fn agreement(name: &str) -> Option<bool> {
         Err(_) => None,
         Ok((Gdl::NonGround(_), _)) => Some(false),
         Ok((Gdl::Ground(_), _)) => {
-            let a = grounded_agrees_with_nonground(name, &t, 12, Reasoner::Differential);
-            let b = grounded_agrees_with_nonground(name, &t, 6, Reasoner::Full);
+            let a = crate::gdl::replay_both(name, &t, 12, Reasoner::Differential);
+            let b = crate::gdl::replay_both(name, &t, 6, Reasoner::Full);
             assert!(a > 12 && b > 6, "{name}: {a}, {b} steps");
             Some(true)
         }
