@@ -419,14 +419,7 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
             }
         }
     }
-    let sccs = tarjan(&edges);
-    let mut scc_index = vec![0; preds.len()];
-    for (k, c) in sccs.iter().enumerate() {
-        for &p in c {
-            scc_index[p] = k;
-        }
-    }
-    let recursive: Vec<bool> = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
+    let (sccs, scc_index, recursive) = components(&edges);
     // Stratified negation.
     for (p, es) in edges.iter().enumerate() {
         for &(q, neg, span) in es {
@@ -530,14 +523,7 @@ fn recursion_restriction(rules: &[Rule], syms: &Symbols) -> Vec<GdlError> {
             }
         }
     }
-    let sccs = tarjan(&edges);
-    let mut scc_index = vec![0; index.len()];
-    for (k, c) in sccs.iter().enumerate() {
-        for &p in c {
-            scc_index[p] = k;
-        }
-    }
-    let recursive: Vec<bool> = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
+    let (_, scc_index, recursive) = components(&edges);
     let scc_of = |p: Sym| scc_index[index[&p]];
     let mut errors = Vec::new();
     for r in rules {
@@ -570,6 +556,20 @@ fn recursion_restriction(rules: &[Rule], syms: &Symbols) -> Vec<GdlError> {
         }
     }
     errors
+}
+
+/// The strongly connected components of a dependency graph (dependencies first), each node's
+/// component, and whether each component is recursive (a cycle, or a node depending on itself).
+fn components(edges: &[Vec<(usize, bool, Span)>]) -> (Vec<Vec<usize>>, Vec<usize>, Vec<bool>) {
+    let sccs = tarjan(edges);
+    let mut scc_index = vec![0; edges.len()];
+    for (k, c) in sccs.iter().enumerate() {
+        for &p in c {
+            scc_index[p] = k;
+        }
+    }
+    let recursive = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
+    (sccs, scc_index, recursive)
 }
 
 /// Strongly connected components, each after every component it has an edge to
