@@ -1,7 +1,7 @@
 //! Every job kind by name: the worker's entry point. A remote executor's task (the Ray workers
 //! of the Python package) receives a kind's name, a serialized context and serialized jobs;
 //! [`run_batch`] finds the kind among those the drivers define (`balance::jobs`,
-//! `experiment::jobs`, `persona::jobs`, `playtest::jobs`) and runs them through
+//! `experiment::jobs`, `persona::jobs`, `playtest::jobs`, `generate::jobs`) and runs them through
 //! [`exec::run_kind`]. This table sits above the drivers so that [`exec`], which every driver
 //! uses, names none of them.
 
@@ -10,6 +10,7 @@ use anyhow::{Result, anyhow};
 
 use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
 use crate::experiment::jobs::{ExperimentRun, TournamentGame};
+use crate::generate::jobs::GenerateGame;
 use crate::persona::jobs::PersonaGame;
 use crate::playtest::jobs::PlaytestReplicate;
 
@@ -35,4 +36,4 @@ macro_rules! job_kinds {
     };
 }
 
-job_kinds!(BalanceGame, LandscapeSample, VerifyGame, PersonaGame, PlaytestReplicate, TournamentGame, ExperimentRun);
+job_kinds!(BalanceGame, LandscapeSample, VerifyGame, PersonaGame, PlaytestReplicate, TournamentGame, ExperimentRun, GenerateGame);

@@ -12,6 +12,8 @@ pub mod exec;
 pub mod experiment;
 pub mod game;
 pub mod gdl;
+pub mod generate;
+pub mod genes;
 pub mod input;
 pub mod jobs;
 pub mod persona;

@@ -318,6 +318,9 @@ fn load_config(path: &Path, text: &str) -> anyhow::Result<()> {
     if table.contains_key("balance") {
         let cfg = playforge::balance::config::BalanceConfig::parse(path, text)?;
         playforge::balance::dna::Codec::new(&cfg, path, text)?;
+    } else if table.contains_key("generate") {
+        let cfg = playforge::generate::config::GenerateConfig::parse(path, text)?;
+        playforge::generate::jobs::Setup::new(&cfg, path, text)?;
     } else if table.contains_key("personas") {
         let cfg = playforge::persona::config::PersonaConfig::parse(path, text)?;
         playforge::persona::run::Setup::new(cfg, text.to_string(), path, Path::new("/nonexistent"))?;

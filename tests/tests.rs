@@ -25,8 +25,13 @@ mod gdl;
 /// GDL rulesheets of the GGP community, one small description of ours per class of behaviour
 /// (tests/data/gdl/classes/): warnings, errors, reasoner choice and play on both evaluators.
 mod gdl_rulesheets;
+/// Content for any game (`generate`): config errors, determinism over threads and the job
+/// seam, resume, feasibility, verify.
+mod generate;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
+/// The hex arena's damage counters (the `damageStats` overlay): the HP lost, area effects' share.
+mod hex_arena_damage;
 /// The hex arena against its hand-written native twin, move for move on random encounters, and
 /// against the arena lowered by hand in benches/lowered/, state for state.
 mod hex_arena_native;
@@ -38,6 +43,8 @@ mod magic_land;
 /// Match-3: the paper's scoring on crafted boards, the tile-grid built-ins, seeded chance, and
 /// the interpreter against its native twin move for move.
 mod match3;
+/// Match-3's content genes: colour weights and a layout number, the defaults draw for draw as before.
+mod match3_genes;
 /// Procedural personas: config errors, determinism over threads and resume, outputs, measures.
 mod personas;
 /// Playtest experiments: overlays, encodings, the stacker's styles, CUT_OFF against an

@@ -9,90 +9,13 @@
 //! and the config's `constraints` all hold; [`Codec::build`] compiles it and says which.
 
 use super::config::{BalanceConfig, locate};
+pub use crate::genes::{Gene, LinearConstraint, glob};
 use crate::rng::Rng;
 use crate::wgdl::{self, CompileOptions, Program};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-#[derive(Clone, Debug)]
-pub struct Gene {
-    /// `description.attribute`.
-    pub name: String,
-    pub min: f64,
-    pub max: f64,
-    pub integer: bool,
-    pub team: usize,
-}
-
-impl Gene {
-    pub fn decode(&self, g: f64) -> f64 {
-        let v = self.min + g.clamp(0.0, 1.0) * (self.max - self.min);
-        if self.integer { v.round().clamp(self.min.ceil(), self.max.floor()) } else { v }
-    }
-    pub fn encode(&self, v: f64) -> f64 {
-        if self.max > self.min { ((v - self.min) / (self.max - self.min)).clamp(0.0, 1.0) } else { 0.0 }
-    }
-}
-
-/// `a + 2 <= b`: sums of numbers and parameter names on both sides of a comparison.
-#[derive(Clone, Debug)]
-pub struct LinearConstraint {
-    pub text: String,
-    lhs: Vec<(f64, Option<usize>)>,
-    op: String,
-    rhs: Vec<(f64, Option<usize>)>,
-}
-
-impl LinearConstraint {
-    fn parse(text: &str, names: &[String]) -> Result<LinearConstraint, String> {
-        let ops = ["<=", ">=", "==", "!=", "<", ">"];
-        let Some((at, op)) = ops.iter().filter_map(|op| text.find(op).map(|i| (i, *op))).min_by_key(|&(i, op)| (i, usize::MAX - op.len()))
-        else {
-            return Err("no comparison; expected `<=`, `<`, `>=`, `>`, `==` or `!=` between two sums".into());
-        };
-        let side = |s: &str| -> Result<Vec<(f64, Option<usize>)>, String> {
-            let mut out = Vec::new();
-            let s = s.replace('-', "+-");
-            for term in s.split('+').map(str::trim).filter(|t| !t.is_empty()) {
-                let (sign, t) = if let Some(t) = term.strip_prefix('-') { (-1.0, t.trim()) } else { (1.0, term) };
-                let (coef, name) = match t.split_once('*') {
-                    Some((c, n)) => (c.trim().parse::<f64>().map_err(|_| format!("`{c}` is not a number"))?, Some(n.trim())),
-                    None => match t.parse::<f64>() {
-                        Ok(v) => (v, None),
-                        Err(_) => (1.0, Some(t)),
-                    },
-                };
-                let idx = match name {
-                    Some(n) => {
-                        Some(names.iter().position(|x| x == n).ok_or_else(|| format!("`{n}` is not a declared parameter of the game"))?)
-                    }
-                    None => None,
-                };
-                out.push((sign * coef, idx));
-            }
-            if out.is_empty() {
-                return Err("an empty side; expected numbers and parameter names joined by + or -".into());
-            }
-            Ok(out)
-        };
-        Ok(LinearConstraint { text: text.to_string(), lhs: side(&text[..at])?, op: op.to_string(), rhs: side(&text[at + op.len()..])? })
-    }
-
-    fn holds(&self, values: &[f64]) -> bool {
-        let sum = |s: &[(f64, Option<usize>)]| s.iter().map(|&(c, i)| c * i.map_or(1.0, |i| values[i])).sum::<f64>();
-        let (a, b) = (sum(&self.lhs), sum(&self.rhs));
-        match self.op.as_str() {
-            "<=" => a <= b + 1e-9,
-            ">=" => a + 1e-9 >= b,
-            "<" => a < b,
-            ">" => a > b,
-            "==" => (a - b).abs() < 1e-9,
-            _ => (a - b).abs() >= 1e-9,
-        }
-    }
-}
 
 /// Maps search vectors to parameter overrides and compiled encounters.
 #[derive(Clone, Debug)]
@@ -116,18 +39,6 @@ pub struct Codec {
     pub constraints: Vec<LinearConstraint>,
     /// The probe program (the file's values), for names and checks.
     pub probe: Arc<Program>,
-}
-
-fn glob(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            name.starts_with(head) && name.len() >= head.len() && {
-                let rest = &name[head.len()..];
-                (0..=rest.len()).any(|i| rest.is_char_boundary(i) && glob(tail, &rest[i..]))
-            }
-        }
-    }
 }
 
 impl Codec {
@@ -178,6 +89,7 @@ impl Codec {
         let mut teams: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         let mut genes = Vec::new();
         let mut gene_param = Vec::new();
+        let mut gene_team: Vec<usize> = Vec::new();
         for (t, team) in cfg.teams.iter().enumerate() {
             for pat in &team.params {
                 if !all_names.iter().any(|n| glob(pat, n)) {
@@ -224,7 +136,8 @@ impl Codec {
                         (lo, hi) = (a, b);
                     }
                     teams[t].push(genes.len());
-                    genes.push(Gene { name: n.clone(), min: lo, max: hi, integer: p.integer, team: t });
+                    genes.push(Gene { name: n.clone(), min: lo, max: hi, integer: p.integer });
+                    gene_team.push(t);
                     gene_param.push(i);
                 }
             }
@@ -239,7 +152,7 @@ impl Codec {
         }
         let template: Vec<f64> = genes.iter().zip(&gene_param).map(|(g, &i)| g.encode(all_values[i])).collect();
         let evolving: Vec<usize> =
-            (0..genes.len()).filter(|&k| !cfg.teams[genes[k].team].fixed && !cfg.parameters.contains_key(&genes[k].name)).collect();
+            (0..genes.len()).filter(|&k| !cfg.teams[gene_team[k]].fixed && !cfg.parameters.contains_key(&genes[k].name)).collect();
         if evolving.is_empty() {
             bail!(
                 "{}: no parameter left to evolve; expected a team that is not fixed and not all in [parameters]",
@@ -371,42 +284,5 @@ impl Codec {
             .filter(|i| !self.gene_param.contains(i))
             .map(|i| (self.all_names[i].clone(), self.all_values[i]))
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn glob_matches_prefixes_and_infixes() {
-        assert!(glob("red*", "red1a.dmg"));
-        assert!(glob("*.maxHp", "blue2.maxHp"));
-        assert!(glob("red1a.dmg", "red1a.dmg"));
-        assert!(!glob("red*", "blue1.maxHp"));
-        assert!(!glob("*.maxHp", "blue2.maxAp"));
-    }
-
-    #[test]
-    fn genes_decode_into_range_and_round() {
-        let g = Gene { name: "x".into(), min: 5.0, max: 30.0, integer: true, team: 0 };
-        assert_eq!(g.decode(0.0), 5.0);
-        assert_eq!(g.decode(1.0), 30.0);
-        assert_eq!(g.decode(0.5), 18.0); // 17.5 rounds to even-away: 18
-        assert_eq!(g.decode(2.0), 30.0);
-        assert!((g.encode(g.decode(0.52)) - 0.52).abs() < 0.03);
-    }
-
-    #[test]
-    fn linear_constraints_parse_and_hold() {
-        let names = vec!["a.x".to_string(), "b.y".to_string()];
-        let c = LinearConstraint::parse("a.x + 2 <= b.y", &names).unwrap();
-        assert!(c.holds(&[3.0, 5.0]));
-        assert!(!c.holds(&[4.0, 5.0]));
-        let c = LinearConstraint::parse("2*a.x - b.y > 0", &names).unwrap();
-        assert!(c.holds(&[3.0, 5.0]));
-        assert!(!c.holds(&[2.0, 5.0]));
-        assert!(LinearConstraint::parse("a.x <= c.z", &names).unwrap_err().contains("c.z"));
-        assert!(LinearConstraint::parse("a.x", &names).is_err());
     }
 }

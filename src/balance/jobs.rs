@@ -49,7 +49,7 @@ impl BalanceContext {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameJob {
     /// On the wire as the floats' bits: exact, and much quicker to read than decimal floats.
-    #[serde(with = "bits")]
+    #[serde(with = "crate::exec::bits")]
     pub dna: Vec<f64>,
     /// (AI pair, seed) of each game.
     pub games: Vec<(usize, u64)>,
@@ -166,18 +166,5 @@ impl JobKind for VerifyGame {
 
     fn run((program, ev): &Self::Worker, job: &VerifyJob) -> Result<GameOutcome> {
         ev.play(program, job.pair, job.seed, None)
-    }
-}
-
-/// `Vec<f64>` as the integers of its bits.
-mod bits {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(v.iter().map(|x| x.to_bits()))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
-        Ok(Vec::<u64>::deserialize(d)?.into_iter().map(f64::from_bits).collect())
     }
 }

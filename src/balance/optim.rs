@@ -20,12 +20,12 @@ use super::config::{BalanceConfig, EsConfig};
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator};
 use super::jobs::{BalanceContext, BalanceGame, GameJob};
+use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
 use crate::rng::{Rng, derive, stream};
 use crate::wgdl::Program;
 use anyhow::Result;
 use rand::RngExt;
-use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -392,70 +392,34 @@ impl Optimizer {
                 *current = Some(now);
                 Ok(report)
             }
-            Optimizer::Cma(c) => c.step(ctx, &mut rng),
+            Optimizer::Cma(c) => Optimizer::cma_step(c, ctx, &mut rng),
         }
     }
 }
 
-/// Separable CMA-ES state (maximizing F over the search vector, samples clamped to [0, 1]).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Cma {
-    pub mean: Option<Vec<f64>>,
-    pub sigma: f64,
-    pub sigma0: f64,
-    pub diag: Vec<f64>,
-    pub ps: Vec<f64>,
-    pub pc: Vec<f64>,
-    pub lambda: usize,
-    pub generation: u64,
-}
+/// The balance optimizer's separable CMA-ES: the shared state ([`SepCma`]) maximizing F over
+/// the search vector.
+pub type Cma = SepCma;
 
-impl Cma {
-    pub fn new(n: usize, lambda: Option<usize>, sigma0: f64) -> Cma {
-        let lambda = lambda.unwrap_or(4 + (3.0 * (n as f64).ln()).floor() as usize);
-        Cma { mean: None, sigma: sigma0, sigma0, diag: vec![1.0; n], ps: vec![0.0; n], pc: vec![0.0; n], lambda, generation: 0 }
-    }
-
-    fn restart(&mut self, m: Vec<f64>) {
-        let n = m.len();
-        *self = Cma { mean: Some(m), ..Cma::new(n, Some(self.lambda), self.sigma0) };
-    }
-
-    fn step(&mut self, ctx: &mut Ctx, rng: &mut Rng) -> Result<Eval> {
-        if self.mean.is_none() || self.sigma < ctx.ev.cfg.cma.sigma_min {
+impl Optimizer {
+    /// One CMA-ES generation: λ valid samples (each from its own stream, in parallel), their
+    /// games, the update from their ranking by F (samples that had to be drawn at random rank last).
+    fn cma_step(c: &mut Cma, ctx: &mut Ctx, rng: &mut Rng) -> Result<Eval> {
+        if c.mean.is_none() || c.sigma < ctx.ev.cfg.cma.sigma_min {
             let m = ctx.random(rng)?.0;
-            self.restart(m);
+            c.restart(m);
         }
-        let m = self.mean.clone().expect("set above");
-        let n = m.len();
-        let lambda = self.lambda;
-        let mu = lambda / 2;
-        let raw: Vec<f64> = (0..mu).map(|i| ((lambda as f64 + 1.0) / 2.0).ln() - ((i + 1) as f64).ln()).collect();
-        let wsum: f64 = raw.iter().sum();
-        let w: Vec<f64> = raw.iter().map(|x| x / wsum).collect();
-        let mueff = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
-        let nf = n as f64;
-        let cs = (mueff + 2.0) / (nf + mueff + 5.0);
-        let ds = 1.0 + 2.0 * (((mueff - 1.0) / (nf + 1.0)).sqrt() - 1.0).max(0.0) + cs;
-        let cc = (4.0 + mueff / nf) / (nf + 4.0 + 2.0 * mueff / nf);
-        let sep = (nf + 2.0) / 3.0;
-        let c1 = (2.0 / ((nf + 1.3).powi(2) + mueff) * sep).min(1.0);
-        let cmu = ((2.0 * (mueff - 2.0 + 1.0 / mueff) / ((nf + 2.0).powi(2) + mueff)) * sep).min(1.0 - c1);
-        let chi = nf.sqrt() * (1.0 - 1.0 / (4.0 * nf) + 1.0 / (21.0 * nf * nf));
-        // Sample λ valid points (each from its own stream, in parallel).
-        let (seed, it, sigma, diag) = (ctx.seed, ctx.iteration, self.sigma, self.diag.clone());
+        let lambda = c.lambda;
+        let mu = c.mu();
+        let (seed, it) = (ctx.seed, ctx.iteration);
         let codec = ctx.codec;
+        let state: &Cma = c;
         let sampled: Vec<(Cand, bool)> = (0..lambda)
             .into_par_iter()
             .map(|i| -> Result<(Cand, bool)> {
                 let mut r = stream(seed, it, i as u64, 7);
                 for _ in 0..30 {
-                    let x: Vec<f64> = (0..n)
-                        .map(|j| {
-                            let z: f64 = StandardNormal.sample(&mut r);
-                            (m[j] + sigma * diag[j].sqrt() * z).clamp(0.0, 1.0)
-                        })
-                        .collect();
+                    let x = state.sample(&mut r);
                     if let Some(p) = codec.build(&codec.full(&x))? {
                         return Ok(((x, p), true));
                     }
@@ -470,30 +434,8 @@ impl Cma {
         let evals = ctx.evaluate(&cands)?;
         let mut order: Vec<usize> = (0..lambda).collect();
         order.sort_by(|&a, &b| from_dist[b].cmp(&from_dist[a]).then(evals[b].f.total_cmp(&evals[a].f)).then(a.cmp(&b)));
-        let mut new_mean = vec![0.0; n];
-        for (k, &i) in order.iter().take(mu).enumerate() {
-            for (m_j, x_j) in new_mean.iter_mut().zip(&cands[i].0) {
-                *m_j += w[k] * x_j;
-            }
-        }
-        let mut norm2 = 0.0;
-        for j in 0..n {
-            let step = (new_mean[j] - m[j]) / self.sigma;
-            self.ps[j] = (1.0 - cs) * self.ps[j] + (cs * (2.0 - cs) * mueff).sqrt() * step / self.diag[j].sqrt();
-            norm2 += self.ps[j] * self.ps[j];
-        }
-        let gen1 = (self.generation + 1) as f64;
-        let hsig = norm2.sqrt() / (1.0 - (1.0 - cs).powf(2.0 * gen1)).sqrt() / chi < 1.4 + 2.0 / (nf + 1.0);
-        for j in 0..n {
-            let step = (new_mean[j] - m[j]) / self.sigma;
-            self.pc[j] = (1.0 - cc) * self.pc[j] + if hsig { (cc * (2.0 - cc) * mueff).sqrt() * step } else { 0.0 };
-            let rank_mu: f64 = order.iter().take(mu).enumerate().map(|(k, &i)| w[k] * ((cands[i].0[j] - m[j]) / self.sigma).powi(2)).sum();
-            let corr = if hsig { 0.0 } else { c1 * cc * (2.0 - cc) * self.diag[j] };
-            self.diag[j] = ((1.0 - c1 - cmu) * self.diag[j] + c1 * (self.pc[j] * self.pc[j] + corr) + cmu * rank_mu).max(1e-12);
-        }
-        self.sigma = (self.sigma * ((cs / ds) * (norm2.sqrt() / chi - 1.0)).exp()).min(1.0);
-        self.mean = Some(new_mean);
-        self.generation += 1;
+        let ranked: Vec<&[f64]> = order.iter().take(mu).map(|&i| cands[i].0.as_slice()).collect();
+        c.tell(&ranked);
         Ok(evals[order[0]].clone())
     }
 }

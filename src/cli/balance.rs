@@ -125,15 +125,18 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// The encounter, e.g. outputs/hexmage_balance/cma-seed-1/best_encounter.toml.
+    /// The encounter, e.g. outputs/hexmage_balance/cma-seed-1/best_encounter.toml; or generated
+    /// content: a generate run's best.toml, an elite (elites/cell-….toml), or the run's folder.
     pub file: PathBuf,
-    /// Games per AI pair.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub games: u64,
+    /// Games per AI pair (default 200); for generated content, per table (default: the
+    /// config's `verify_games`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub games: Option<u64>,
     /// Seed of the verification games.
     #[arg(long, default_value_t = 12345)]
     pub seed: u64,
-    /// The balance config whose AI pairs play (default: the file's `config`).
+    /// The balance config whose AI pairs play (default: the file's `config`); for generated
+    /// content, the generate config (default: its run folder's config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -147,7 +150,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
     let exec = args.exec.executor()?;
-    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, &exec, &|d, t| {
+    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games.unwrap_or(200), args.seed, &exec, &|d, t| {
         bar.set_length(t);
         bar.set_position(d);
     })?;

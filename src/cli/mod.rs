@@ -22,6 +22,7 @@ macro_rules! out {
 mod balance;
 mod experiment;
 mod gdl;
+mod generate;
 mod persona;
 mod playtest;
 mod run;
@@ -67,8 +68,16 @@ enum Command {
     /// best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json).
     Balance(balance::BalanceArgs),
     /// Play an encounter (a best_encounter.toml) afresh with every AI pair of its balance config;
-    /// report each side's win rate with 95% CIs and the game-length distribution.
+    /// report each side's win rate with 95% CIs and the game-length distribution. Given
+    /// generated content (a `generate` run's best.toml, an elite, or the run folder for every
+    /// elite of its map): every measure and target on fresh seeds with 95% intervals.
     Verify(balance::VerifyArgs),
+    /// Generate content for any WGDL game: evolve its declared parameters until the players'
+    /// measures meet the designer's targets (bands, directions, relations between players), or
+    /// fill a map of good answers over behaviour descriptors (MAP-Elites, CMA-ME). Writes
+    /// outputs/<name>/<algorithm>-seed-<seed>/ (best.toml; for a map archive.csv, archive.png,
+    /// elites/; history.csv, convergence.png, checkpoint.json).
+    Generate(generate::GenerateArgs),
     /// Sample random encounters of a balance config and their one-mutation neighbours; report the
     /// ratio of worse to better neighbours and their mean |ΔF| (HexMage: about 5 : 1, 4–7× steeper).
     Landscape(balance::LandscapeArgs),
@@ -218,7 +227,9 @@ where
         Command::Experiment(args) => experiment::experiment(&args),
         Command::Tournament(args) => experiment::tournament(&args),
         Command::Balance(args) => balance::balance(&args),
+        Command::Verify(args) if crate::generate::verify::is_generated(&args.file) => generate::verify(&args),
         Command::Verify(args) => balance::verify(&args),
+        Command::Generate(args) => generate::generate(&args),
         Command::Landscape(args) => balance::landscape(&args),
         Command::Personas(args) => persona::personas(&args),
         Command::PersonaPlay(args) => persona::persona_play(&args),

@@ -242,3 +242,17 @@ pub fn fnv(bytes: &[u8]) -> u64 {
     }
     h
 }
+
+/// `Vec<f64>` on the wire as the integers of its bits (`#[serde(with = "crate::exec::bits")]`):
+/// exact, and much quicker to read than decimal floats.
+pub mod bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|x| x.to_bits()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Ok(Vec::<u64>::deserialize(d)?.into_iter().map(f64::from_bits).collect())
+    }
+}

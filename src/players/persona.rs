@@ -49,6 +49,13 @@ pub struct MState {
 
 const NO_HINT: u32 = u32::MAX;
 
+impl MState {
+    /// A state of the measured game: `st` with the measure's running sum over `n` moves.
+    pub fn new(st: State, sum: f64, n: u32) -> MState {
+        MState { st, sum, n, legal_hint: Cell::new(NO_HINT) }
+    }
+}
+
 impl Clone for MState {
     fn clone(&self) -> MState {
         MState { st: self.st.clone(), sum: self.sum, n: self.n, legal_hint: self.legal_hint.clone() }

@@ -1,8 +1,10 @@
 //! PNG charts: line panels (values over time or over iterations, with optional bands) and bar
 //! charts with error bars (mean ± 95% CI). Experiment panels put two views of a playtest
 //! experiment side by side: each condition's final best scores (replicates, mean, ± sd) and its
-//! best-so-far curve over rollouts, on a shared y range. Plotters draws into a temporary
-//! `.tmp.png` beside the target, which is then renamed over it (an atomic write).
+//! best-so-far curve over rollouts, on a shared y range. A heatmap shows a quality-diversity
+//! archive: its cells over one or two descriptors, coloured by their elites' quality. Plotters
+//! draws into a temporary `.tmp.png` beside the target, which is then renamed over it (an atomic
+//! write).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -452,6 +454,68 @@ fn tmp_path(path: &Path) -> Result<std::path::PathBuf, std::io::Error> {
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("chart");
     Ok(path.with_file_name(format!("{stem}.tmp.png")))
+}
+
+/// The colour of a quality in [0, 1] on a yellow–green–blue scale (dark is good).
+pub fn quality_color(v: f64) -> RGBColor {
+    const STOPS: [(f64, (f64, f64, f64)); 3] = [(0.0, (255.0, 255.0, 204.0)), (0.5, (65.0, 182.0, 196.0)), (1.0, (8.0, 29.0, 88.0))];
+    let v = if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+    let k = if v <= 0.5 { 0 } else { 1 };
+    let (a, ca) = STOPS[k];
+    let (b, cb) = STOPS[k + 1];
+    let t = (v - a) / (b - a);
+    let mix = |x: f64, y: f64| (x + (y - x) * t).round() as u8;
+    RGBColor(mix(ca.0, cb.0), mix(ca.1, cb.1), mix(ca.2, cb.2))
+}
+
+/// A map of a quality-diversity archive: one or two descriptor axes (`dims`: min, max, bins;
+/// `labels` their names), each filled cell (`cells`: its bins, its quality in [0, 1]) coloured
+/// by quality, empty cells left white, and a colour key.
+pub fn heatmap(path: &Path, title: &str, dims: &[(f64, f64, usize)], labels: &[String], cells: &[(Vec<usize>, f64)]) -> DrawResult {
+    init_fonts();
+    let tmp = tmp_path(path)?;
+    let (x0, x1, nx) = dims[0];
+    let (y0, y1, ny) = dims.get(1).copied().unwrap_or((0.0, 1.0, 1));
+    {
+        let root = BitMapBackend::new(&tmp, (900, 700)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (plot, key) = root.split_horizontally(800);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(labels.first().map_or("", |s| s.as_str()))
+            .y_desc(labels.get(1).map_or("", |s| s.as_str()))
+            .x_label_formatter(&|x| tick(*x))
+            .y_label_formatter(&|y| tick(*y))
+            .label_style(("sans-serif", 12))
+            .draw()?;
+        let (wx, wy) = ((x1 - x0) / nx as f64, (y1 - y0) / ny as f64);
+        for (bins, q) in cells {
+            let (bx, by) = (bins[0] as f64, bins.get(1).copied().unwrap_or(0) as f64);
+            let rect = [(x0 + bx * wx, y0 + by * wy), (x0 + (bx + 1.0) * wx, y0 + (by + 1.0) * wy)];
+            chart.draw_series(std::iter::once(Rectangle::new(rect, quality_color(*q).filled())))?;
+            chart.draw_series(std::iter::once(Rectangle::new(rect, RGBColor(200, 200, 200).stroke_width(1))))?;
+        }
+        // The key: quality from 0 (bottom) to 1 (top).
+        let font = ("sans-serif", 12).into_font().color(&BLACK);
+        key.draw(&Text::new("quality", (10, 40), font.clone()))?;
+        for k in 0..=100 {
+            let y = 560 - 4 * k;
+            key.draw(&Rectangle::new([(14, y - 4), (44, y)], quality_color(k as f64 / 100.0).filled()))?;
+        }
+        for (v, y) in [(0.0, 556), (0.5, 356), (1.0, 156)] {
+            key.draw(&Text::new(tick(v), (50, y - 6), font.clone()))?;
+        }
+        root.present()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
 }
 
 #[cfg(test)]

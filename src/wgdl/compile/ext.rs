@@ -633,7 +633,7 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 self.emit(code, span);
                 Some(ty)
             }
-            _ if name.len() == 2 && self.x.grid_ix.contains_key(&name[0].name) && TileOp::ALL.iter().any(|t| t.0 == name[1].name) => {
+            _ if name.len() == 2 && self.x.grid_ix.contains_key(&name[0].name) && TileOp::ALL.iter().any(|t| t.name == name[1].name) => {
                 self.invalid(
                     span,
                     format!("`{full}` in an expression: it changes the grid"),
@@ -716,34 +716,48 @@ groupLead, groups and groupDistinct"
         Some((a, if double { Ty::Double } else { Ty::Long }))
     }
 
-    /// `do <grid>.<operation>(args)`: a tile-grid consequence.
+    /// `do <grid>.<operation>(args)`: a tile-grid consequence. Every argument is a long; an
+    /// operation with optional arguments (`refill`'s and `deal`'s weights) takes from its
+    /// required count to [`TileOpSpec::most`].
     pub(super) fn tile_do(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Cons> {
-        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.0, t.2.join(", "))).collect::<Vec<_>>().join(", ");
+        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.name, t.params.join(", "))).collect::<Vec<_>>().join(", ");
         let ExprKind::Call(name, args) = &e.kind else {
             self.invalid(e.span, "`do` without a grid operation", format!("`do <grid>.<operation>(…)`, an operation of {known_ops}"));
             return None;
         };
         let full = name.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
         let g = self.grid_named(&name[0])?;
-        let op = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.0 == name[1].name)).flatten();
-        let Some(&(_, op, params)) = op else {
+        let spec = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.name == name[1].name)).flatten();
+        let Some(spec) = spec else {
             self.error(
                 name[name.len() - 1].span,
                 DiagKind::UnknownName { what: "grid operation", name: full, expected: format!("one of {known_ops}") },
             );
             return None;
         };
-        let want = params.len();
-        if args.len() != want {
-            let at = args.get(want).map_or(e.span, |a| a.span);
-            self.error(at, DiagKind::WrongArity { what: full, expected: format!("{want} argument(s)"), found: args.len() });
+        let want = spec.params.len();
+        if args.len() < want || args.len() > spec.most {
+            let at = args.get(spec.most).map_or(e.span, |a| a.span);
+            // Too few names the required count, as for an operation without optional arguments.
+            let expected = if spec.optional.is_empty() || args.len() < want {
+                format!("{want} argument(s)")
+            } else {
+                let (required, optional) = (spec.params.join(", "), spec.optional);
+                format!(
+                    "{want} to {} argument(s): `{}({required}[, {optional}])`, at most {} weights",
+                    spec.most,
+                    spec.name,
+                    TileOp::MAX_WEIGHTS
+                )
+            };
+            self.error(at, DiagKind::WrongArity { what: full, expected, found: args.len() });
             return None;
         }
         let mut codes = Vec::new();
         for a in args {
             codes.push(self.top_expr(a, cx, Some(Ty::Long), "a grid operation")?);
         }
-        Some(Cons::Tile { grid: g, op, args: codes })
+        Some(Cons::Tile { grid: g, op: spec.op, args: codes })
     }
 
     fn has_occupants_decl(&self) -> bool {

@@ -12,7 +12,9 @@
 //! * **Chance**: a state's stream is one 64-bit word (`State::rng`, the game's seed at the
 //!   start). A draw of `n` values gives `mix(rng) mod n` and adds 1 to the word (`mix` =
 //!   SplitMix64's finalizer, [`crate::rng::mix`]). Refills and deals draw from it, so a game is a
-//!   pure function of its seed and moves.
+//!   pure function of its seed and moves; a deal given a seed k ≠ 0 draws from a word of its own,
+//!   `mix(mix(k))`. One tile is one draw: of `n`, or of the total of the tile values' weights
+//!   (`Palette`; equal weights draw as none, so adding them changes no game).
 //! * A **group** (§9.15) is a 4-connected set of non-empty cells, two orthogonal neighbours
 //!   `a`, `b` being connected when `|a − b| ≤ tol`; its **leader** is its lowest cell index.
 //!   Groups are found by flood fill over a thread-local visit stamp per cell.
@@ -202,6 +204,53 @@ impl State {
         let v = crate::rng::mix(self.rng);
         self.rng = self.rng.wrapping_add(1);
         v % n
+    }
+}
+
+/// A weight above this counts as this: 16 weights add up far below 2^64.
+const MAX_WEIGHT: i64 = 1 << 32;
+
+/// The tile values 1 … n of a deal or a refill and how one is drawn: uniformly, one draw of n
+/// (no weights, or the weights of the values in play all equal), or one draw of the weights'
+/// total, giving the first value whose cumulative weight passes it. A value past the weights
+/// given weighs 0, a negative weight counts as 0.
+struct Palette {
+    n: u64,
+    /// The cumulative weights of values 1 … `weighted` (none: uniform).
+    cum: [u64; TileOp::MAX_WEIGHTS],
+    weighted: usize,
+    /// How many values can come out.
+    values: i64,
+}
+
+impl Palette {
+    fn new(n: u64, weights: &[i64]) -> Palette {
+        let listed = weights.len().min(TileOp::MAX_WEIGHTS).min(usize::try_from(n).unwrap_or(usize::MAX));
+        let weight = |k: usize| weights.get(k).map_or(0, |&w| w.clamp(0, MAX_WEIGHT) as u64);
+        let mut p = Palette { n, cum: [0; TileOp::MAX_WEIGHTS], weighted: 0, values: n as i64 };
+        let first = weight(0);
+        if !(0..listed).all(|k| weight(k) == first) || (first > 0 && (listed as u64) < n) {
+            let mut total = 0;
+            for k in 0..listed {
+                total += weight(k);
+                p.cum[k] = total;
+            }
+            p.weighted = listed;
+            p.values = (0..listed).filter(|&k| weight(k) > 0).count() as i64;
+        }
+        p
+    }
+
+    /// The next value from the state's stream: always exactly one draw.
+    #[inline]
+    fn draw(&self, st: &mut State) -> i64 {
+        match self.weighted {
+            0 => 1 + st.draw(self.n) as i64,
+            k => {
+                let v = st.draw(self.cum[k - 1]);
+                1 + self.cum[..k].partition_point(|&c| c <= v) as i64
+            }
+        }
     }
 }
 
@@ -812,38 +861,54 @@ impl Program {
                 }
             }
             TileOp::Refill => {
-                let n = self.tile_count(args[0], span)?;
+                let palette = Palette::new(self.tile_count(args[0], span)?, &args[1..]);
                 for x in 0..geo.w {
                     for y in 0..geo.h {
                         let i = geo.base + y * geo.w + x;
                         if st.slots[i] == 0 {
-                            st.slots[i] = 1 + st.draw(n) as i64;
+                            st.slots[i] = palette.draw(st);
                         }
                     }
                 }
             }
             TileOp::Deal => {
-                let n = self.tile_count(args[0], span)?;
-                let min = args[1].max(1) as usize;
-                for i in 0..geo.cells() {
-                    let (x, y) = (i % geo.w, i / geo.w);
-                    let mut tries = 0;
-                    loop {
-                        let c = 1 + st.draw(n) as i64;
-                        let cells = &st.slots[geo.base..];
-                        // Would c complete a run of `min` with the cells to its left or below?
-                        let across = min >= 2 && x + 1 >= min && (1..min).all(|k| cells[i - k] == c);
-                        let down = min >= 2 && y + 1 >= min && (1..min).all(|k| cells[i - k * geo.w] == c);
-                        if !(across || down) {
-                            st.slots[geo.base + i] = c;
-                            break;
-                        }
-                        tries += 1;
-                        if tries >= DEAL_TRIES {
-                            let grid = self.grids[g as usize].name.clone();
-                            return Err(rt(RtKind::NoDeal { grid, colours: n as i64, min: min as i64 }, span));
-                        }
-                    }
+                let palette = Palette::new(self.tile_count(args[0], span)?, args.get(3..).unwrap_or(&[]));
+                // A seed k ≠ 0: a stream of the deal's own, from k alone; the game's is left alone.
+                let (seed, game) = (args.get(2).copied().unwrap_or(0), st.rng);
+                if seed != 0 {
+                    st.rng = crate::rng::mix(crate::rng::mix(seed as u64));
+                }
+                let dealt = self.deal(st, g, &palette, args[1].max(1) as usize, span);
+                if seed != 0 {
+                    st.rng = game;
+                }
+                dealt?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deals every cell of grid `g`, in index order, from the state's stream: a value of the
+    /// palette, redrawn while it would complete a run of `min` with the cells to its left or below.
+    fn deal(&self, st: &mut State, g: u16, palette: &Palette, min: usize, span: Span) -> Result<(), RuntimeError> {
+        let geo = self.geo(g);
+        for i in 0..geo.cells() {
+            let (x, y) = (i % geo.w, i / geo.w);
+            let mut tries = 0;
+            loop {
+                let c = palette.draw(st);
+                let cells = &st.slots[geo.base..];
+                // Would c complete a run of `min` with the cells to its left or below?
+                let across = min >= 2 && x + 1 >= min && (1..min).all(|k| cells[i - k] == c);
+                let down = min >= 2 && y + 1 >= min && (1..min).all(|k| cells[i - k * geo.w] == c);
+                if !(across || down) {
+                    st.slots[geo.base + i] = c;
+                    break;
+                }
+                tries += 1;
+                if tries >= DEAL_TRIES {
+                    let grid = self.grids[g as usize].name.clone();
+                    return Err(rt(RtKind::NoDeal { grid, colours: palette.values, min: min as i64 }, span));
                 }
             }
         }

@@ -116,7 +116,7 @@ impl Program {
                 Ok(())
             }
             Cons::Tile { grid, op, args } => {
-                let mut vals = [0i64; 2];
+                let mut vals = [0i64; TileOp::MAX_ARGS];
                 for (v, &a) in vals.iter_mut().zip(args) {
                     *v = self.eval(st, a, ctx)?;
                 }

@@ -221,26 +221,44 @@ pub enum TileOp {
     ClearRuns,
     /// `fall()`: in every column the tiles drop to the bottom, keeping their order.
     Fall,
-    /// `refill(n)`: every empty cell, column by column, bottom to top, gets 1 + a draw of n.
+    /// `refill(n [, w1, …, wk])`: every empty cell, column by column, bottom to top, gets 1 + a
+    /// draw of n, uniform or weighted by w1 … wk.
     Refill,
-    /// `deal(n, min)`: every cell, in index order, gets 1 + a draw of n, redrawn while it would
-    /// complete a run of min with the cells to its left or below it.
+    /// `deal(n, min [, seed [, w1, …, wk]])`: every cell, in index order, gets 1 + a draw of n
+    /// (from the stream of `seed` when it is not 0, weighted by w1 … wk when given), redrawn
+    /// while it would complete a run of min with the cells to its left or below it.
     Deal,
     /// `clearGroup(c, tol)`: empty every cell of the connected group of cell c (nothing if c is
     /// empty).
     ClearGroup,
 }
 
+/// One tile-grid operation as the compiler knows it: its name, its required parameters as the
+/// help text names them (their count is the fewest arguments), and the optional ones after them.
+pub struct TileOpSpec {
+    pub name: &'static str,
+    pub op: TileOp,
+    pub params: &'static [&'static str],
+    /// The optional parameters as the help text names them (empty: none).
+    pub optional: &'static str,
+    /// The most arguments the operation takes.
+    pub most: usize,
+}
+
 impl TileOp {
-    /// Name, operation, and its parameters as the help text names them (their count is the
-    /// arity).
-    pub const ALL: [(&'static str, TileOp, &'static [&'static str]); 6] = [
-        ("swap", TileOp::Swap, &["s"]),
-        ("clearRuns", TileOp::ClearRuns, &["min"]),
-        ("fall", TileOp::Fall, &[]),
-        ("refill", TileOp::Refill, &["n"]),
-        ("deal", TileOp::Deal, &["n", "min"]),
-        ("clearGroup", TileOp::ClearGroup, &["c", "tol"]),
+    /// The most colour weights `refill` and `deal` take (games/README.md §9.12).
+    pub const MAX_WEIGHTS: usize = 16;
+    /// The most arguments any operation takes (`deal`: n, min, seed and the weights).
+    pub const MAX_ARGS: usize = 3 + TileOp::MAX_WEIGHTS;
+
+    /// Every operation, in the order the help text lists them.
+    pub const ALL: [TileOpSpec; 6] = [
+        TileOpSpec { name: "swap", op: TileOp::Swap, params: &["s"], optional: "", most: 1 },
+        TileOpSpec { name: "clearRuns", op: TileOp::ClearRuns, params: &["min"], optional: "", most: 1 },
+        TileOpSpec { name: "fall", op: TileOp::Fall, params: &[], optional: "", most: 0 },
+        TileOpSpec { name: "refill", op: TileOp::Refill, params: &["n"], optional: "w1, …, wk", most: 1 + TileOp::MAX_WEIGHTS },
+        TileOpSpec { name: "deal", op: TileOp::Deal, params: &["n", "min"], optional: "seed[, w1, …, wk]", most: TileOp::MAX_ARGS },
+        TileOpSpec { name: "clearGroup", op: TileOp::ClearGroup, params: &["c", "tol"], optional: "", most: 2 },
     ];
 }
 

@@ -1,0 +1,141 @@
+//! The generator's games as jobs for the [executor](crate::exec): `generate.game` plays games
+//! of one candidate (its search vector), each at a table on a seed, and returns their records.
+//! The context is the resolved config with the game's absolute path and content hash, so a
+//! worker anywhere builds the same codec, seats and tables (and refuses another game version).
+
+use super::codec::{Built, Codec};
+use super::config::GenerateConfig;
+use super::play::{GameRecord, Seat, Table, play, seats};
+use super::quality::Scorer;
+use crate::exec::JobKind;
+use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What every game of a generate run shares.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GenerateContext {
+    pub config: GenerateConfig,
+    pub config_path: PathBuf,
+    pub config_text: String,
+    pub game_hash: u64,
+}
+
+impl GenerateContext {
+    pub fn new(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, codec: &Codec) -> Result<GenerateContext> {
+        let mut config = cfg.clone();
+        config.generate.game = std::path::absolute(&cfg.generate.game)?;
+        for p in &mut config.players {
+            if let Some(f) = &p.formula_file {
+                p.formula_file = Some(std::path::absolute(f)?);
+            }
+        }
+        Ok(GenerateContext {
+            config,
+            config_path: std::path::absolute(cfg_path)?,
+            config_text: cfg_text.to_string(),
+            game_hash: codec.game_hash(),
+        })
+    }
+}
+
+/// Games of one candidate: its search vector and (table, seed) per game.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GameJob {
+    #[serde(with = "crate::exec::bits")]
+    pub x: Vec<f64>,
+    pub games: Vec<(usize, u64)>,
+}
+
+/// Everything a game needs: the codec, the seats, the tables; and the candidates built last.
+pub struct Setup {
+    pub codec: Codec,
+    pub seats: Vec<Seat>,
+    pub scorer: Scorer,
+    pub max_moves: u64,
+    built: Mutex<Vec<(Vec<f64>, Built)>>,
+}
+
+impl Setup {
+    /// Builds the codec, the seats and the tables of a checked config.
+    pub fn new(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str) -> Result<Setup> {
+        let (scorer, overlay_sets) = Scorer::new(cfg);
+        let codec = Codec::new(cfg, cfg_path, cfg_text, &overlay_sets)?;
+        let seats = seats(cfg, &codec.probes[0]).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
+        let seats_n = super::play::n_seats(&codec.probes[0]);
+        for (k, m) in cfg.measures.iter().enumerate() {
+            if m.players.len() != seats_n {
+                return Err(anyhow!(
+                    "{}: players = {:?} seats {} player(s); expected {seats_n}, one per seat of {}",
+                    crate::config::locate(cfg_path, cfg_text, "measure", k, "players"),
+                    m.players,
+                    m.players.len(),
+                    codec.game.display()
+                ));
+            }
+            if m.of.contains('.') {
+                let probe = &codec.probes[scorer.tables.iter().find(|t| t.players.len() == m.players.len()).map_or(0, |t| t.overlay_set)];
+                probe
+                    .value_ref(&m.of)
+                    .map_err(|e| anyhow!("{}: of = \"{}\": {e}", crate::config::locate(cfg_path, cfg_text, "measure", k, "of"), m.of))?;
+            }
+            if m.of == "win" && m.side as usize >= seats_n {
+                return Err(anyhow!(
+                    "{}: side = {}; expected a seat from 0 to {}",
+                    crate::config::locate(cfg_path, cfg_text, "measure", k, "side"),
+                    m.side,
+                    seats_n - 1
+                ));
+            }
+        }
+        Ok(Setup { codec, seats, scorer, max_moves: cfg.generate.max_moves, built: Mutex::new(Vec::new()) })
+    }
+
+    pub fn tables(&self) -> &[Table] {
+        &self.scorer.tables
+    }
+
+    /// The programs of a candidate (the last few are kept: a batch's jobs mostly share one).
+    pub fn built(&self, x: &[f64]) -> Result<Built> {
+        let same = |d: &[f64]| d.len() == x.len() && d.iter().zip(x).all(|(a, b)| a.to_bits() == b.to_bits());
+        if let Some((_, p)) = self.built.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(d, _)| same(d)) {
+            return Ok(p.clone());
+        }
+        let p = self.codec.build(x)?.ok_or_else(|| anyhow!("a job's candidate breaks a constraint; expected a valid candidate"))?;
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if built.len() >= 8 {
+            built.remove(0);
+        }
+        built.push((x.to_vec(), p.clone()));
+        Ok(p)
+    }
+
+    /// One game of table `t` for the candidate's programs.
+    pub fn play(&self, built: &Built, t: usize, seed: u64) -> Result<GameRecord> {
+        let table = &self.scorer.tables[t];
+        play(&built[table.overlay_set], table, &self.seats, seed, self.max_moves)
+    }
+}
+
+/// One batch of a candidate's games (`generate.game`).
+pub struct GenerateGame;
+
+impl JobKind for GenerateGame {
+    const NAME: &'static str = "generate.game";
+    type Context = GenerateContext;
+    type Worker = Setup;
+    type Job = GameJob;
+    type Output = Vec<GameRecord>;
+
+    fn worker(ctx: &GenerateContext) -> Result<Setup> {
+        let setup = Setup::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
+        crate::exec::same_game(&ctx.config.generate.game, setup.codec.game_hash(), ctx.game_hash)?;
+        Ok(setup)
+    }
+
+    fn run(w: &Setup, job: &GameJob) -> Result<Vec<GameRecord>> {
+        let built = w.built(&job.x)?;
+        job.games.iter().map(|&(t, seed)| w.play(&built, t, seed)).collect()
+    }
+}

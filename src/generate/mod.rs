@@ -1,0 +1,20 @@
+//! Content for any WGDL game (`playforge generate`): search a game's declared parameters for
+//! content that meets a designer's targets, as measured by the players that play it — AIs,
+//! procedural personas, play styles, random — and either return the best answer (CMA-ES) or a
+//! map of good answers spread along designer-chosen behaviour descriptors (MAP-Elites, CMA-ME).
+//!
+//! One file per concern: [`config`] (the TOML and its checks) → [`expr`] (measure expressions
+//! and their standard errors) → [`codec`] (parameters ⇄ genes, overlay sets) → [`play`] (one game
+//! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility) →
+//! [`archive`] (the map) → [`run`] (the loop, checkpoints, outputs); [`jobs`] is the executor's
+//! job kind, [`verify`] checks a result on fresh seeds.
+
+pub mod archive;
+pub mod codec;
+pub mod config;
+pub mod expr;
+pub mod jobs;
+pub mod play;
+pub mod quality;
+pub mod run;
+pub mod verify;

@@ -1,0 +1,170 @@
+//! From games to a verdict: the tables every evaluation plays (one per distinct seating the
+//! measures name), each measure's estimate over its table's games, the targets' scores and
+//! quality F = Σ wᵢ·scoreᵢ / Σ wᵢ, feasibility (the games end, nobody is stuck, every
+//! `[[require]]` holds), and the behaviour descriptors of a map.
+//!
+//! A band target scores 1 inside the band and 1 / (1 + d / tolerance) at a distance d outside,
+//! so that the optimizer is pulled towards the band from anywhere; a direction target scores its
+//! expression mapped linearly from `scale` onto [0, 1] (turned over for `min`).
+
+use super::config::{GenerateConfig, TargetConfig};
+use super::expr::{Estimate, Expr};
+use super::play::{GameRecord, Quantity, Table};
+use serde::{Deserialize, Serialize};
+
+/// One evaluation of a candidate.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Eval {
+    /// Quality in [0, 1] (1 when every band target holds and every direction is at its best).
+    pub f: f64,
+    pub feasible: bool,
+    /// Why not, when infeasible.
+    #[serde(default)]
+    pub why: String,
+    /// Each `[[measure]]`, each `[[target]]`'s expression, each `[[descriptor]]`'s.
+    pub measures: Vec<Estimate>,
+    pub targets: Vec<Estimate>,
+    pub descriptors: Vec<Estimate>,
+    /// Games per table.
+    pub games: u64,
+}
+
+impl Eval {
+    /// The key candidates are ranked by: feasible ones first, then by F.
+    pub fn rank_key(&self) -> (bool, f64) {
+        (self.feasible, self.f)
+    }
+}
+
+/// Scores candidates from their games.
+#[derive(Clone, Debug)]
+pub struct Scorer {
+    pub tables: Vec<Table>,
+    /// (table, quantity) of each measure.
+    measures: Vec<(usize, usize)>,
+    targets: Vec<(Expr, TargetConfig)>,
+    requires: Vec<(Expr, Option<f64>, Option<f64>, String)>,
+    descriptors: Vec<Expr>,
+    ends: bool,
+    not_stuck: bool,
+}
+
+/// The band score: 1 inside `[lo, hi]`, 1 / (1 + d / tol) at distance d outside.
+pub fn band_score(v: f64, lo: Option<f64>, hi: Option<f64>, tol: Option<f64>) -> f64 {
+    let d = lo.map_or(0.0, |l| (l - v).max(0.0)) + hi.map_or(0.0, |h| (v - h).max(0.0));
+    let size = lo.into_iter().chain(hi).map(f64::abs).fold(0.0, f64::max);
+    let tol = tol.unwrap_or((0.25 * size).max(1.0));
+    1.0 / (1.0 + d / tol)
+}
+
+/// Whether `v` lies in the band.
+pub fn in_band(v: f64, lo: Option<f64>, hi: Option<f64>) -> bool {
+    lo.is_none_or(|l| v >= l) && hi.is_none_or(|h| v <= h)
+}
+
+impl Scorer {
+    /// The tables and compiled expressions of a checked config; the overlay sets the tables
+    /// use come back too (the first is always the empty set).
+    pub fn new(cfg: &GenerateConfig) -> (Scorer, Vec<Vec<String>>) {
+        let names: Vec<&str> = cfg.measures.iter().map(|m| m.name.as_str()).collect();
+        let parse = |e: &str| Expr::parse(e, &names).expect("checked when the config loads");
+        let player_ix = |n: &String| cfg.players.iter().position(|p| &p.name == n).expect("checked when the config loads");
+        let mut overlay_sets: Vec<Vec<String>> = vec![Vec::new()];
+        let mut tables: Vec<Table> = Vec::new();
+        let mut measures = Vec::new();
+        for m in &cfg.measures {
+            let players: Vec<usize> = m.players.iter().map(player_ix).collect();
+            let mut set: Vec<String> = players.iter().flat_map(|&p| cfg.players[p].overlays.clone()).collect();
+            set.sort();
+            set.dedup();
+            let overlay_set = match overlay_sets.iter().position(|s| s == &set) {
+                Some(i) => i,
+                None => {
+                    overlay_sets.push(set);
+                    overlay_sets.len() - 1
+                }
+            };
+            let t = match tables.iter().position(|t| t.players == players) {
+                Some(t) => t,
+                None => {
+                    tables.push(Table { players, overlay_set, quantities: Vec::new() });
+                    tables.len() - 1
+                }
+            };
+            let q = Quantity::of(&m.of, &m.aggregate, m.side);
+            let k = match tables[t].quantities.iter().position(|x| x == &q) {
+                Some(k) => k,
+                None => {
+                    tables[t].quantities.push(q);
+                    tables[t].quantities.len() - 1
+                }
+            };
+            measures.push((t, k));
+        }
+        let scorer = Scorer {
+            tables,
+            measures,
+            targets: cfg.targets.iter().map(|t| (parse(&t.expr), t.clone())).collect(),
+            requires: cfg.requires.iter().map(|r| (parse(&r.expr), r.at_least, r.at_most, r.expr.clone())).collect(),
+            descriptors: cfg.descriptors.iter().map(|d| parse(&d.expr)).collect(),
+            ends: cfg.feasible.ends,
+            not_stuck: cfg.feasible.not_stuck,
+        };
+        (scorer, overlay_sets)
+    }
+
+    /// The score of target `k` for its expression's value.
+    pub fn target_score(&self, k: usize, v: f64) -> f64 {
+        let t = &self.targets[k].1;
+        match (&t.direction, t.scale) {
+            (Some(d), Some([lo, hi])) => {
+                let x = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
+                if d == "max" { x } else { 1.0 - x }
+            }
+            _ => band_score(v, t.at_least, t.at_most, t.tolerance),
+        }
+    }
+
+    /// Whether band target `k` holds at `v` (direction targets always do).
+    pub fn target_met(&self, k: usize, v: f64) -> bool {
+        let t = &self.targets[k].1;
+        t.direction.is_some() || in_band(v, t.at_least, t.at_most)
+    }
+
+    /// Scores one candidate from its games: `games[t]` holds table t's records.
+    pub fn score(&self, games: &[&[GameRecord]]) -> Eval {
+        let n = games.first().map_or(0, |g| g.len()) as u64;
+        let measures: Vec<Estimate> =
+            self.measures.iter().map(|&(t, k)| Estimate::of(&games[t].iter().map(|r| r.q[k]).collect::<Vec<_>>())).collect();
+        let targets: Vec<Estimate> = self.targets.iter().map(|(e, _)| e.estimate(&measures)).collect();
+        let descriptors: Vec<Estimate> = self.descriptors.iter().map(|e| e.estimate(&measures)).collect();
+        let wsum: f64 = self.targets.iter().map(|(_, t)| t.weight).sum();
+        let f = if self.targets.is_empty() {
+            1.0
+        } else {
+            self.targets.iter().enumerate().map(|(k, (_, t))| t.weight * self.target_score(k, targets[k].mean)).sum::<f64>() / wsum
+        };
+        let mut why = String::new();
+        let all = || games.iter().flat_map(|g| g.iter());
+        if self.ends && !all().all(|r| r.ended || r.stuck) {
+            let c = all().filter(|r| !r.ended && !r.stuck).count();
+            why = format!("{c} game(s) did not end by the rules (a step or turn limit, or max_moves)");
+        } else if self.not_stuck && all().any(|r| r.stuck) {
+            let c = all().filter(|r| r.stuck).count();
+            why = format!("{c} game(s) ended with nobody able to move");
+        } else {
+            for (e, lo, hi, text) in &self.requires {
+                let v = e.eval(&measures.iter().map(|m| m.mean).collect::<Vec<_>>());
+                if !in_band(v, *lo, *hi) {
+                    why = format!(
+                        "require `{text}` = {v:.4} is outside [{}, {}]",
+                        lo.map_or("−∞".into(), |x| x.to_string()),
+                        hi.map_or("∞".into(), |x| x.to_string())
+                    );
+                    break;
+                }
+            }
+        }
+        Eval { f, feasible: why.is_empty(), why, measures, targets, descriptors, games: n }
+    }
+}

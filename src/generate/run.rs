@@ -1,0 +1,604 @@
+//! The generator's loop: iterations of the chosen algorithm until the budget (in games) is
+//! spent, a history row and a checkpoint after every iteration, the outputs at the end (or on
+//! Ctrl-C).
+//!
+//! - `cma`: one answer. Separable CMA-ES ([`SepCma`]) ranks a generation by (feasible, F); the
+//!   generation's best is confirmed on fresh seeds before it can become the best so far.
+//! - `map-elites`: a map. First `initial` random candidates, then per iteration `batch` mutants
+//!   (Gaussian, σ in gene units) of elites drawn uniformly from the archive.
+//! - `cma-me`: a map. `emitters` improvement emitters (Fontaine et al. 2020), each a CMA-ES,
+//!   take turns; a generation is ranked by what it does to the archive (new cells first by F,
+//!   then improvements by their gain, then the rest), and an emitter that adds nothing restarts
+//!   at a random elite.
+//!
+//! Noise is handled as balance does: every candidate of an iteration plays on the same game
+//! seeds (common random numbers), and a candidate enters the map (or becomes the best) only with
+//! the numbers of its confirmation, `confirm_games` games per table on fresh seeds. All streams
+//! derive from (seed, iteration, candidate, game), so a run on 1 or 16 threads, on `--ray`, or
+//! resumed from its checkpoint gives the same numbers.
+
+use super::archive::{Archive, Elite, Status};
+use super::config::GenerateConfig;
+use super::jobs::{GameJob, GenerateContext, GenerateGame, Setup};
+use super::play::GameRecord;
+use super::quality::Eval;
+use crate::evolve::cma::SepCma;
+use crate::exec::Executor;
+use crate::report::{chart, csv_bytes, write_atomic};
+use crate::rng::{Rng, derive, stream};
+use anyhow::{Result, anyhow, bail};
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Set by the Ctrl-C handler; the loop saves and stops after the iteration in progress.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Stream tags (the `individual` slot) for randomness that is not one candidate's.
+const PROPOSE: u64 = 1 << 40;
+const CRN: u64 = 1 << 41;
+const CONFIRM: u64 = 1 << 42;
+/// The `generation` slot of `verify`'s games: never an iteration of a run.
+pub const VERIFY: u64 = u64::MAX - 1;
+
+/// The algorithm's state between iterations.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub enum Search {
+    Cma(SepCma),
+    MapElites,
+    CmaMe { emitters: Vec<SepCma>, next: usize },
+}
+
+/// One row of history.csv.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub iteration: u64,
+    pub candidates: u64,
+    pub feasible: u64,
+    pub batch_best_f: f64,
+    pub batch_mean_f: f64,
+    /// The best confirmed F so far (a map: its best elite's).
+    pub best_f: f64,
+    pub qd_score: f64,
+    pub coverage: f64,
+    pub elites: u64,
+    pub confirmed: u64,
+    pub games: u64,
+    pub elapsed_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub config: String,
+    pub next_iteration: u64,
+    pub search: Search,
+    pub archive: Archive,
+    pub best: Option<Elite>,
+    pub history: Vec<Row>,
+    pub games_played: u64,
+    pub elapsed_s: f64,
+    pub finished: bool,
+}
+
+/// How to run (beyond the config).
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    pub resume: bool,
+    /// Stop after this many iterations (the checkpoint stays resumable).
+    pub max_iterations: Option<u64>,
+    pub exec: Executor,
+}
+
+/// What a run did.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub best: Option<Elite>,
+    pub archive: Archive,
+    pub history: Vec<Row>,
+    pub games_played: u64,
+    pub budget_games: u64,
+    pub interrupted: bool,
+    pub elapsed_s: f64,
+}
+
+/// `<out>/<name>/<algorithm>-seed-<seed>/`.
+pub fn out_dir(cfg: &GenerateConfig) -> PathBuf {
+    cfg.generate.out.join(&cfg.generate.name).join(format!("{}-seed-{}", cfg.generate.algorithm, cfg.generate.seed))
+}
+
+/// Where candidates' games run, and how they are scored.
+pub struct Games<'a> {
+    pub setup: &'a Setup,
+    pub exec: &'a Executor,
+    pub ctx: &'a GenerateContext,
+    pub seed: u64,
+}
+
+impl Games<'_> {
+    /// Plays and scores candidates (search vector, stream tag): `games` games per table each,
+    /// candidate `who`'s game g at table t of iteration `it` on the stream (seed, it, who, t·games + g).
+    pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Eval>> {
+        let tables = self.setup.tables().len();
+        let total = cands.len() * tables * games;
+        let chunk = match self.exec {
+            Executor::Local => 1,
+            _ => (total / (16 * self.exec.cpus())).clamp(1, 32),
+        };
+        let mut jobs = Vec::new();
+        let mut built = Vec::new();
+        let mut built_of = Vec::new();
+        for (x, who) in cands {
+            built.push(self.setup.built(x)?);
+            let list: Vec<(usize, u64)> = (0..tables)
+                .flat_map(|t| (0..games).map(move |g| (t, g)))
+                .map(|(t, g)| (t, derive(self.seed, it, *who, (t * games + g) as u64)))
+                .collect();
+            for piece in list.chunks(chunk) {
+                jobs.push(GameJob { x: x.clone(), games: piece.to_vec() });
+                built_of.push(built.len() - 1);
+            }
+        }
+        let records: Vec<GameRecord> = self
+            .exec
+            .map::<GenerateGame>(
+                || Ok(self.ctx.clone()),
+                &jobs,
+                |i, j| j.games.iter().map(|&(t, seed)| self.setup.play(&built[built_of[i]], t, seed)).collect(),
+            )?
+            .into_iter()
+            .flatten()
+            .collect();
+        let per = tables * games;
+        Ok((0..cands.len())
+            .map(|c| {
+                let mine = &records[c * per..(c + 1) * per];
+                let by_table: Vec<&[GameRecord]> = mine.chunks(games).collect();
+                self.setup.scorer.score(&by_table)
+            })
+            .collect())
+    }
+}
+
+/// A valid point near `sample()`, or a random one (flagged) after 30 tries.
+fn valid_near(setup: &Setup, rng: &mut Rng, sample: &dyn Fn(&mut Rng) -> Vec<f64>) -> Result<(Vec<f64>, bool)> {
+    for _ in 0..30 {
+        let x = sample(rng);
+        if setup.codec.build(&x)?.is_some() {
+            return Ok((x, true));
+        }
+    }
+    Ok((setup.codec.random(rng)?, false))
+}
+
+/// `n` random valid candidates of iteration `it`.
+fn randoms(setup: &Setup, seed: u64, it: u64, n: usize) -> Result<Vec<(Vec<f64>, bool)>> {
+    (0..n).into_par_iter().map(|i| Ok((setup.codec.random(&mut stream(seed, it, i as u64, 7))?, true))).collect()
+}
+
+/// Runs (or resumes) a generate job; `progress(games, budget, message)`.
+pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOptions, progress: &dyn Fn(u64, u64, &str)) -> Result<Outcome> {
+    let setup = Setup::new(cfg, cfg_path, cfg_text)?;
+    let ctx = GenerateContext::new(cfg, cfg_path, cfg_text, &setup.codec)?;
+    let dir = out_dir(cfg);
+    let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
+    let resolved = toml::to_string(cfg)?;
+    let ck_key = format!("{resolved}\n# game {:016x}\n", setup.codec.game_hash());
+    let ck_path = dir.join("checkpoint.json");
+    let s = &cfg.generate;
+    let tables = setup.tables().len() as u64;
+    let budget_games = s.max_evaluations * s.games * tables;
+    let n = setup.codec.genes.len();
+    if opts.resume && !ck_path.exists() {
+        bail!(
+            "--resume: no checkpoint in {}; expected the folder of an interrupted run of this config, algorithm and seed (run without --resume to start afresh)",
+            dir.display()
+        );
+    }
+    let mut ck = if opts.resume {
+        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
+        let ck: Checkpoint =
+            serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
+        if ck.config != ck_key {
+            bail!(
+                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
+                ck_path.display()
+            );
+        }
+        ck
+    } else {
+        run_dir.clear()?;
+        let search = match s.algorithm.as_str() {
+            "cma" => Search::Cma(SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0)),
+            "map-elites" => Search::MapElites,
+            _ => Search::CmaMe { emitters: vec![SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0); cfg.qd.emitters], next: 0 },
+        };
+        Checkpoint {
+            config: ck_key.clone(),
+            next_iteration: 0,
+            search,
+            archive: Archive::new(&cfg.descriptors),
+            best: None,
+            history: Vec::new(),
+            games_played: 0,
+            elapsed_s: 0.0,
+            finished: false,
+        }
+    };
+    // The config with its paths made absolute: `verify` reads it from anywhere.
+    write_atomic(&dir.join("config.toml"), toml::to_string(&ctx.config)?.as_bytes())?;
+    let games = Games { setup: &setup, exec: &opts.exec, ctx: &ctx, seed: s.seed };
+    let start = Instant::now();
+    let elapsed0 = ck.elapsed_s;
+    let mut ran = 0u64;
+    let mut interrupted = false;
+    let mut warned = false;
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+        }
+        if ck.finished || ck.games_played >= budget_games || interrupted || opts.max_iterations.is_some_and(|m| ran >= m) {
+            break;
+        }
+        let it = ck.next_iteration;
+        let seed = s.seed;
+        let mut rng = stream(seed, it, PROPOSE, 0);
+        // 1. Propose: (search vector, drawn from the search distribution).
+        let first = it == 0 || (cfg.is_map() && ck.archive.cells.is_empty());
+        let cands: Vec<(Vec<f64>, bool)> = match &mut ck.search {
+            Search::Cma(c) => {
+                if c.mean.is_none() || c.sigma < cfg.cma.sigma_min {
+                    c.restart(setup.codec.random(&mut rng)?);
+                }
+                let c: &SepCma = c;
+                (0..c.lambda)
+                    .into_par_iter()
+                    .map(|i| valid_near(&setup, &mut stream(seed, it, i as u64, 7), &|r| c.sample(r)))
+                    .collect::<Result<_>>()?
+            }
+            Search::MapElites if first => randoms(&setup, seed, it, cfg.qd.initial)?,
+            Search::MapElites => {
+                let elites: Vec<&Elite> = ck.archive.cells.values().collect();
+                let sigma = cfg.qd.sigma;
+                (0..cfg.qd.batch)
+                    .into_par_iter()
+                    .map(|i| {
+                        let mut r = stream(seed, it, i as u64, 7);
+                        let parent = &elites[r.random_range(0..elites.len())].x;
+                        valid_near(&setup, &mut r, &|r| {
+                            parent
+                                .iter()
+                                .map(|&v| {
+                                    let z: f64 = StandardNormal.sample(r);
+                                    (v + sigma * z).clamp(0.0, 1.0)
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect::<Result<_>>()?
+            }
+            Search::CmaMe { .. } if first => randoms(&setup, seed, it, cfg.qd.initial)?,
+            Search::CmaMe { emitters, next } => {
+                let k = *next % emitters.len();
+                let e = &mut emitters[k];
+                if e.mean.is_none() || e.sigma < cfg.cma.sigma_min {
+                    let elites: Vec<&Elite> = ck.archive.cells.values().collect();
+                    e.restart(elites[rng.random_range(0..elites.len())].x.clone());
+                }
+                let e: &SepCma = e;
+                (0..e.lambda)
+                    .into_par_iter()
+                    .map(|i| valid_near(&setup, &mut stream(seed, it, i as u64, 7), &|r| e.sample(r)))
+                    .collect::<Result<_>>()?
+            }
+        };
+        // 2. Evaluate on common random numbers.
+        let tagged: Vec<(Vec<f64>, u64)> =
+            cands.iter().enumerate().map(|(i, (x, _))| (x.clone(), if s.common_random_numbers { CRN } else { i as u64 })).collect();
+        let evals = games.evaluate(it, &tagged, s.games as usize)?;
+        let mut played = cands.len() as u64 * s.games * tables;
+        // 3. Confirm what might count, on fresh seeds.
+        // What each candidate would do to the map as it stood (CMA-ME ranks by it).
+        let st: Vec<(Status, f64)> = evals.iter().map(|e| ck.archive.status(e)).collect();
+        let worth: Vec<usize> = if cfg.is_map() {
+            (0..cands.len()).filter(|&i| matches!(st[i].0, Status::New | Status::Improves)).collect()
+        } else {
+            let top = (0..cands.len()).max_by(|&a, &b| {
+                let (ka, kb) = (evals[a].rank_key(), evals[b].rank_key());
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(b.cmp(&a))
+            });
+            top.into_iter().filter(|&i| evals[i].feasible && ck.best.as_ref().is_none_or(|b| evals[i].f > b.eval.f)).collect()
+        };
+        let to_confirm: Vec<(Vec<f64>, u64)> = worth.iter().map(|&i| (cands[i].0.clone(), CONFIRM + i as u64)).collect();
+        let confirmed = games.evaluate(it, &to_confirm, s.confirm_games as usize)?;
+        played += to_confirm.len() as u64 * s.confirm_games * tables;
+        let mut added = 0;
+        for (&i, e) in worth.iter().zip(&confirmed) {
+            if cfg.is_map() {
+                added += ck.archive.insert(&cands[i].0, e, it) as u64;
+            } else if e.feasible && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f) {
+                ck.best = Some(Elite { x: cands[i].0.clone(), eval: e.clone(), iteration: it });
+            }
+        }
+        if cfg.is_map() {
+            ck.best = ck.archive.best().cloned();
+        }
+        // 4. Move the search distributions.
+        let from_dist: Vec<bool> = cands.iter().map(|c| c.1).collect();
+        match &mut ck.search {
+            Search::Cma(c) => {
+                let mut order: Vec<usize> = (0..cands.len()).collect();
+                order.sort_by(|&a, &b| {
+                    let (ka, kb) = (evals[a].rank_key(), evals[b].rank_key());
+                    from_dist[b].cmp(&from_dist[a]).then(kb.0.cmp(&ka.0)).then(kb.1.total_cmp(&ka.1)).then(a.cmp(&b))
+                });
+                let ranked: Vec<&[f64]> = order.iter().map(|&i| cands[i].0.as_slice()).collect();
+                c.tell(&ranked);
+            }
+            Search::CmaMe { emitters, next } if !first => {
+                let k = *next % emitters.len();
+                let e = &mut emitters[k];
+                let mut order: Vec<usize> = (0..cands.len()).collect();
+                order.sort_by(|&a, &b| {
+                    from_dist[b]
+                        .cmp(&from_dist[a])
+                        .then(st[b].0.partial_cmp(&st[a].0).unwrap_or(std::cmp::Ordering::Equal))
+                        .then(st[b].1.total_cmp(&st[a].1))
+                        .then(a.cmp(&b))
+                });
+                if added == 0 {
+                    // Nothing new: start this emitter over at a random elite next time.
+                    e.mean = None;
+                } else {
+                    let ranked: Vec<&[f64]> = order.iter().map(|&i| cands[i].0.as_slice()).collect();
+                    e.tell(&ranked);
+                }
+                *next += 1;
+            }
+            _ => {}
+        }
+        // 5. History, checkpoint, progress.
+        ck.games_played += played;
+        ck.next_iteration = it + 1;
+        ck.elapsed_s = elapsed0 + start.elapsed().as_secs_f64();
+        let fs: Vec<f64> = evals.iter().map(|e| e.f).collect();
+        ck.history.push(Row {
+            iteration: it,
+            candidates: cands.len() as u64,
+            feasible: evals.iter().filter(|e| e.feasible).count() as u64,
+            batch_best_f: fs.iter().cloned().fold(0.0, f64::max),
+            batch_mean_f: fs.iter().sum::<f64>() / fs.len().max(1) as f64,
+            best_f: ck.best.as_ref().map_or(0.0, |b| b.eval.f),
+            qd_score: ck.archive.qd_score(),
+            coverage: ck.archive.coverage(),
+            elites: ck.archive.cells.len() as u64,
+            confirmed: to_confirm.len() as u64,
+            games: ck.games_played,
+            elapsed_s: ck.elapsed_s,
+        });
+        ck.finished = ck.games_played >= budget_games;
+        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
+        write_history(&dir, &ck.history)?;
+        ran += 1;
+        let msg = if cfg.is_map() {
+            format!("iteration {it}: {} elites, QD-score {:.2}", ck.archive.cells.len(), ck.archive.qd_score())
+        } else {
+            format!("iteration {it}: best F {:.4}", ck.best.as_ref().map_or(0.0, |b| b.eval.f))
+        };
+        progress(ck.games_played.min(budget_games), budget_games, &msg);
+        if let Some(b) = s.budget_minutes
+            && !warned
+            && ck.elapsed_s > b * 60.0
+        {
+            warned = true;
+            progress(ck.games_played.min(budget_games), budget_games, &format!("past the config's budget of {b} minutes"));
+        }
+    }
+    write_outputs(cfg, &setup, &dir, &ck)?;
+    Ok(Outcome {
+        dir,
+        best: ck.best,
+        archive: ck.archive,
+        history: ck.history,
+        games_played: ck.games_played,
+        budget_games,
+        interrupted,
+        elapsed_s: ck.elapsed_s,
+    })
+}
+
+fn write_history(dir: &Path, h: &[Row]) -> Result<()> {
+    let header: Vec<String> = [
+        "iteration",
+        "candidates",
+        "feasible",
+        "batch_best_f",
+        "batch_mean_f",
+        "best_f",
+        "qd_score",
+        "coverage",
+        "elites",
+        "confirmed",
+        "games",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = h
+        .iter()
+        .map(|r| {
+            vec![
+                r.iteration.to_string(),
+                r.candidates.to_string(),
+                r.feasible.to_string(),
+                format!("{:.5}", r.batch_best_f),
+                format!("{:.5}", r.batch_mean_f),
+                format!("{:.5}", r.best_f),
+                format!("{:.5}", r.qd_score),
+                format!("{:.5}", r.coverage),
+                r.elites.to_string(),
+                r.confirmed.to_string(),
+                r.games.to_string(),
+            ]
+        })
+        .collect();
+    write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
+    let timing: Vec<Vec<String>> = h.iter().map(|r| vec![r.iteration.to_string(), format!("{:.2}", r.elapsed_s)]).collect();
+    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["iteration".to_string(), "elapsed_s".to_string()], &timing))?;
+    Ok(())
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
+}
+
+/// A candidate as a file that `run --params` plays and `verify` checks: the game, the config,
+/// every parameter's value, and what the confirmation measured (mean and 95% interval).
+pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &str) -> String {
+    let ev = &e.eval;
+    let mut s = format!(
+        "# playforge generate: {title} of `{}` (algorithm {}, seed {}, iteration {}).\n\
+         # Quality F = {:.4}, confirmed over {} games per table; {}.\n\
+         # Check it on fresh seeds: playforge verify <this file>. Play it: playforge run {} --params <this file>.\n\n",
+        cfg.generate.name,
+        cfg.generate.algorithm,
+        cfg.generate.seed,
+        e.iteration,
+        ev.f,
+        ev.games,
+        if ev.feasible { "feasible".to_string() } else { format!("infeasible: {}", ev.why) },
+        cfg.generate.game.display()
+    );
+    s.push_str(&format!("game = {}\n", toml::Value::String(cfg.generate.game.display().to_string())));
+    if let Some(o) = &cfg.generate.turn_order {
+        s.push_str(&format!("turn_order = \"{o}\"\n"));
+    }
+    s.push_str("kind = \"generate\"\n");
+    s.push_str(&format!("quality = {:.6}\n", ev.f));
+    s.push_str("\n# Every declared parameter's value (the genes and the held ones).\n[held]\n");
+    for (n, v) in setup.codec.overrides(&e.x) {
+        s.push_str(&format!("\"{n}\" = {}\n", num(v)));
+    }
+    s.push_str("\n# The genes in [0, 1], in the order of `params`.\n[genes]\n");
+    for (g, v) in setup.codec.genes.iter().zip(&e.x) {
+        s.push_str(&format!("\"{}\" = {v:?}\n", g.name));
+    }
+    s.push_str("\n# Each measure: [mean, 95% low, 95% high] over the confirmation's games.\n[measured]\n");
+    for (m, est) in cfg.measures.iter().zip(&ev.measures) {
+        let (lo, hi) = est.ci();
+        s.push_str(&format!("{} = [{:.4}, {lo:.4}, {hi:.4}]\n", m.name, est.mean));
+    }
+    if !cfg.targets.is_empty() {
+        s.push_str("\n# Each target's expression: [value, 95% low, 95% high, score].\n[targets]\n");
+        for (k, (t, est)) in cfg.targets.iter().zip(&ev.targets).enumerate() {
+            let (lo, hi) = est.ci();
+            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}, {:.4}]\n", t.expr, est.mean, setup.scorer.target_score(k, est.mean)));
+        }
+    }
+    if !cfg.descriptors.is_empty() {
+        s.push_str("\n# Each descriptor: [value, 95% low, 95% high].\n[descriptors]\n");
+        for (d, est) in cfg.descriptors.iter().zip(&ev.descriptors) {
+            let (lo, hi) = est.ci();
+            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}]\n", d.expr, est.mean));
+        }
+    }
+    s
+}
+
+fn write_outputs(cfg: &GenerateConfig, setup: &Setup, dir: &Path, ck: &Checkpoint) -> Result<()> {
+    write_history(dir, &ck.history)?;
+    if let Some(b) = &ck.best {
+        let what = if cfg.is_map() { "the best elite" } else { "the best candidate" };
+        write_atomic(&dir.join("best.toml"), candidate_toml(cfg, setup, b, what).as_bytes())?;
+    }
+    if cfg.is_map() {
+        write_archive(cfg, setup, dir, &ck.archive)?;
+    }
+    if !ck.history.is_empty() {
+        convergence_chart(cfg, dir, &ck.history)?;
+    }
+    Ok(())
+}
+
+/// The file name of a cell's elite: its bins, `cell-3-7.toml`.
+pub fn elite_name(a: &Archive, cell: usize) -> String {
+    let b: Vec<String> = a.cell_bins(cell).iter().map(|b| b.to_string()).collect();
+    format!("cell-{}.toml", b.join("-"))
+}
+
+fn write_archive(cfg: &GenerateConfig, setup: &Setup, dir: &Path, a: &Archive) -> Result<()> {
+    let mut header: Vec<String> = vec!["cell".into()];
+    for k in 0..a.dims.len() {
+        header.push(format!("bin{k}"));
+    }
+    for d in &cfg.descriptors {
+        header.push(d.expr.clone());
+    }
+    header.extend(["quality".to_string(), "iteration".to_string()]);
+    for m in &cfg.measures {
+        header.push(m.name.clone());
+        header.push(format!("{}_ci95", m.name));
+    }
+    for g in &setup.codec.genes {
+        header.push(g.name.clone());
+    }
+    let mut rows = Vec::new();
+    // Rewrite the elites' folder whole: an elite that was replaced leaves no stale file.
+    let elites_dir = dir.join("elites");
+    if elites_dir.exists() {
+        std::fs::remove_dir_all(&elites_dir)?;
+    }
+    for (&cell, e) in &a.cells {
+        let mut row = vec![cell.to_string()];
+        row.extend(a.cell_bins(cell).iter().map(|b| b.to_string()));
+        row.extend(e.eval.descriptors.iter().map(|d| format!("{:.4}", d.mean)));
+        row.push(format!("{:.5}", e.eval.f));
+        row.push(e.iteration.to_string());
+        for m in &e.eval.measures {
+            row.push(format!("{:.4}", m.mean));
+            row.push(format!("{:.4}", 1.96 * m.se));
+        }
+        row.extend(setup.codec.gene_values(&e.x).iter().map(|(_, v)| num(*v)));
+        rows.push(row);
+        let bins = a.cell_bins(cell);
+        write_atomic(
+            &elites_dir.join(elite_name(a, cell)),
+            candidate_toml(cfg, setup, e, &format!("the elite of cell {bins:?}")).as_bytes(),
+        )?;
+    }
+    write_atomic(&dir.join("archive.csv"), &csv_bytes(&header, &rows))?;
+    let labels: Vec<String> = cfg.descriptors.iter().map(|d| d.expr.clone()).collect();
+    let cells: Vec<(Vec<usize>, f64)> = a.cells.iter().map(|(&c, e)| (a.cell_bins(c), e.eval.f)).collect();
+    let title = format!("{} — {} (seed {}): quality of each cell's elite", cfg.generate.name, cfg.generate.algorithm, cfg.generate.seed);
+    chart::heatmap(&dir.join("archive.png"), &title, &a.dims, &labels, &cells).map_err(|e| anyhow!("archive.png: {e}"))
+}
+
+fn convergence_chart(cfg: &GenerateConfig, dir: &Path, h: &[Row]) -> Result<()> {
+    use chart::{Panel, Series};
+    let pts = |f: &dyn Fn(&Row) -> f64| h.iter().map(|r| (r.games as f64, f(r))).collect::<Vec<_>>();
+    let mut panels = vec![Panel {
+        title: "quality F".into(),
+        x_label: "games played".into(),
+        y_label: "F".into(),
+        series: vec![
+            Series::line("best of the iteration", pts(&|r| r.batch_best_f)),
+            Series::line("mean of the iteration", pts(&|r| r.batch_mean_f)),
+            Series::line("best so far (confirmed)", pts(&|r| r.best_f)),
+        ],
+    }];
+    if cfg.is_map() {
+        panels.push(Panel {
+            title: "the map".into(),
+            x_label: "games played".into(),
+            y_label: "QD-score / coverage %".into(),
+            series: vec![
+                Series::line("QD-score (Σ F of the elites)", pts(&|r| r.qd_score)),
+                Series::line("coverage (% of cells)", pts(&|r| 100.0 * r.coverage)),
+            ],
+        });
+    }
+    let title = format!("{} — {} (seed {})", cfg.generate.name, cfg.generate.algorithm, cfg.generate.seed);
+    chart::line_panels(&dir.join("convergence.png"), &title, &panels, 1000, 360).map_err(|e| anyhow!("convergence.png: {e}"))
+}

@@ -1,0 +1,276 @@
+//! `playforge generate`: config errors name the key and the line and list what is allowed; the
+//! same seed gives the same archive on 1 and 2 threads and through the executor's serialized
+//! path; a resumed run equals a straight one; infeasible content never enters the map; verify
+//! replays the results on fresh seeds; the shipped configs load.
+
+use playforge::exec::Executor;
+use playforge::generate::config::GenerateConfig;
+use playforge::generate::run::{RunOptions, out_dir, run};
+use std::path::{Path, PathBuf};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("playforge-generate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn game() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("games/match3.wgdl").display().to_string()
+}
+
+/// A small match-3 map: random players and a weak persona, the colour weights as genes.
+fn config(out: &Path, algorithm: &str, extra: &str) -> String {
+    format!(
+        r#"[generate]
+name = "t"
+game = "{game}"
+seed = 3
+algorithm = "{algorithm}"
+params = ["me.colours", "me.weight*"]
+max_evaluations = 40
+games = 2
+confirm_games = 3
+out = "{out}"
+
+[[player]]
+name = "random"
+kind = "random"
+
+[[player]]
+name = "greedy"
+kind = "persona"
+measure = "game.score"
+direction = "max"
+scale = [0, 10000]
+iterations = 4
+rollout_horizon = 5
+
+[[measure]]
+name = "rnd"
+players = ["random"]
+of = "game.score"
+
+[[measure]]
+name = "best"
+players = ["greedy"]
+of = "game.score"
+
+[[measure]]
+name = "moves"
+players = ["random"]
+of = "legal_moves"
+aggregate = "mean"
+
+[[target]]
+expr = "best - rnd"
+at_least = 500
+
+[[descriptor]]
+expr = "rnd"
+min = 0
+max = 8000
+bins = 4
+
+[[descriptor]]
+expr = "moves"
+min = 0
+max = 20
+bins = 4
+
+[qd]
+initial = 6
+batch = 6
+{extra}"#,
+        game = game(),
+        out = out.display()
+    )
+}
+
+fn parse(text: &str) -> Result<GenerateConfig, String> {
+    GenerateConfig::parse(Path::new("g.toml"), text).map_err(|e| e.to_string())
+}
+
+fn go(text: &str, opts: &RunOptions) -> playforge::generate::run::Outcome {
+    let cfg = parse(text).unwrap();
+    run(&cfg, Path::new("g.toml"), text, opts, &|_, _, _| {}).unwrap()
+}
+
+/// The files that must be identical between two runs of one seed.
+fn results(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for f in ["history.csv", "archive.csv", "best.toml"] {
+        if let Ok(b) = std::fs::read(dir.join(f)) {
+            out.push((f.to_string(), b));
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(dir.join("elites")) {
+        let mut names: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for p in names {
+            out.push((p.file_name().unwrap().to_string_lossy().into(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn config_errors_name_the_key_and_line_and_list_what_is_allowed() {
+    let out = tmp("errors");
+    let good = config(&out, "cma-me", "");
+    assert!(parse(&good).is_ok(), "{:?}", parse(&good).err());
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("algorithm = \"cma-me\"", "algorithm = \"nsga\"", &["g.toml:5", "algorithm", "\"map-elites\""]),
+        ("players = [\"greedy\"]", "players = [\"grumpy\"]", &["g.toml:", "grumpy", "expected one of: random, greedy"]),
+        ("expr = \"best - rnd\"", "expr = \"best - rand\"", &["expr", "`rand`", "expected one of: rnd, best, moves"]),
+        ("kind = \"persona\"", "kind = \"persona\"\nc = 1.0\nbogus = 1", &["bogus"]),
+        ("direction = \"max\"", "direction = \"up\"", &["direction", "\"max\" or \"min\""]),
+        ("of = \"legal_moves\"", "of = \"legalmoves\"", &["of = \"legalmoves\"", "legal_moves, length"]),
+        ("at_least = 500", "at_least = 500\nat_most = 100", &["at_least = 500 is above at_most = 100"]),
+        ("bins = 4\n\n[[descriptor]]", "bins = 0\n\n[[descriptor]]", &["bins"]),
+        ("kind = \"random\"", "kind = \"robot\"", &["kind = \"robot\"", "\"ai\", \"persona\" or \"random\""]),
+        ("scale = [0, 10000]", "", &["a persona needs its reward"]),
+    ];
+    for (from, to, wants) in cases {
+        assert!(good.contains(from), "{from}");
+        let err = parse(&good.replacen(from, to, 1)).unwrap_err();
+        for w in *wants {
+            assert!(err.contains(w), "{from} → {to}: {err}\n(wanted {w})");
+        }
+    }
+    // A map needs descriptors; one answer needs a target.
+    let no_desc = good.replace("[[descriptor]]", "[[unused]]");
+    assert!(parse(&no_desc).unwrap_err().contains("unused"), "unknown tables are errors");
+    let cma_with_map = config(&out, "cma", "");
+    assert!(parse(&cma_with_map).unwrap_err().contains("[[descriptor]] tables need a map"));
+    // Game-level checks name the key too: a pattern that matches nothing, a value path.
+    let text = good.replace("params = [\"me.colours\", \"me.weight*\"]", "params = [\"you.*\"]");
+    let cfg = parse(&text).unwrap();
+    let err = run(&cfg, Path::new("g.toml"), &text, &RunOptions::default(), &|_, _, _| {}).err().unwrap().to_string();
+    assert!(err.contains("g.toml:6") && err.contains("\"you.*\" matches no declared parameter") && err.contains("me.colours"), "{err}");
+    let text = good.replace("of = \"game.score\"", "of = \"game.scor\"");
+    let cfg = parse(&text).unwrap();
+    let err = run(&cfg, Path::new("g.toml"), &text, &RunOptions::default(), &|_, _, _| {}).err().unwrap().to_string();
+    assert!(err.contains("of = \"game.scor\""), "{err}");
+}
+
+#[test]
+fn same_archive_on_one_and_two_threads_and_through_serialized_jobs() {
+    for algorithm in ["map-elites", "cma-me", "cma"] {
+        let extra = "";
+        let mk = |name: &str| {
+            let out = tmp(&format!("{algorithm}-{name}"));
+            let mut text = config(&out, algorithm, extra);
+            if algorithm == "cma" {
+                let i = text.find("[[descriptor]]").unwrap();
+                let j = text.find("[qd]").unwrap();
+                text.replace_range(i..j, "");
+            }
+            (out, text)
+        };
+        let (o1, t1) = mk("t1");
+        let (o2, t2) = mk("t2");
+        let (o3, t3) = mk("wire");
+        let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let a = pool(1).install(|| go(&t1, &RunOptions::default()));
+        let b = pool(2).install(|| go(&t2, &RunOptions::default()));
+        let c = go(&t3, &RunOptions { exec: Executor::RoundTrip, ..RunOptions::default() });
+        let (ra, rb, rc) = (results(&a.dir), results(&b.dir), results(&c.dir));
+        assert!(ra.iter().any(|(f, _)| f == "history.csv"));
+        assert_eq!(ra, rb, "{algorithm}: 1 vs 2 threads");
+        assert_eq!(ra, rc, "{algorithm}: local vs serialized jobs");
+        assert!(a.best.is_some(), "{algorithm}: a feasible candidate");
+        if algorithm != "cma" {
+            assert!(!a.archive.cells.is_empty());
+            assert!(a.dir.join("archive.png").exists() && a.dir.join("convergence.png").exists());
+            assert_eq!(std::fs::read_dir(a.dir.join("elites")).unwrap().count(), a.archive.cells.len());
+            // QD-score is the sum of the elites' qualities.
+            let sum: f64 = a.archive.cells.values().map(|e| e.eval.f).sum();
+            assert!((a.archive.qd_score() - sum).abs() < 1e-12);
+        }
+        for o in [o1, o2, o3] {
+            let _ = std::fs::remove_dir_all(o);
+        }
+    }
+}
+
+#[test]
+fn a_resumed_run_equals_a_straight_one() {
+    let a = tmp("straight");
+    let b = tmp("resumed");
+    let ta = config(&a, "cma-me", "").replace("max_evaluations = 40", "max_evaluations = 400");
+    let tb = config(&b, "cma-me", "").replace("max_evaluations = 40", "max_evaluations = 400");
+    let straight = go(&ta, &RunOptions { max_iterations: Some(4), ..RunOptions::default() });
+    go(&tb, &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
+    let resumed = go(&tb, &RunOptions { resume: true, max_iterations: Some(2), ..RunOptions::default() });
+    assert_eq!(straight.history.len(), 4);
+    assert_eq!(results(&straight.dir), results(&resumed.dir));
+    // A resume with another config is refused.
+    let other = tb.replace("seed = 3", "seed = 4");
+    let cfg = parse(&other).unwrap();
+    let dir_other = out_dir(&cfg);
+    std::fs::create_dir_all(&dir_other).unwrap();
+    std::fs::copy(resumed.dir.join("checkpoint.json"), dir_other.join("checkpoint.json")).unwrap();
+    let err = run(&cfg, Path::new("g.toml"), &other, &RunOptions { resume: true, ..RunOptions::default() }, &|_, _, _| {})
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("another configuration"), "{err}");
+}
+
+#[test]
+fn infeasible_content_never_counts() {
+    let out = tmp("infeasible");
+    // No game scores a billion: nothing is feasible, so no elite and no best.
+    let text = config(&out, "map-elites", "\n[[require]]\nexpr = \"rnd\"\nat_least = 1e9\n");
+    let o = go(&text, &RunOptions::default());
+    assert!(o.archive.cells.is_empty());
+    assert!(o.best.is_none());
+    let h = std::fs::read_to_string(o.dir.join("history.csv")).unwrap();
+    assert!(h.lines().skip(1).all(|l| l.split(',').nth(2) == Some("0")), "no feasible candidate in any row:\n{h}");
+    // A game that cannot end within max_moves is infeasible too (match-3 takes 20 moves).
+    let text = config(&out, "map-elites", "").replace("confirm_games = 3", "confirm_games = 3\nmax_moves = 5");
+    let o = go(&text, &RunOptions::default());
+    assert!(o.archive.cells.is_empty());
+}
+
+#[test]
+fn verify_replays_every_elite_on_fresh_seeds() {
+    let out = tmp("verify");
+    let text = config(&out, "map-elites", "");
+    let o = go(&text, &RunOptions::default());
+    let r = playforge::generate::verify::verify(&o.dir, None, Some(3), 99, &Executor::Local, &|_, _| {}).unwrap();
+    assert_eq!(r.checked.len(), o.archive.cells.len());
+    assert!(o.dir.join("verify.md").exists() && o.dir.join("verify.csv").exists());
+    for c in &r.checked {
+        assert_eq!(c.eval.games, 3);
+        // The pass verdict is the feasibility and the band target's estimate.
+        let v = c.eval.targets[0].mean;
+        assert_eq!(c.pass, c.eval.feasible && v >= 500.0, "{:?}", c.file);
+    }
+    // One file, and the same file again: the same numbers (fixed seed).
+    let one = r.checked[0].file.clone();
+    let a = playforge::generate::verify::verify(&one, None, Some(3), 99, &Executor::Local, &|_, _| {}).unwrap();
+    let b = playforge::generate::verify::verify(&one, None, Some(3), 99, &Executor::Local, &|_, _| {}).unwrap();
+    assert_eq!(a.checked[0].eval, b.checked[0].eval);
+    assert!(playforge::generate::verify::is_generated(&one) && playforge::generate::verify::is_generated(&o.dir));
+    // An elite is playable with `run --params`: its [held] values load as an encounter.
+    let enc = playforge::balance::run::load_encounter(&one).unwrap();
+    assert!(enc.overrides.iter().any(|(n, _)| n == "me.colours"));
+}
+
+#[test]
+fn the_shipped_generate_configs_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("generate_") && name.ends_with(".toml") {
+            let (cfg, text) = GenerateConfig::load(&p).unwrap_or_else(|e| panic!("{name}: {e}"));
+            playforge::generate::jobs::Setup::new(&cfg, &p, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "no configs/generate_*.toml");
+}
