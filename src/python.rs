@@ -527,6 +527,108 @@ impl PyPersonas {
     }
 }
 
+/// A generate run driven by ask and tell (`playforge.Generate` wraps it): requests and
+/// evaluations as JSON text.
+#[pyclass(name = "GenerateRun", module = "playforge._core")]
+struct PyGenerate(std::sync::Mutex<crate::generate::asktell::AskTell>);
+
+impl PyGenerate {
+    fn run(&self) -> std::sync::MutexGuard<'_, crate::generate::asktell::AskTell> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyGenerate {
+    #[new]
+    #[pyo3(signature = (config, seed = None, algorithm = None, evaluations = None, out = None, resume = false))]
+    fn new(
+        py: Python<'_>,
+        config: String,
+        seed: Option<u64>,
+        algorithm: Option<String>,
+        evaluations: Option<u64>,
+        out: Option<String>,
+        resume: bool,
+    ) -> PyResult<PyGenerate> {
+        let path = std::path::PathBuf::from(&config);
+        let (mut cfg, text) = crate::generate::config::GenerateConfig::load(&path).map_err(value_error)?;
+        if let Some(s) = seed {
+            cfg.generate.seed = s;
+        }
+        if let Some(a) = algorithm {
+            if !matches!(a.as_str(), "cma" | "map-elites" | "cma-me") || (a == "cma") != (cfg.generate.algorithm == "cma") {
+                return Err(PyValueError::new_err(format!(
+                    "algorithm {a:?}; expected {} of the config's kind (it is {:?})",
+                    crate::generate::config::ALGORITHMS,
+                    cfg.generate.algorithm
+                )));
+            }
+            cfg.generate.algorithm = a;
+        }
+        if let Some(e) = evaluations {
+            if e == 0 {
+                return Err(PyValueError::new_err("evaluations 0; expected at least 1"));
+            }
+            cfg.generate.max_evaluations = e;
+        }
+        if let Some(o) = out {
+            cfg.generate.out = o.into();
+        }
+        let at = py
+            .detach(|| crate::generate::asktell::AskTell::start(cfg, &path, &text, resume, crate::exec::Executor::Local))
+            .map_err(value_error)?;
+        Ok(PyGenerate(std::sync::Mutex::new(at)))
+    }
+
+    /// The next request as JSON, or `None` when the run is over.
+    fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let req = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        req.map(|r| serde_json::to_string(&r).map_err(value_error)).transpose()
+    }
+
+    /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
+    fn tell(&self, evals: String) -> PyResult<()> {
+        let evals: Vec<crate::generate::quality::Eval> = serde_json::from_str(&evals).map_err(|e| value_error(format!("tell: {e}")))?;
+        self.run().tell(evals).map_err(value_error)
+    }
+
+    /// The built-in evaluation of a request (JSON in, JSON list out): any genes, not only asked ones.
+    fn evaluate(&self, py: Python<'_>, request: String) -> PyResult<String> {
+        let req: crate::generate::run::EvalRequest = serde_json::from_str(&request).map_err(|e| value_error(format!("evaluate: {e}")))?;
+        let evals = py.detach(|| self.run().evaluate(&req)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        serde_json::to_string(&evals).map_err(value_error)
+    }
+
+    /// The genes' names, in the order of a candidate's `genes`.
+    fn gene_names(&self) -> Vec<String> {
+        self.run().gene_names()
+    }
+
+    /// The run's outcome as JSON once `ask()` returned `None`, else `None`.
+    fn result(&self) -> PyResult<Option<String>> {
+        let at = self.run();
+        Ok(at.outcome().map(|o| {
+            serde_json::json!({
+                "dir": o.dir,
+                "best": o.best,
+                "elites": o.archive.cells.len(),
+                "cells": o.archive.n_cells(),
+                "qd_score": o.archive.qd_score(),
+                "coverage": o.archive.coverage(),
+                "history": o.history,
+                "games_played": o.games_played,
+            })
+            .to_string()
+        }))
+    }
+
+    /// The run's folder; its checkpoint.json, written after every iteration, resumes it.
+    fn dir(&self) -> String {
+        self.run().dir().display().to_string()
+    }
+}
+
 /// Loads a WGDL game; `params` sets declared parameters by name (`{"red1.maxHp": 40}`),
 /// `turn_order` is `grouped` or `alternating` for games with turns.
 #[pyfunction]
@@ -550,6 +652,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBot>()?;
     m.add_class::<PyBalance>()?;
     m.add_class::<PyPersonas>()?;
+    m.add_class::<PyGenerate>()?;
     m.add_function(wrap_pyfunction!(derive, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

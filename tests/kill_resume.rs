@@ -1,6 +1,6 @@
-//! Nothing lost: each long command (balance, personas, playtest, experiment) is killed with
-//! SIGKILL at a random point of its run, then continued with `--resume`; its outputs must be
-//! byte-identical to an uninterrupted run's. Only the files that hold the wall clock or the
+//! Nothing lost: each long command (balance, generate, personas, playtest, experiment) is
+//! killed with SIGKILL at a random point of its run, then continued with `--resume`; its outputs
+//! must be byte-identical to an uninterrupted run's. Only the files that hold the wall clock or the
 //! run's own bookkeeping are left out: `timing.csv` and a playtest replicate's `rep-NN.seconds`
 //! (elapsed seconds, kept apart for this reason), `checkpoint.json` (holds elapsed seconds too)
 //! and the folder's `.lock`/`.playforge`.
@@ -82,8 +82,9 @@ fn kill_9_then_resume_gives_byte_identical_outputs() {
         ),
     )
     .unwrap();
-    let cases: [(&str, Vec<&str>); 4] = [
+    let cases: [(&str, Vec<&str>); 5] = [
         ("balance", vec!["balance", balance.to_str().unwrap()]),
+        ("generate", vec!["generate", "configs/generate_hex_map.toml", "--evaluations", "800"]),
         ("personas", vec!["personas", "configs/personas_quick.toml", "--only", "MaxS", "--generations", "3"]),
         ("playtest", vec!["playtest", "configs/playtest_stacker.toml", "--replicates", "3", "--rollouts", "3000"]),
         ("experiment", vec!["experiment", experiment.to_str().unwrap()]),

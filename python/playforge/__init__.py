@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._core import Rng, State, __version__, derive, job_kinds, run_batch
 
-__all__ = ["Game", "State", "Parameters", "Bot", "Balance", "Personas", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
+__all__ = ["Game", "State", "Parameters", "Bot", "Balance", "Generate", "Personas", "Rng", "derive", "load_game", "main", "run_batch", "job_kinds", "__version__"]
 
 
 class Parameters(NamedTuple):
@@ -189,6 +189,110 @@ class Balance:
 
     def save(self) -> str:
         """The checkpoint the run keeps (written after every iteration)."""
+        import os
+
+        return os.path.join(self._core.dir(), "checkpoint.json")
+
+
+class Generate:
+    """A generate run (``playforge generate CONFIG``) driven by ask and tell::
+
+        run = playforge.Generate("configs/generate_hex_map.toml", evaluations=400)
+        while (request := run.ask()) is not None:
+            # request["candidates"]: each with "genes" (in [0, 1], in the order of
+            # run.gene_names()), "values" ([parameter, value] pairs) and "who" (its games' stream
+            # tag); request["confirm"]: whether it is a confirmation on fresh seeds.
+            run.tell(run.evaluate())            # or evaluations of your own
+        print(run.result()["qd_score"])
+
+    ``tell`` takes per candidate a quality (a float: feasible, no descriptors) or a dict with
+    ``quality`` (or ``f``), ``feasible`` (default True), ``descriptors`` (a list of floats, one
+    per ``[[descriptor]]``) and optionally ``measures`` (``[mean, se]`` per ``[[measure]]``).
+    ``evaluate(request)`` is the built-in evaluation, the games the command line plays: telling
+    it back gives the command line's run, file for file. ``evaluate_genes(genes)`` evaluates
+    genes of your own — how another optimizer (pyribs's schedulers, say) drives playforge's
+    evaluation."""
+
+    def __init__(self, config: str, seed: Optional[int] = None, algorithm: Optional[str] = None, evaluations: Optional[int] = None, out: Optional[str] = None, resume: bool = False):
+        self._core = _core.GenerateRun(str(config), seed, algorithm, evaluations, None if out is None else str(out), resume)
+        self._request: Optional[dict] = None
+
+    @classmethod
+    def load(cls, config: str, **kw) -> "Generate":
+        """Resumes the run of ``config`` from the checkpoint in its folder."""
+        return cls(config, resume=True, **kw)
+
+    def gene_names(self) -> List[str]:
+        return list(self._core.gene_names())
+
+    def ask(self) -> Optional[dict]:
+        import json
+
+        text = self._core.ask()
+        self._request = None if text is None else json.loads(text)
+        return self._request
+
+    def tell(self, evaluations: Sequence) -> None:
+        import json
+
+        evals = []
+        for e in evaluations:
+            if not isinstance(e, dict):
+                e = {"quality": float(e)}
+            if "measures" in e and e["measures"] and isinstance(e["measures"][0], dict):
+                measures = e["measures"]
+            else:
+                measures = [{"mean": float(m[0]), "se": float(m[1])} for m in e.get("measures", [])]
+            descriptors = [d if isinstance(d, dict) else {"mean": float(d), "se": 0.0} for d in e.get("descriptors", [])]
+            evals.append({
+                "f": float(e.get("quality", e.get("f", 0.0))),
+                "feasible": bool(e.get("feasible", True)),
+                "why": str(e.get("why", "")),
+                "measures": measures,
+                "targets": e.get("targets", []),
+                "descriptors": descriptors,
+                "games": int(e.get("games", 0)),
+            })
+        self._core.tell(json.dumps(evals))
+
+    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
+        """The built-in evaluation of ``request`` (default: the last one asked): per candidate a
+        dict with ``f`` (the quality), ``feasible``, ``why``, ``measures``, ``targets`` and
+        ``descriptors`` (each ``{"mean", "se"}``) and ``games``."""
+        import json
+
+        req = self._request if request is None else request
+        if req is None:
+            raise ValueError("nothing to evaluate; expected ask() first")
+        return json.loads(self._core.evaluate(json.dumps(req)))
+
+    def evaluate_genes(self, genes: Sequence[Sequence[float]], iteration: int = 0, games: Optional[int] = None, who: Optional[Sequence[int]] = None) -> List[dict]:
+        """The built-in evaluation of genes of your own (each a list in [0, 1], in the order of
+        ``gene_names()``): ``games`` per table (default: the config's), on the streams
+        (seed, ``iteration``, ``who[k]``, game) — the same ``who`` for every candidate (the
+        default, 0) gives them common random numbers."""
+        import json
+
+        n = len(genes)
+        width = len(self.gene_names())
+        for x in genes:
+            if len(x) != width or any(not (0.0 <= float(g) <= 1.0) for g in x):
+                raise ValueError(f"genes of length {len(x)}; expected {width} genes, each in [0, 1] (gene_names())")
+        tags = [0] * n if who is None else [int(w) for w in who]
+        cands = [{"genes": [float(g) for g in x], "who": tags[k]} for k, x in enumerate(genes)]
+        req = {"iteration": int(iteration), "confirm": False, "games": int(games) if games is not None else 0, "candidates": cands}
+        return json.loads(self._core.evaluate(json.dumps(req)))
+
+    def result(self) -> Optional[dict]:
+        """The run's outcome (best, elites, cells, QD-score, coverage, history, games played)
+        once ``ask()`` returned ``None``."""
+        import json
+
+        text = self._core.result()
+        return None if text is None else json.loads(text)
+
+    def save(self) -> str:
+        """The checkpoint the run writes after every iteration (``Generate.load`` resumes it)."""
         import os
 
         return os.path.join(self._core.dir(), "checkpoint.json")

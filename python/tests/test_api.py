@@ -213,3 +213,44 @@ def test_persona_ask_tell_with_the_built_in_play_is_the_cli_run(tmp_path, monkey
     assert outputs(tmp_path / "cli") == outputs(folder)
     with pytest.raises(ValueError, match="no persona"):
         playforge.Personas("configs/personas_quick.toml", only=["Nope"])
+
+
+def test_generate_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path, monkeypatch):
+    """A generate map driven from Python, the built-in evaluation told back, writes the folder
+    the command line writes; genes of one's own are evaluated as the loop evaluates them (how
+    another optimizer, pyribs say, drives playforge); evaluations of one's own drive the loop."""
+    from conftest import outputs
+    import shutil
+
+    out = tmp_path / "out"
+    run_dir = out / "generate_hex_map/cma-me-seed-1"
+    cli(["generate", "configs/generate_hex_map.toml", "--evaluations", "150", "--quiet", "--out", str(out)])
+    shutil.move(str(run_dir), str(tmp_path / "cli"))
+    monkeypatch.chdir(ROOT)
+    run = playforge.Generate("configs/generate_hex_map.toml", evaluations=150, out=str(out))
+    names = run.gene_names()
+    assert len(names) == 96 and names[0].startswith("red")
+    asked = confirms = 0
+    while (request := run.ask()) is not None:
+        asked += 1
+        confirms += request["confirm"]
+        assert all(len(c["genes"]) == 96 for c in request["candidates"])
+        run.tell(run.evaluate())
+    result = run.result()
+    assert asked >= 2 and confirms > 0 and result["elites"] > 0 and result["qd_score"] > 0
+    assert outputs(tmp_path / "cli") == outputs(run_dir)
+    # Genes of one's own: the same genes and streams give the same numbers, one dict each.
+    genes = [[0.5] * 96, [0.2] * 96]
+    a = run.evaluate_genes(genes, iteration=3, games=4)
+    b = run.evaluate_genes(genes, iteration=3, games=4)
+    assert a == b and len(a) == 2
+    assert all(len(e["descriptors"]) == 2 and len(e["measures"]) == 8 and e["games"] == 4 for e in a)
+    with pytest.raises(ValueError, match="genes"):
+        run.evaluate_genes([[0.5] * 3])
+    # Evaluations of one's own drive the same loop: quality and descriptors told.
+    mine = playforge.Generate(str(ROOT / "configs/generate_hex_map.toml"), evaluations=60, out=str(tmp_path / "mine"))
+    while (request := mine.ask()) is not None:
+        mine.tell([{"quality": c["genes"][0], "descriptors": [10 + 30 * c["genes"][1], 0.5 * c["genes"][2]]} for c in request["candidates"]])
+    assert mine.result()["elites"] > 0
+    with pytest.raises(ValueError, match="algorithm"):
+        playforge.Generate("configs/generate_hex_map.toml", algorithm="cma")

@@ -69,7 +69,7 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
             .expect("a valid progress template"),
     );
-    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, exec: exec.clone() };
+    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, exec: exec.clone(), hook: None };
     let o = run(&cfg, &args.config, &text, &opts, &|done, total, msg| {
         bar.set_length(total);
         bar.set_position(done);

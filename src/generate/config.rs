@@ -193,6 +193,11 @@ pub struct TargetConfig {
     pub scale: Option<[f64; 2]>,
     #[serde(default = "w_one")]
     pub weight: f64,
+    /// A band scored at its 95% interval's far edge rather than at the estimate: 1 only when
+    /// the whole interval lies in the band, so that a noisy estimate near an edge scores below
+    /// a sure one (what verification on fresh seeds rewards).
+    #[serde(default)]
+    pub certain: bool,
 }
 
 /// `[[require]]`: a hard bound; content outside it is infeasible (never the answer, never in
@@ -499,6 +504,9 @@ impl GenerateConfig {
             }
             if t.tolerance.is_some_and(|x| !(x > 0.0 && x.is_finite())) {
                 bail!("{}: tolerance must be > 0", at("target", k, "tolerance"));
+            }
+            if t.certain && t.direction.is_some() {
+                bail!("{}: `certain` is for bands; this target has a direction", at("target", k, "certain"));
             }
             if !(t.weight > 0.0 && t.weight.is_finite()) {
                 bail!("{}: weight = {}; expected a weight > 0", at("target", k, "weight"), t.weight);

@@ -7,9 +7,10 @@
 //! and their standard errors) → [`codec`] (parameters ⇄ genes, overlay sets) → [`play`] (one game
 //! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility) →
 //! [`archive`] (the map) → [`run`] (the loop, checkpoints, outputs); [`jobs`] is the executor's
-//! job kind, [`verify`] checks a result on fresh seeds.
+//! job kind, [`verify`] checks a result on fresh seeds, [`asktell`] hands the evaluations out.
 
 pub mod archive;
+pub mod asktell;
 pub mod codec;
 pub mod config;
 pub mod expr;

@@ -5,7 +5,8 @@
 //!
 //! A band target scores 1 inside the band and 1 / (1 + d / tolerance) at a distance d outside,
 //! so that the optimizer is pulled towards the band from anywhere; a direction target scores its
-//! expression mapped linearly from `scale` onto [0, 1] (turned over for `min`).
+//! expression mapped linearly from `scale` onto [0, 1] (turned over for `min`). A `certain` band
+//! is scored at the worse end of its expression's 95% interval.
 
 use super::config::{GenerateConfig, TargetConfig};
 use super::expr::{Estimate, Expr};
@@ -113,6 +114,11 @@ impl Scorer {
         (scorer, overlay_sets)
     }
 
+    /// The number of behaviour descriptors (0 without a map).
+    pub fn n_descriptors(&self) -> usize {
+        self.descriptors.len()
+    }
+
     /// The score of target `k` for its expression's value.
     pub fn target_score(&self, k: usize, v: f64) -> f64 {
         let t = &self.targets[k].1;
@@ -122,6 +128,17 @@ impl Scorer {
                 if d == "max" { x } else { 1.0 - x }
             }
             _ => band_score(v, t.at_least, t.at_most, t.tolerance),
+        }
+    }
+
+    /// The score of target `k` for its estimate: at the estimate, or for a `certain` band at
+    /// the worse of its 95% interval's two ends.
+    pub fn target_score_of(&self, k: usize, e: &Estimate) -> f64 {
+        if self.targets[k].1.certain {
+            let (lo, hi) = e.ci();
+            self.target_score(k, lo).min(self.target_score(k, hi))
+        } else {
+            self.target_score(k, e.mean)
         }
     }
 
@@ -142,7 +159,7 @@ impl Scorer {
         let f = if self.targets.is_empty() {
             1.0
         } else {
-            self.targets.iter().enumerate().map(|(k, (_, t))| t.weight * self.target_score(k, targets[k].mean)).sum::<f64>() / wsum
+            self.targets.iter().enumerate().map(|(k, (_, t))| t.weight * self.target_score_of(k, &targets[k])).sum::<f64>() / wsum
         };
         let mut why = String::new();
         let all = || games.iter().flat_map(|g| g.iter());

@@ -84,6 +84,30 @@ pub struct Checkpoint {
     pub finished: bool,
 }
 
+/// A batch of candidates to evaluate, as an ask/tell user gets it ([`super::asktell`]): the
+/// iteration, whether it is a confirmation, the games per table the built-in evaluation plays,
+/// and each candidate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalRequest {
+    pub iteration: u64,
+    pub confirm: bool,
+    pub games: u64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// One candidate: its genes in [0, 1], the parameter values they make, its games' stream tag.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Candidate {
+    pub genes: Vec<f64>,
+    #[serde(default)]
+    pub values: Vec<(String, f64)>,
+    #[serde(default)]
+    pub who: u64,
+}
+
+/// An evaluation other than the built-in games: the candidates' evaluations, in order.
+pub type EvalHook = dyn Fn(&EvalRequest) -> Result<Vec<Eval>> + Send + Sync;
+
 /// How to run (beyond the config).
 #[derive(Clone, Default)]
 pub struct RunOptions {
@@ -91,6 +115,8 @@ pub struct RunOptions {
     /// Stop after this many iterations (the checkpoint stays resumable).
     pub max_iterations: Option<u64>,
     pub exec: Executor,
+    /// An evaluation of the user's instead of the built-in games (ask/tell).
+    pub hook: Option<std::sync::Arc<EvalHook>>,
 }
 
 /// What a run did.
@@ -116,9 +142,61 @@ pub struct Games<'a> {
     pub exec: &'a Executor,
     pub ctx: &'a GenerateContext,
     pub seed: u64,
+    /// The user's evaluation, when an ask/tell run has one.
+    pub hook: Option<&'a EvalHook>,
 }
 
 impl Games<'_> {
+    /// The request of candidates (search vector, stream tag).
+    pub fn request(&self, it: u64, confirm: bool, cands: &[(Vec<f64>, u64)], games: usize) -> EvalRequest {
+        let candidates =
+            cands.iter().map(|(x, who)| Candidate { genes: x.clone(), values: self.setup.codec.overrides(x), who: *who }).collect();
+        EvalRequest { iteration: it, confirm, games: games as u64, candidates }
+    }
+
+    /// Evaluates candidates: the user's evaluation when there is one, else the games.
+    pub fn evaluate_or_ask(&self, it: u64, confirm: bool, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Eval>> {
+        match self.hook {
+            None => self.evaluate(it, cands, games),
+            Some(_) if cands.is_empty() => Ok(Vec::new()),
+            Some(hook) => {
+                let evals = hook(&self.request(it, confirm, cands, games))?;
+                if evals.len() != cands.len() {
+                    bail!("{} evaluations told for {} candidates; expected one per candidate", evals.len(), cands.len());
+                }
+                let (nd, nm) = (self.setup.scorer.n_descriptors(), self.ctx.config.measures.len());
+                for e in &evals {
+                    if e.descriptors.len() != nd {
+                        bail!("an evaluation with {} descriptors; expected {nd}, one per [[descriptor]]", e.descriptors.len());
+                    }
+                    if !e.measures.is_empty() && e.measures.len() != nm {
+                        bail!("an evaluation with {} measures; expected none or {nm}, one per [[measure]]", e.measures.len());
+                    }
+                }
+                Ok(evals)
+            }
+        }
+    }
+
+    /// The built-in evaluation of a request (what an ask/tell user gets back from `evaluate`).
+    pub fn evaluate_request(&self, req: &EvalRequest) -> Result<Vec<Eval>> {
+        let n = self.setup.codec.genes.len();
+        for c in &req.candidates {
+            if c.genes.len() != n || c.genes.iter().any(|g| !(0.0..=1.0).contains(g)) {
+                bail!("a candidate with {} genes; expected {n} genes, each in [0, 1]", c.genes.len());
+            }
+        }
+        let cands: Vec<(Vec<f64>, u64)> = req.candidates.iter().map(|c| (c.genes.clone(), c.who)).collect();
+        // 0 games: the config's `games` (`confirm_games` for a confirmation).
+        let g = &self.ctx.config.generate;
+        let games = match (req.games, req.confirm) {
+            (0, false) => g.games,
+            (0, true) => g.confirm_games,
+            (n, _) => n,
+        };
+        self.evaluate(req.iteration, &cands, games as usize)
+    }
+
     /// Plays and scores candidates (search vector, stream tag): `games` games per table each,
     /// candidate `who`'s game g at table t of iteration `it` on the stream (seed, it, who, t·games + g).
     pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Eval>> {
@@ -132,7 +210,7 @@ impl Games<'_> {
         let mut built = Vec::new();
         let mut built_of = Vec::new();
         for (x, who) in cands {
-            built.push(self.setup.built(x)?);
+            built.push(self.setup.built(x).map_err(|e| anyhow!("{e} (genes {x:?})"))?);
             let list: Vec<(usize, u64)> = (0..tables)
                 .flat_map(|t| (0..games).map(move |g| (t, g)))
                 .map(|(t, g)| (t, derive(self.seed, it, *who, (t * games + g) as u64)))
@@ -230,7 +308,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
     };
     // The config with its paths made absolute: `verify` reads it from anywhere.
     write_atomic(&dir.join("config.toml"), toml::to_string(&ctx.config)?.as_bytes())?;
-    let games = Games { setup: &setup, exec: &opts.exec, ctx: &ctx, seed: s.seed };
+    let games = Games { setup: &setup, exec: &opts.exec, ctx: &ctx, seed: s.seed, hook: opts.hook.as_deref() };
     let start = Instant::now();
     let elapsed0 = ck.elapsed_s;
     let mut ran = 0u64;
@@ -298,7 +376,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         // 2. Evaluate on common random numbers.
         let tagged: Vec<(Vec<f64>, u64)> =
             cands.iter().enumerate().map(|(i, (x, _))| (x.clone(), if s.common_random_numbers { CRN } else { i as u64 })).collect();
-        let evals = games.evaluate(it, &tagged, s.games as usize)?;
+        let evals = games.evaluate_or_ask(it, false, &tagged, s.games as usize)?;
         let mut played = cands.len() as u64 * s.games * tables;
         // 3. Confirm what might count, on fresh seeds.
         // What each candidate would do to the map as it stood (CMA-ME ranks by it).
@@ -313,7 +391,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
             top.into_iter().filter(|&i| evals[i].feasible && ck.best.as_ref().is_none_or(|b| evals[i].f > b.eval.f)).collect()
         };
         let to_confirm: Vec<(Vec<f64>, u64)> = worth.iter().map(|&i| (cands[i].0.clone(), CONFIRM + i as u64)).collect();
-        let confirmed = games.evaluate(it, &to_confirm, s.confirm_games as usize)?;
+        let confirmed = games.evaluate_or_ask(it, true, &to_confirm, s.confirm_games as usize)?;
         played += to_confirm.len() as u64 * s.confirm_games * tables;
         let mut added = 0;
         for (&i, e) in worth.iter().zip(&confirmed) {
@@ -494,7 +572,7 @@ pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &st
         s.push_str("\n# Each target's expression: [value, 95% low, 95% high, score].\n[targets]\n");
         for (k, (t, est)) in cfg.targets.iter().zip(&ev.targets).enumerate() {
             let (lo, hi) = est.ci();
-            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}, {:.4}]\n", t.expr, est.mean, setup.scorer.target_score(k, est.mean)));
+            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}, {:.4}]\n", t.expr, est.mean, setup.scorer.target_score_of(k, est)));
         }
     }
     if !cfg.descriptors.is_empty() {
@@ -556,9 +634,12 @@ fn write_archive(cfg: &GenerateConfig, setup: &Setup, dir: &Path, a: &Archive) -
         row.extend(e.eval.descriptors.iter().map(|d| format!("{:.4}", d.mean)));
         row.push(format!("{:.5}", e.eval.f));
         row.push(e.iteration.to_string());
-        for m in &e.eval.measures {
-            row.push(format!("{:.4}", m.mean));
-            row.push(format!("{:.4}", 1.96 * m.se));
+        // Evaluations an ask/tell user told may carry no measures: empty cells then.
+        for k in 0..cfg.measures.len() {
+            match e.eval.measures.get(k) {
+                Some(m) => row.extend([format!("{:.4}", m.mean), format!("{:.4}", 1.96 * m.se)]),
+                None => row.extend([String::new(), String::new()]),
+            }
         }
         row.extend(setup.codec.gene_values(&e.x).iter().map(|(_, v)| num(*v)));
         rows.push(row);

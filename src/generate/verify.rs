@@ -121,7 +121,7 @@ pub fn verify(
     let setup = Setup::new(&cfg, &cfg_path, &text)?;
     let ctx = GenerateContext::new(&cfg, &cfg_path, &text, &setup.codec)?;
     let games_n = games.unwrap_or(cfg.generate.verify_games);
-    let runner = Games { setup: &setup, exec, ctx: &ctx, seed };
+    let runner = Games { setup: &setup, exec, ctx: &ctx, seed, hook: None };
     let tables = setup.tables().len() as u64;
     let total = list.len() as u64 * games_n * tables;
     let mut checked = Vec::new();
