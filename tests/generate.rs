@@ -226,6 +226,10 @@ fn infeasible_content_never_counts() {
     let o = go(&text, &RunOptions::default());
     assert!(o.archive.cells.is_empty());
     assert!(o.best.is_none());
+    // verify says that there is nothing to verify, and why.
+    assert!(playforge::generate::verify::is_generated(&o.dir));
+    let err = playforge::generate::verify::verify(&o.dir, None, Some(2), 1, &Executor::Local, &|_, _| {}).err().unwrap().to_string();
+    assert!(err.contains("no feasible content"), "{err}");
     let h = std::fs::read_to_string(o.dir.join("history.csv")).unwrap();
     assert!(h.lines().skip(1).all(|l| l.split(',').nth(2) == Some("0")), "no feasible candidate in any row:\n{h}");
     // A game that cannot end within max_moves is infeasible too (match-3 takes 20 moves).

@@ -34,7 +34,8 @@ pub struct Report {
 /// `playforge generate`), as opposed to a balance encounter.
 pub fn is_generated(path: &Path) -> bool {
     if path.is_dir() {
-        return path.join("config.toml").exists() && (path.join("elites").is_dir() || path.join("best.toml").exists());
+        let cfg = crate::input::read_text(&path.join("config.toml")).ok().and_then(|t| toml::from_str::<toml::Table>(&t).ok());
+        return cfg.is_some_and(|t| t.contains_key("generate"));
     }
     crate::input::read_text(path)
         .ok()
@@ -57,8 +58,12 @@ fn files(path: &Path) -> Result<(Vec<PathBuf>, PathBuf)> {
         vec![path.join("best.toml")]
     };
     out.sort();
+    out.retain(|p| p.exists());
     if out.is_empty() {
-        bail!("{}: no elites/*.toml and no best.toml; expected the folder of a `playforge generate` run", path.display());
+        bail!(
+            "{}: no elites/*.toml and no best.toml: the run has confirmed no feasible content yet (see its history.csv); expected a run that found some (a larger budget, or looser requirements)",
+            path.display()
+        );
     }
     Ok((out, path.to_path_buf()))
 }
