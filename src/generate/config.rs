@@ -210,6 +210,11 @@ pub struct RequireConfig {
     pub at_least: Option<f64>,
     #[serde(default)]
     pub at_most: Option<f64>,
+    /// Hold only when the expression's whole 95% interval lies within the bounds (during the
+    /// search; `verify` checks the estimate): content that merely looks feasible on its games
+    /// stays out.
+    #[serde(default)]
+    pub certain: bool,
 }
 
 /// `[feasible]`: what every game of a candidate must do.

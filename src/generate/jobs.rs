@@ -52,7 +52,11 @@ pub struct GameJob {
 pub struct Setup {
     pub codec: Codec,
     pub seats: Vec<Seat>,
+    /// Judges confirmations (a `certain` requirement by its whole interval).
     pub scorer: Scorer,
+    /// Judges the search's own games by estimates: a few games' interval is too wide to be
+    /// certain of anything, so `certain` waits for the confirmation.
+    pub loose: Scorer,
     pub max_moves: u64,
     built: Mutex<Vec<(Vec<f64>, Built)>>,
 }
@@ -89,7 +93,8 @@ impl Setup {
                 ));
             }
         }
-        Ok(Setup { codec, seats, scorer, max_moves: cfg.generate.max_moves, built: Mutex::new(Vec::new()) })
+        let loose = scorer.on_estimates();
+        Ok(Setup { codec, seats, scorer, loose, max_moves: cfg.generate.max_moves, built: Mutex::new(Vec::new()) })
     }
 
     pub fn tables(&self) -> &[Table] {

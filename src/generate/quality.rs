@@ -44,7 +44,8 @@ pub struct Scorer {
     /// (table, quantity) of each measure.
     measures: Vec<(usize, usize)>,
     targets: Vec<(Expr, TargetConfig)>,
-    requires: Vec<(Expr, Option<f64>, Option<f64>, String)>,
+    /// (expression, at least, at most, its text, certain).
+    requires: Vec<(Expr, Option<f64>, Option<f64>, String, bool)>,
     descriptors: Vec<Expr>,
     ends: bool,
     not_stuck: bool,
@@ -106,12 +107,22 @@ impl Scorer {
             tables,
             measures,
             targets: cfg.targets.iter().map(|t| (parse(&t.expr), t.clone())).collect(),
-            requires: cfg.requires.iter().map(|r| (parse(&r.expr), r.at_least, r.at_most, r.expr.clone())).collect(),
+            requires: cfg.requires.iter().map(|r| (parse(&r.expr), r.at_least, r.at_most, r.expr.clone(), r.certain)).collect(),
             descriptors: cfg.descriptors.iter().map(|d| parse(&d.expr)).collect(),
             ends: cfg.feasible.ends,
             not_stuck: cfg.feasible.not_stuck,
         };
         (scorer, overlay_sets)
+    }
+
+    /// The same scorer judging requirements by their estimates only (`certain` off): what
+    /// `verify` asks of content on fresh seeds.
+    pub fn on_estimates(&self) -> Scorer {
+        let mut s = self.clone();
+        for r in &mut s.requires {
+            r.4 = false;
+        }
+        s
     }
 
     /// The number of behaviour descriptors (0 without a map).
@@ -170,9 +181,19 @@ impl Scorer {
             let c = all().filter(|r| r.stuck).count();
             why = format!("{c} game(s) ended with nobody able to move");
         } else {
-            for (e, lo, hi, text) in &self.requires {
-                let v = e.eval(&measures.iter().map(|m| m.mean).collect::<Vec<_>>());
-                if !in_band(v, *lo, *hi) {
+            for (e, lo, hi, text, certain) in &self.requires {
+                let est = e.estimate(&measures);
+                let v = est.mean;
+                let (a, b) = est.ci();
+                if !in_band(v, *lo, *hi) || (*certain && !(in_band(a, *lo, *hi) && in_band(b, *lo, *hi))) {
+                    if *certain && in_band(v, *lo, *hi) {
+                        why = format!(
+                            "require `{text}` = {v:.4} [{a:.4}, {b:.4}]: its 95% interval leaves [{}, {}]",
+                            lo.map_or("−∞".into(), |x| x.to_string()),
+                            hi.map_or("∞".into(), |x| x.to_string())
+                        );
+                        break;
+                    }
                     why = format!(
                         "require `{text}` = {v:.4} is outside [{}, {}]",
                         lo.map_or("−∞".into(), |x| x.to_string()),
@@ -183,5 +204,45 @@ impl Scorer {
             }
         }
         Eval { f, feasible: why.is_empty(), why, measures, targets, descriptors, games: n }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scorer(require: &str) -> Scorer {
+        let text = format!(
+            "[generate]\nname = \"t\"\ngame = \"g.wgdl\"\nparams = [\"a.*\"]\nmax_evaluations = 1\n\n[[player]]\nname = \"p\"\nkind = \"random\"\n\n[[measure]]\nname = \"m\"\nplayers = [\"p\"]\nof = \"game.x\"\n\n[[target]]\nexpr = \"m\"\nat_least = 0.45\nat_most = 0.55\n\n[[require]]\nexpr = \"m\"\nat_least = 0.4\nat_most = 0.6\n{require}"
+        );
+        Scorer::new(&GenerateConfig::parse(Path::new("t.toml"), &text).unwrap()).0
+    }
+
+    fn games(xs: &[f64]) -> Vec<GameRecord> {
+        xs.iter().map(|&x| GameRecord { q: vec![x], ended: true, stuck: false }).collect()
+    }
+
+    #[test]
+    fn a_certain_requirement_needs_its_whole_interval_and_verify_reads_the_estimate() {
+        let sure = games(&[0.49, 0.51, 0.5, 0.5, 0.52, 0.48]);
+        let wide = games(&[0.1, 0.9, 0.5, 0.5, 0.2, 0.8]);
+        let loose = scorer("");
+        let strict = scorer("certain = true");
+        for s in [&loose, &strict] {
+            let e = s.score(&[&sure]);
+            assert!(e.feasible && e.f == 1.0, "{e:?}");
+        }
+        // The same mean, a wide interval: feasible on the estimate, not when certainty is asked.
+        assert!(loose.score(&[&wide]).feasible);
+        let e = strict.score(&[&wide]);
+        assert!(!e.feasible && e.why.contains("95% interval"), "{}", e.why);
+        assert!(strict.on_estimates().score(&[&wide]).feasible);
+        // Outside the band on the estimate: infeasible either way.
+        let off = games(&[0.7, 0.7, 0.7]);
+        assert!(!loose.score(&[&off]).feasible && !strict.score(&[&off]).feasible);
+        // A band target's score falls off outside the band: 1 / (1 + d / tolerance).
+        assert!((band_score(0.65, Some(0.45), Some(0.55), Some(0.1)) - 0.5).abs() < 1e-12);
+        assert_eq!(band_score(0.5, Some(0.45), Some(0.55), None), 1.0);
     }
 }

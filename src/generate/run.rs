@@ -157,7 +157,7 @@ impl Games<'_> {
     /// Evaluates candidates: the user's evaluation when there is one, else the games.
     pub fn evaluate_or_ask(&self, it: u64, confirm: bool, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Eval>> {
         match self.hook {
-            None => self.evaluate(it, cands, games),
+            None => self.evaluate(it, cands, games, confirm),
             Some(_) if cands.is_empty() => Ok(Vec::new()),
             Some(hook) => {
                 let evals = hook(&self.request(it, confirm, cands, games))?;
@@ -194,12 +194,14 @@ impl Games<'_> {
             (0, true) => g.confirm_games,
             (n, _) => n,
         };
-        self.evaluate(req.iteration, &cands, games as usize)
+        self.evaluate(req.iteration, &cands, games as usize, req.confirm)
     }
 
     /// Plays and scores candidates (search vector, stream tag): `games` games per table each,
-    /// candidate `who`'s game g at table t of iteration `it` on the stream (seed, it, who, t·games + g).
-    pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Eval>> {
+    /// candidate `who`'s game g at table t of iteration `it` on the stream (seed, it, who, t·games + g);
+    /// a confirmation is judged strictly (`certain` requirements by their intervals).
+    pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize, confirm: bool) -> Result<Vec<Eval>> {
+        let scorer = if confirm { &self.setup.scorer } else { &self.setup.loose };
         let tables = self.setup.tables().len();
         let total = cands.len() * tables * games;
         let chunk = match self.exec {
@@ -235,7 +237,7 @@ impl Games<'_> {
             .map(|c| {
                 let mine = &records[c * per..(c + 1) * per];
                 let by_table: Vec<&[GameRecord]> = mine.chunks(games).collect();
-                self.setup.scorer.score(&by_table)
+                scorer.score(&by_table)
             })
             .collect())
     }

@@ -2,7 +2,8 @@
 //! folder: every elite of its map) played afresh, `verify_games` games per table on seeds no
 //! search used, and each measure, target, requirement and descriptor reported with its 95%
 //! interval. A target *holds* when its estimate lies in its band; it is *certain* when the
-//! whole interval does. Content passes when it is feasible and every band target holds.
+//! whole interval does. Content passes when it is feasible (every requirement's estimate within
+//! its bounds, the games ending) and every band target holds.
 
 use super::config::GenerateConfig;
 use super::jobs::{GenerateContext, Setup};
@@ -123,7 +124,10 @@ pub fn verify(
         None => config_of(&list[0])?,
     };
     let (cfg, text) = GenerateConfig::load(&cfg_path)?;
-    let setup = Setup::new(&cfg, &cfg_path, &text)?;
+    let mut setup = Setup::new(&cfg, &cfg_path, &text)?;
+    // On fresh seeds content is judged by its estimates (a `certain` requirement's interval is
+    // the search's stricter test).
+    setup.scorer = setup.loose.clone();
     let ctx = GenerateContext::new(&cfg, &cfg_path, &text, &setup.codec)?;
     let games_n = games.unwrap_or(cfg.generate.verify_games);
     let runner = Games { setup: &setup, exec, ctx: &ctx, seed, hook: None };
@@ -135,7 +139,7 @@ pub fn verify(
         if setup.codec.build(&x)?.is_none() {
             bail!("{}: the content breaks a constraint of the config or the game; expected valid content", file.display());
         }
-        let eval = runner.evaluate(VERIFY, &[(x, k as u64)], games_n as usize)?.remove(0);
+        let eval = runner.evaluate(VERIFY, &[(x, k as u64)], games_n as usize, true)?.remove(0);
         let targets: Vec<(bool, bool)> = cfg
             .targets
             .iter()
