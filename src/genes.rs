@@ -1,7 +1,13 @@
 //! The declared parameters of a game as genes, shared by every generator (balance, generate):
 //! a [`Gene`] maps a number in [0, 1] linearly onto a parameter's range and rounds whole-number
 //! parameters; [`glob`] picks parameters by patterns with `*`; a [`LinearConstraint`] is a
-//! config's validity rule over parameter values (`a.x + 2 <= b.y`). Plain data, no games.
+//! config's validity rule over parameter values (`a.x + 2 <= b.y`); [`held_values`] checks a
+//! config's `[parameters]` against a compiled program's declarations and [`game_hash`] names the
+//! game a checkpoint or job belongs to. Plain data over a program's declarations, no games.
+
+use crate::wgdl::Program;
+use crate::wgdl::program::ParamInfo;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 pub struct Gene {
@@ -78,6 +84,35 @@ impl LinearConstraint {
             _ => (a - b).abs() >= 1e-9,
         }
     }
+}
+
+/// Every declared parameter's value: the file's, or the one a config's `[parameters]` holds it
+/// at. An error names the offending key and says what was expected (its caller adds where).
+pub fn held_values(params: &[ParamInfo], held: &BTreeMap<String, f64>) -> Result<Vec<f64>, (String, String)> {
+    let mut values: Vec<f64> = params.iter().map(|p| p.default).collect();
+    for (name, &v) in held {
+        let Some(i) = params.iter().position(|p| &p.name == name) else {
+            let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+            return Err((name.clone(), format!("`{name}` is not a declared parameter; expected one of: {}", names.join(", "))));
+        };
+        let p = &params[i];
+        if v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
+            let kind = if p.integer { "a whole number" } else { "a number" };
+            return Err((name.clone(), format!("{name} = {v}; expected {kind} from {} to {}", p.min, p.max)));
+        }
+        values[i] = v;
+    }
+    Ok(values)
+}
+
+/// A hash of a game's text and its compiled map: what a checkpoint and a job belong to.
+pub fn game_hash(text: &str, program: &Program) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let map = program.hex.as_ref().map(|m| m.render(|_| None)).unwrap_or_default();
+    for b in text.bytes().chain(map.bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// `pattern` with `*` standing for any run of characters (`red*`, `*.maxHp`) matches `name`.

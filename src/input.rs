@@ -1,6 +1,7 @@
 //! Reading the text files a user gives (games, maps, configs, move lists): one place that
 //! bounds their size and checks their encoding, so that a huge file, a NUL byte or bytes that
-//! are not UTF-8 are reported with the file, a line and a column, never passed on.
+//! are not UTF-8 are reported with the file, a line and a column, never passed on; and a run's
+//! checkpoint, read back and refused when it belongs to another config or game.
 //!
 //! A UTF-8 byte-order mark at the start is dropped (editors on Windows write one); positions are
 //! then counted from the first character after it, as the user sees the file.
@@ -70,6 +71,29 @@ fn line_col(before: &[u8]) -> (usize, usize) {
     let line = text.matches('\n').count() + 1;
     let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
+}
+
+/// The checkpoint at `path` of an interrupted run, to resume it. One that does not `belong` (another
+/// config, or another version of the game) is refused, or with `stale_is_fresh` read as none so
+/// that the run starts afresh; one that is not a checkpoint is refused with what JSON said.
+pub fn read_checkpoint<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    belongs: impl Fn(&T) -> bool,
+    stale_is_fresh: bool,
+) -> anyhow::Result<Option<T>> {
+    let text = read_text_within(path, 1 << 30)?;
+    let ck: T =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}; expected a checkpoint written by playforge", path.display()))?;
+    if belongs(&ck) {
+        Ok(Some(ck))
+    } else if stale_is_fresh {
+        Ok(None)
+    } else {
+        anyhow::bail!(
+            "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
+            path.display()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -409,21 +409,17 @@ impl PyBalance {
 
     /// The next request as JSON, or `None` when the run is over.
     fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let req = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
-        req.map(|r| serde_json::to_string(&r).map_err(value_error)).transpose()
+        ask_json(py, || self.run().ask())
     }
 
     /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
     fn tell(&self, evals: String) -> PyResult<()> {
-        let evals: Vec<crate::balance::fitness::Eval> = serde_json::from_str(&evals).map_err(|e| value_error(format!("tell: {e}")))?;
-        self.run().tell(evals).map_err(value_error)
+        tell_json(&evals, |e: Vec<crate::balance::fitness::Eval>| self.run().tell(e))
     }
 
     /// The built-in evaluation of a request (JSON in, JSON list out).
     fn evaluate(&self, py: Python<'_>, request: String) -> PyResult<String> {
-        let req: crate::balance::optim::EvalRequest = serde_json::from_str(&request).map_err(|e| value_error(format!("evaluate: {e}")))?;
-        let evals = py.detach(|| self.run().evaluate(&req)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
-        serde_json::to_string(&evals).map_err(value_error)
+        evaluate_json(py, &request, |req: &crate::balance::optim::EvalRequest| self.run().evaluate(req))
     }
 
     /// The run's outcome as JSON once `ask()` returned `None`, else `None`.
@@ -583,21 +579,17 @@ impl PyGenerate {
 
     /// The next request as JSON, or `None` when the run is over.
     fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let req = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
-        req.map(|r| serde_json::to_string(&r).map_err(value_error)).transpose()
+        ask_json(py, || self.run().ask())
     }
 
     /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
     fn tell(&self, evals: String) -> PyResult<()> {
-        let evals: Vec<crate::generate::quality::Eval> = serde_json::from_str(&evals).map_err(|e| value_error(format!("tell: {e}")))?;
-        self.run().tell(evals).map_err(value_error)
+        tell_json(&evals, |e: Vec<crate::generate::quality::Eval>| self.run().tell(e))
     }
 
     /// The built-in evaluation of a request (JSON in, JSON list out): any genes, not only asked ones.
     fn evaluate(&self, py: Python<'_>, request: String) -> PyResult<String> {
-        let req: crate::generate::run::EvalRequest = serde_json::from_str(&request).map_err(|e| value_error(format!("evaluate: {e}")))?;
-        let evals = py.detach(|| self.run().evaluate(&req)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
-        serde_json::to_string(&evals).map_err(value_error)
+        evaluate_json(py, &request, |req: &crate::generate::run::EvalRequest| self.run().evaluate(req))
     }
 
     /// The genes' names, in the order of a candidate's `genes`.
@@ -627,6 +619,32 @@ impl PyGenerate {
     fn dir(&self) -> String {
         self.run().dir().display().to_string()
     }
+}
+
+/// An ask/tell run's next request as JSON (`None` once the run is over), asked without the GIL.
+fn ask_json<R: serde::Serialize + Send>(
+    py: Python<'_>,
+    ask: impl FnOnce() -> anyhow::Result<Option<R>> + Send,
+) -> PyResult<Option<String>> {
+    let req = py.detach(ask).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+    req.map(|r| serde_json::to_string(&r).map_err(value_error)).transpose()
+}
+
+/// Hands an ask/tell run the evaluations (a JSON list) of its last request.
+fn tell_json<E: serde::de::DeserializeOwned>(evals: &str, tell: impl FnOnce(Vec<E>) -> anyhow::Result<()>) -> PyResult<()> {
+    let evals: Vec<E> = serde_json::from_str(evals).map_err(|e| value_error(format!("tell: {e}")))?;
+    tell(evals).map_err(value_error)
+}
+
+/// An ask/tell run's built-in evaluation of a request: JSON in, JSON list out, without the GIL.
+fn evaluate_json<Q: serde::de::DeserializeOwned + Sync, E: serde::Serialize + Send>(
+    py: Python<'_>,
+    request: &str,
+    evaluate: impl FnOnce(&Q) -> anyhow::Result<Vec<E>> + Send,
+) -> PyResult<String> {
+    let req: Q = serde_json::from_str(request).map_err(|e| value_error(format!("evaluate: {e}")))?;
+    let evals = py.detach(|| evaluate(&req)).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+    serde_json::to_string(&evals).map_err(value_error)
 }
 
 /// Loads a WGDL game; `params` sets declared parameters by name (`{"red1.maxHp": 40}`),

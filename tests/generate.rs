@@ -278,3 +278,93 @@ fn the_shipped_generate_configs_load() {
     }
     assert!(n >= 1, "no configs/generate_*.toml");
 }
+
+#[test]
+fn a_when_measure_reads_its_value_once_the_condition_first_holds() {
+    let out = tmp("when");
+    let extra = r#"
+[[measure]]
+name = "at5"
+players = ["random"]
+of = "game.moves"
+when = "game.moves >= 5"
+
+[[measure]]
+name = "len_at5"
+players = ["random"]
+of = "length"
+when = "game.moves >= 5"
+
+[[measure]]
+name = "never"
+players = ["random"]
+of = "length"
+when = "game.score >= 1e12"
+
+[[measure]]
+name = "len"
+players = ["random"]
+of = "length"
+"#;
+    let text = config(&out, "cma-me", extra);
+    let cfg = parse(&text).unwrap();
+    let setup = playforge::generate::jobs::Setup::new(&cfg, Path::new("g.toml"), &text).unwrap();
+    let n = setup.codec.genes.len();
+    let built = setup.built(&vec![0.5; n]).unwrap();
+    let k = |name: &str| setup.scorer.measures[cfg.measures.iter().position(|m| m.name == name).unwrap()];
+    let t = k("at5").0;
+    let q = |name: &str| {
+        assert_eq!(k(name).0, t, "{name} is read at the random player's table");
+        k(name).1
+    };
+    for seed in 0..5 {
+        let r = setup.play(&built, t, seed).unwrap();
+        // Match-3 lasts 20 moves: the value after move 5, the length when the condition never held.
+        assert_eq!(r.q[q("at5")], 5.0, "seed {seed}");
+        assert_eq!(r.q[q("len_at5")], 5.0, "seed {seed}");
+        assert_eq!(r.q[q("never")], r.q[q("len")], "seed {seed}");
+        assert!(r.q[q("len")] > 5.0);
+    }
+    // A `when` that is not a comparison, or one on a measure read as a mean, names the key.
+    let bad = text.replacen("when = \"game.moves >= 5\"", "when = \"game.moves 5\"", 1);
+    let err = parse(&bad).unwrap_err();
+    assert!(err.contains("when = \"game.moves 5\"") && err.contains("no comparison"), "{err}");
+    let bad = text.replacen("of = \"game.moves\"\nwhen", "of = \"game.moves\"\naggregate = \"mean\"\nwhen", 1);
+    assert!(parse(&bad).unwrap_err().contains("with `when`"));
+    // A value the game does not have is an error naming the key.
+    let bad = text.replacen("when = \"game.score >= 1e12\"", "when = \"me.nothing >= 1\"", 1);
+    let cfg = parse(&bad).unwrap();
+    let err = playforge::generate::jobs::Setup::new(&cfg, Path::new("g.toml"), &bad).err().unwrap().to_string();
+    assert!(err.contains("when = \"me.nothing >= 1\""), "{err}");
+}
+
+#[test]
+fn genes_of_another_optimizer_that_break_a_constraint_come_back_infeasible_without_games() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/generate_hex_map.toml");
+    let out = tmp("constraint");
+    let (mut cfg, text) = GenerateConfig::load(&path).unwrap();
+    cfg.generate.out = out.clone();
+    let at = playforge::generate::asktell::AskTell::start(cfg, &path, &text, false, Executor::Local).unwrap();
+    let names = at.gene_names();
+    // Every ability at its highest cost, every actor at its lowest AP: `cost <= maxAp` breaks.
+    let broken: Vec<f64> = names
+        .iter()
+        .map(|n| {
+            if n.ends_with(".cost") {
+                1.0
+            } else if n.ends_with(".maxAp") {
+                0.0
+            } else {
+                0.5
+            }
+        })
+        .collect();
+    let fine = vec![0.5; names.len()];
+    let cand = |genes: Vec<f64>| playforge::generate::run::Candidate { genes, values: Vec::new(), who: 0 };
+    let req = playforge::generate::run::EvalRequest { iteration: 0, confirm: false, games: 2, candidates: vec![cand(broken), cand(fine)] };
+    let evals = at.evaluate(&req).unwrap();
+    assert_eq!(evals.len(), 2);
+    assert!(!evals[0].feasible && evals[0].games == 0 && evals[0].why.contains("constraint"), "{:?}", evals[0]);
+    assert_eq!(evals[1].games, 2);
+    assert_eq!(evals[1].descriptors.len(), 2);
+}

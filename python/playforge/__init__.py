@@ -123,7 +123,50 @@ class Bot:
         return self._core.step(state, rng)
 
 
-class Balance:
+class _AskTell:
+    """What every ask/tell run shares: ``load`` resumes, ``ask`` asks, ``evaluate`` is the
+    built-in evaluation, ``result`` and ``save`` read the run's outcome and checkpoint."""
+
+    _core: object
+    _request: Optional[dict] = None
+
+    @classmethod
+    def load(cls, config: str, **kw):
+        """Resumes the run of ``config`` from the checkpoint in its folder."""
+        return cls(config, resume=True, **kw)
+
+    def ask(self) -> Optional[dict]:
+        """The next request (a dict), or ``None`` once the run is over."""
+        import json
+
+        text = self._core.ask()
+        self._request = None if text is None else json.loads(text)
+        return self._request
+
+    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
+        """The built-in evaluation of ``request`` (default: the last one asked)."""
+        import json
+
+        req = self._request if request is None else request
+        if req is None:
+            raise ValueError("nothing to evaluate; expected ask() first")
+        return json.loads(self._core.evaluate(json.dumps(req)))
+
+    def result(self) -> Optional[dict]:
+        """The run's outcome once ``ask()`` returned ``None``, else ``None``."""
+        import json
+
+        text = self._core.result()
+        return None if text is None else json.loads(text)
+
+    def save(self) -> str:
+        """The checkpoint the run writes after every iteration (``load`` resumes from it)."""
+        import os
+
+        return os.path.join(self._core.dir(), "checkpoint.json")
+
+
+class Balance(_AskTell):
     """A balance run (``playforge balance CONFIG``) driven by ask and tell::
 
         run = playforge.Balance("configs/hexmage_balance.toml", seed=1)
@@ -145,18 +188,6 @@ class Balance:
         self._core = _core.BalanceRun(str(config), seed, optimizer, None if out is None else str(out), resume)
         self._request: Optional[dict] = None
 
-    @classmethod
-    def load(cls, config: str, **kw) -> "Balance":
-        """Resumes the run of ``config`` from the checkpoint in its folder."""
-        return cls(config, resume=True, **kw)
-
-    def ask(self) -> Optional[dict]:
-        import json
-
-        text = self._core.ask()
-        self._request = None if text is None else json.loads(text)
-        return self._request
-
     def tell(self, evaluations: Sequence) -> None:
         import json
 
@@ -170,31 +201,8 @@ class Balance:
                 evals.append({"f": float(e), "balance": 0.0, "length": 0.0, "difference": 0.0, "wins_term": 0.0, "mean_turns": 0.0, "all_played": True, "wins": [0, 0], "draws": 0, "games": 0})
         self._core.tell(json.dumps(evals))
 
-    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
-        """The built-in evaluation of ``request`` (default: the last one asked)."""
-        import json
 
-        req = self._request if request is None else request
-        if req is None:
-            raise ValueError("nothing to evaluate; expected ask() first")
-        return json.loads(self._core.evaluate(json.dumps(req)))
-
-    def result(self) -> Optional[dict]:
-        """The run's outcome (best, history, games played, whether the target was reached) once
-        ``ask()`` returned ``None``."""
-        import json
-
-        text = self._core.result()
-        return None if text is None else json.loads(text)
-
-    def save(self) -> str:
-        """The checkpoint the run keeps (written after every iteration)."""
-        import os
-
-        return os.path.join(self._core.dir(), "checkpoint.json")
-
-
-class Generate:
+class Generate(_AskTell):
     """A generate run (``playforge generate CONFIG``) driven by ask and tell::
 
         run = playforge.Generate("configs/generate_hex_map.toml", evaluations=400)
@@ -209,7 +217,9 @@ class Generate:
     ``quality`` (or ``f``), ``feasible`` (default True), ``descriptors`` (a list of floats, one
     per ``[[descriptor]]``) and optionally ``measures`` (``[mean, se]`` per ``[[measure]]``).
     ``evaluate(request)`` is the built-in evaluation, the games the command line plays: telling
-    it back gives the command line's run, file for file. ``evaluate_genes(genes)`` evaluates
+    it back gives the command line's run, file for file; each evaluation is a dict with ``f``
+    (the quality), ``feasible``, ``why``, ``measures``, ``targets`` and ``descriptors`` (each
+    ``{"mean", "se"}``) and ``games``. ``evaluate_genes(genes)`` evaluates
     genes of your own — how another optimizer (pyribs's schedulers, say) drives playforge's
     evaluation."""
 
@@ -217,20 +227,8 @@ class Generate:
         self._core = _core.GenerateRun(str(config), seed, algorithm, evaluations, None if out is None else str(out), resume)
         self._request: Optional[dict] = None
 
-    @classmethod
-    def load(cls, config: str, **kw) -> "Generate":
-        """Resumes the run of ``config`` from the checkpoint in its folder."""
-        return cls(config, resume=True, **kw)
-
     def gene_names(self) -> List[str]:
         return list(self._core.gene_names())
-
-    def ask(self) -> Optional[dict]:
-        import json
-
-        text = self._core.ask()
-        self._request = None if text is None else json.loads(text)
-        return self._request
 
     def tell(self, evaluations: Sequence) -> None:
         import json
@@ -255,22 +253,14 @@ class Generate:
             })
         self._core.tell(json.dumps(evals))
 
-    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
-        """The built-in evaluation of ``request`` (default: the last one asked): per candidate a
-        dict with ``f`` (the quality), ``feasible``, ``why``, ``measures``, ``targets`` and
-        ``descriptors`` (each ``{"mean", "se"}``) and ``games``."""
-        import json
-
-        req = self._request if request is None else request
-        if req is None:
-            raise ValueError("nothing to evaluate; expected ask() first")
-        return json.loads(self._core.evaluate(json.dumps(req)))
-
-    def evaluate_genes(self, genes: Sequence[Sequence[float]], iteration: int = 0, games: Optional[int] = None, who: Optional[Sequence[int]] = None) -> List[dict]:
+    def evaluate_genes(self, genes: Sequence[Sequence[float]], iteration: int = 0, games: Optional[int] = None, who: Optional[Sequence[int]] = None, confirm: bool = False) -> List[dict]:
         """The built-in evaluation of genes of your own (each a list in [0, 1], in the order of
-        ``gene_names()``): ``games`` per table (default: the config's), on the streams
-        (seed, ``iteration``, ``who[k]``, game) — the same ``who`` for every candidate (the
-        default, 0) gives them common random numbers."""
+        ``gene_names()``): ``games`` per table (default: the config's ``games``, or
+        ``confirm_games`` with ``confirm``), on the streams (seed, ``iteration``, ``who[k]``,
+        game) — the same ``who`` for every candidate (the default, 0) gives them common random
+        numbers. ``confirm`` judges as a confirmation does (``certain`` requirements by their
+        whole interval). Genes that break a constraint come back infeasible with no games
+        (``why`` says so): other optimizers cannot know the constraints."""
         import json
 
         n = len(genes)
@@ -280,22 +270,8 @@ class Generate:
                 raise ValueError(f"genes of length {len(x)}; expected {width} genes, each in [0, 1] (gene_names())")
         tags = [0] * n if who is None else [int(w) for w in who]
         cands = [{"genes": [float(g) for g in x], "who": tags[k]} for k, x in enumerate(genes)]
-        req = {"iteration": int(iteration), "confirm": False, "games": int(games) if games is not None else 0, "candidates": cands}
+        req = {"iteration": int(iteration), "confirm": bool(confirm), "games": int(games) if games is not None else 0, "candidates": cands}
         return json.loads(self._core.evaluate(json.dumps(req)))
-
-    def result(self) -> Optional[dict]:
-        """The run's outcome (best, elites, cells, QD-score, coverage, history, games played)
-        once ``ask()`` returned ``None``."""
-        import json
-
-        text = self._core.result()
-        return None if text is None else json.loads(text)
-
-    def save(self) -> str:
-        """The checkpoint the run writes after every iteration (``Generate.load`` resumes it)."""
-        import os
-
-        return os.path.join(self._core.dir(), "checkpoint.json")
 
 
 class Personas:

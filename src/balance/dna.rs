@@ -64,27 +64,8 @@ impl Codec {
             bail!("{}: {} declares no `parameter`; expected parameters to evolve", at("balance", 0, "game"), game.display());
         }
         let all_names: Vec<String> = probe.params.iter().map(|p| p.name.clone()).collect();
-        let mut all_values: Vec<f64> = probe.params.iter().map(|p| p.default).collect();
-        for (name, &v) in &cfg.parameters {
-            let Some(i) = all_names.iter().position(|n| n == name) else {
-                bail!(
-                    "{}: `{name}` is not a declared parameter of {}; expected one of its `parameter` lines",
-                    at("parameters", 0, name),
-                    game.display()
-                );
-            };
-            let p = &probe.params[i];
-            if v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
-                bail!(
-                    "{}: {name} = {v}; expected {} from {} to {}",
-                    at("parameters", 0, name),
-                    if p.integer { "a whole number" } else { "a number" },
-                    p.min,
-                    p.max
-                );
-            }
-            all_values[i] = v;
-        }
+        let all_values = crate::genes::held_values(&probe.params, &cfg.parameters)
+            .map_err(|(key, msg)| anyhow!("{}: {msg} ({})", at("parameters", 0, &key), game.display()))?;
         let mut owner: Vec<Option<usize>> = vec![None; all_names.len()];
         let mut teams: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         let mut genes = Vec::new();
@@ -194,12 +175,7 @@ impl Codec {
 
     /// A hash of the game's text and its compiled map: what a checkpoint belongs to.
     pub fn game_hash(&self) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let map = self.probe.hex.as_ref().map(|m| m.render(|_| None)).unwrap_or_default();
-        for b in self.text.bytes().chain(map.bytes()) {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        h
+        crate::genes::game_hash(&self.text, &self.probe)
     }
 
     /// The full DNA of a search vector.

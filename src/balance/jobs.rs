@@ -15,7 +15,7 @@ use crate::wgdl::Program;
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What every game of a balance run shares.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ pub struct GameJob {
 pub struct Worker {
     codec: Codec,
     ev: Evaluator,
-    built: Mutex<Vec<(Vec<f64>, Arc<Program>)>>,
+    built: crate::exec::BuiltCache<Arc<Program>>,
 }
 
 /// One balance game (`balance.game`).
@@ -77,7 +77,7 @@ impl JobKind for BalanceGame {
         let codec = Codec::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
         crate::exec::same_game(&ctx.config.balance.game, codec.game_hash(), ctx.game_hash)?;
         let ev = Evaluator::new(&ctx.config, &codec.probe).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
-        Ok(Worker { codec, ev, built: Mutex::new(Vec::new()) })
+        Ok(Worker { codec, ev, built: crate::exec::BuiltCache::new(4) })
     }
 
     fn run(w: &Worker, job: &GameJob) -> Result<Vec<GameOutcome>> {
@@ -88,17 +88,8 @@ impl JobKind for BalanceGame {
 
 impl Worker {
     fn encounter(&self, dna: &[f64]) -> Result<Arc<Program>> {
-        let same = |d: &[f64]| d.len() == dna.len() && d.iter().zip(dna).all(|(a, b)| a.to_bits() == b.to_bits());
-        if let Some((_, p)) = self.built.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(d, _)| same(d)) {
-            return Ok(p.clone());
-        }
-        let p = self.codec.build(dna)?.ok_or_else(|| anyhow!("a job's encounter breaks a constraint; expected a valid candidate"))?;
-        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
-        if built.len() >= 4 {
-            built.remove(0);
-        }
-        built.push((dna.to_vec(), p.clone()));
-        Ok(p)
+        self.built
+            .get(dna, || self.codec.build(dna)?.ok_or_else(|| anyhow!("a job's encounter breaks a constraint; expected a valid candidate")))
     }
 }
 

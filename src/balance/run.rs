@@ -15,7 +15,7 @@ use super::jobs::BalanceContext;
 use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer, Ride};
 use crate::exec::Executor;
 use crate::players::Replay;
-use crate::report::{chart, csv_bytes, write_atomic};
+use crate::report::{chart, csv_bytes, num, write_atomic};
 use crate::rng::derive;
 use anyhow::{Result, anyhow, bail};
 use rayon::prelude::*;
@@ -152,20 +152,11 @@ pub fn run(
         );
     }
     let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
-        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
-        let ck: Checkpoint =
-            serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
-        (!opts.restart_stale || ck.config == ck_key).then_some(ck)
+        crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.config == ck_key, opts.restart_stale)?
     } else {
         None
     };
     let mut ck = if let Some(ck) = stored {
-        if ck.config != ck_key {
-            bail!(
-                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
-                ck_path.display()
-            );
-        }
         ck
     } else {
         // A fresh run: nothing of an older run stays beside the new outputs.
@@ -355,17 +346,12 @@ fn write_history(dir: &Path, history: &[Row]) -> Result<()> {
         })
         .collect();
     write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
-    let timing: Vec<Vec<String>> = history.iter().map(|r| vec![r.iteration.to_string(), format!("{:.2}", r.elapsed_s)]).collect();
-    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["iteration".to_string(), "elapsed_s".to_string()], &timing))?;
+    crate::report::write_timing(dir, history.iter().map(|r| (r.iteration, r.elapsed_s)))?;
     Ok(())
 }
 
 fn toml_key(name: &str) -> String {
     format!("\"{name}\"")
-}
-
-fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
 }
 
 /// best_encounter.toml: readable, and loadable back by `verify` and `run --params`.

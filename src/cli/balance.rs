@@ -147,21 +147,34 @@ pub struct VerifyArgs {
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {
+    verify_with(args, |exec, progress| {
+        let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games.unwrap_or(200), args.seed, exec, progress)?;
+        Ok((r.markdown.clone(), r.dir.clone(), r))
+    })?;
+    Ok(())
+}
+
+/// The body every `verify` shares: a progress bar over the games `check` plays, then its
+/// markdown table, the executor's line and the files written; returns what `check` found.
+pub(super) fn verify_with<R>(
+    args: &VerifyArgs,
+    check: impl FnOnce(&crate::exec::Executor, &(dyn Fn(u64, u64) + Sync)) -> Result<(String, std::path::PathBuf, R)>,
+) -> Result<R> {
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
     let exec = args.exec.executor()?;
-    let r = crate::balance::verify::verify(&args.file, args.config.as_deref(), args.games.unwrap_or(200), args.seed, &exec, &|d, t| {
+    let (markdown, dir, r) = check(&exec, &|d, t| {
         bar.set_length(t);
         bar.set_position(d);
     })?;
     bar.finish_and_clear();
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", r.markdown)?;
-    if let Some(line) = args.exec.summary(&exec, &r.dir)? {
+    write!(out, "{markdown}")?;
+    if let Some(line) = args.exec.summary(&exec, &dir)? {
         writeln!(out, "{line}")?;
     }
-    writeln!(out, "wrote {}/{{verify.md, verify.csv}}", r.dir.display())?;
-    Ok(())
+    writeln!(out, "wrote {}/{{verify.md, verify.csv}}", dir.display())?;
+    Ok(r)
 }
 
 #[derive(clap::Args)]

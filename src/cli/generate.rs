@@ -134,20 +134,10 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
 
 /// `verify` of generated content (a best.toml, an elite, a run folder).
 pub fn verify(args: &super::balance::VerifyArgs) -> Result<()> {
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
-    let exec = args.exec.executor()?;
-    let r = crate::generate::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, &exec, &|d, t| {
-        bar.set_length(t);
-        bar.set_position(d);
+    let r = super::balance::verify_with(args, |exec, progress| {
+        let r = crate::generate::verify::verify(&args.file, args.config.as_deref(), args.games, args.seed, exec, progress)?;
+        Ok((r.markdown.clone(), r.dir.clone(), r))
     })?;
-    bar.finish_and_clear();
-    let mut out = std::io::stdout().lock();
-    write!(out, "{}", r.markdown)?;
-    if let Some(line) = args.exec.summary(&exec, &r.dir)? {
-        writeln!(out, "{line}")?;
-    }
-    writeln!(out, "wrote {}/{{verify.md, verify.csv}}", r.dir.display())?;
     if r.checked.iter().any(|c| !c.pass) {
         bail!("{} of {} fail their targets on fresh seeds (verify.md)", r.checked.iter().filter(|c| !c.pass).count(), r.checked.len());
     }

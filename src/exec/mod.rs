@@ -214,6 +214,34 @@ pub fn cached_workers() -> usize {
     cache().lock().unwrap_or_else(|p| p.into_inner()).len()
 }
 
+/// The last few candidates a worker built, by their exact vector: consecutive jobs of a batch
+/// mostly share one, which is then built once.
+pub struct BuiltCache<T> {
+    cap: usize,
+    built: std::sync::Mutex<Vec<(Vec<f64>, T)>>,
+}
+
+impl<T: Clone> BuiltCache<T> {
+    pub fn new(cap: usize) -> BuiltCache<T> {
+        BuiltCache { cap: cap.max(1), built: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// The candidate built from `x`: the kept one, or `build()`'s (then kept, the oldest dropped).
+    pub fn get(&self, x: &[f64], build: impl FnOnce() -> Result<T>) -> Result<T> {
+        let same = |d: &[f64]| d.len() == x.len() && d.iter().zip(x).all(|(a, b)| a.to_bits() == b.to_bits());
+        if let Some((_, p)) = self.built.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(d, _)| same(d)) {
+            return Ok(p.clone());
+        }
+        let p = build()?;
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if built.len() >= self.cap {
+            built.remove(0);
+        }
+        built.push((x.to_vec(), p.clone()));
+        Ok(p)
+    }
+}
+
 /// Refuses a worker whose game at `path` hashes to `found`, not `expected` (what the driver
 /// compiled): jobs name their game by path, and a node with another version of it must not
 /// play them.

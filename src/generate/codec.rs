@@ -72,28 +72,8 @@ impl Codec {
             probes.push(p);
         }
         let all_names: Vec<String> = base.params.iter().map(|p| p.name.clone()).collect();
-        let mut all_values: Vec<f64> = base.params.iter().map(|p| p.default).collect();
-        for (name, &v) in &cfg.parameters {
-            let Some(i) = all_names.iter().position(|n| n == name) else {
-                bail!(
-                    "{}: `{name}` is not a declared parameter of {}; expected one of: {}",
-                    at("parameters", 0, name),
-                    game.display(),
-                    all_names.join(", ")
-                );
-            };
-            let p = &base.params[i];
-            if v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
-                bail!(
-                    "{}: {name} = {v}; expected {} from {} to {}",
-                    at("parameters", 0, name),
-                    if p.integer { "a whole number" } else { "a number" },
-                    p.min,
-                    p.max
-                );
-            }
-            all_values[i] = v;
-        }
+        let all_values = crate::genes::held_values(&base.params, &cfg.parameters)
+            .map_err(|(key, msg)| anyhow!("{}: {msg} ({})", at("parameters", 0, &key), game.display()))?;
         for pat in &cfg.generate.params {
             if !all_names.iter().any(|n| glob(pat, n)) {
                 bail!(
@@ -158,12 +138,7 @@ impl Codec {
 
     /// A hash of the game's text and its compiled map: what a checkpoint and a job belong to.
     pub fn game_hash(&self) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let map = self.probes[0].hex.as_ref().map(|m| m.render(|_| None)).unwrap_or_default();
-        for b in self.text.bytes().chain(map.bytes()) {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        h
+        crate::genes::game_hash(&self.text, &self.probes[0])
     }
 
     /// Every parameter's value for a search vector.

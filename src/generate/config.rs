@@ -169,6 +169,11 @@ pub struct MeasureConfig {
     /// The seat whose win `win` counts (0 = the first).
     #[serde(default)]
     pub side: u8,
+    /// `<game value> <op> <number>` (`global.level >= 5`): the measure is `of` (a game value,
+    /// `length` or `turns`) at the first state where this holds, or at the end when it never
+    /// does — "the session in which the player reached level 5".
+    #[serde(default)]
+    pub when: Option<String>,
 }
 
 /// `[[target]]`: what the designer asks of a measure expression.
@@ -457,6 +462,17 @@ impl GenerateConfig {
                     at("measure", k, "aggregate"),
                     m.of
                 );
+            }
+            if let Some(w) = &m.when {
+                super::play::parse_when(w).map_err(|why| anyhow!("{}: when = \"{w}\": {why}", at("measure", k, "when")))?;
+                if m.aggregate != "final" || (builtin && m.of != "length" && m.of != "turns") {
+                    bail!(
+                        "{}: of = \"{}\", aggregate = \"{}\" with `when`; expected a game value, `length` or `turns`, read once (aggregate \"final\")",
+                        at("measure", k, "when"),
+                        m.of,
+                        m.aggregate
+                    );
+                }
             }
             if !builtin && !m.of.contains('.') {
                 bail!(

@@ -11,7 +11,6 @@ use crate::exec::JobKind;
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// What every game of a generate run shares.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -58,7 +57,7 @@ pub struct Setup {
     /// certain of anything, so `certain` waits for the confirmation.
     pub loose: Scorer,
     pub max_moves: u64,
-    built: Mutex<Vec<(Vec<f64>, Built)>>,
+    built: crate::exec::BuiltCache<Built>,
 }
 
 impl Setup {
@@ -84,6 +83,16 @@ impl Setup {
                     .value_ref(&m.of)
                     .map_err(|e| anyhow!("{}: of = \"{}\": {e}", crate::config::locate(cfg_path, cfg_text, "measure", k, "of"), m.of))?;
             }
+            if let Some((path, ..)) = m.when.as_deref().and_then(|w| super::play::parse_when(w).ok()) {
+                let probe = &codec.probes[scorer.tables.iter().find(|t| t.players.len() == m.players.len()).map_or(0, |t| t.overlay_set)];
+                probe.value_ref(&path).map_err(|e| {
+                    anyhow!(
+                        "{}: when = \"{}\": {e}",
+                        crate::config::locate(cfg_path, cfg_text, "measure", k, "when"),
+                        m.when.as_deref().unwrap_or("")
+                    )
+                })?;
+            }
             if m.of == "win" && m.side as usize >= seats_n {
                 return Err(anyhow!(
                     "{}: side = {}; expected a seat from 0 to {}",
@@ -94,7 +103,7 @@ impl Setup {
             }
         }
         let loose = scorer.on_estimates();
-        Ok(Setup { codec, seats, scorer, loose, max_moves: cfg.generate.max_moves, built: Mutex::new(Vec::new()) })
+        Ok(Setup { codec, seats, scorer, loose, max_moves: cfg.generate.max_moves, built: crate::exec::BuiltCache::new(8) })
     }
 
     pub fn tables(&self) -> &[Table] {
@@ -103,20 +112,10 @@ impl Setup {
 
     /// The programs of a candidate (the last few are kept: a batch's jobs mostly share one).
     pub fn built(&self, x: &[f64]) -> Result<Built> {
-        let same = |d: &[f64]| d.len() == x.len() && d.iter().zip(x).all(|(a, b)| a.to_bits() == b.to_bits());
-        if let Some((_, p)) = self.built.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(d, _)| same(d)) {
-            return Ok(p.clone());
-        }
-        let p = self.codec.build(x)?.ok_or_else(|| anyhow!("a job's candidate breaks a constraint; expected a valid candidate"))?;
-        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
-        if built.len() >= 8 {
-            built.remove(0);
-        }
-        built.push((x.to_vec(), p.clone()));
-        Ok(p)
+        self.built
+            .get(x, || self.codec.build(x)?.ok_or_else(|| anyhow!("a job's candidate breaks a constraint; expected a valid candidate")))
     }
 
-    /// One game of table `t` for the candidate's programs.
     pub fn play(&self, built: &Built, t: usize, seed: u64) -> Result<GameRecord> {
         let table = &self.scorer.tables[t];
         play(&built[table.overlay_set], table, &self.seats, seed, self.max_moves)

@@ -1,7 +1,8 @@
 //! One game at a table, through the one interpreter and the one MCTS: each seat's player (an
 //! `[[ai]]`, a persona, random) chooses its moves, and the game's record holds exactly the
 //! quantities the table's measures read — game values at the end or averaged before each move,
-//! legal moves, length, turns, goals and the move that reached the first, the outcome — plus
+//! legal moves, length, turns, goals and the move that reached the first, a value when a
+//! condition first held (`when`: the session that reached level 5), the outcome — plus
 //! whether the game ended by its own rules and whether anyone was stuck.
 
 use super::config::{GenerateConfig, PlayerConfig};
@@ -37,11 +38,63 @@ pub enum Quantity {
     Win(u8),
     Draw,
     Ended,
+    /// `of` (a game value path, `length` or `turns`) at the first state where `path op at`
+    /// holds — the start state or the state after a move; at the end when it never holds.
+    When {
+        path: String,
+        op: Cmp,
+        at: f64,
+        of: String,
+    },
+}
+
+/// A comparison of a `when` condition.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Cmp {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+    Eq,
+    Ne,
+}
+
+impl Cmp {
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Ge => a >= b,
+            Cmp::Gt => a > b,
+            Cmp::Le => a <= b,
+            Cmp::Lt => a < b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+}
+
+/// A `when` condition, `<game value> <op> <number>` (`global.level >= 5`), as (path, op, number).
+pub fn parse_when(text: &str) -> Result<(String, Cmp, f64), String> {
+    let ops = [(">=", Cmp::Ge), ("<=", Cmp::Le), ("==", Cmp::Eq), ("!=", Cmp::Ne), (">", Cmp::Gt), ("<", Cmp::Lt)];
+    let Some((i, tok, op)) =
+        ops.iter().filter_map(|&(t, op)| text.find(t).map(|i| (i, t, op))).min_by_key(|&(i, t, _)| (i, usize::MAX - t.len()))
+    else {
+        return Err("no comparison; expected `<game value> <op> <number>` with op one of >=, >, <=, <, ==, != (`global.level >= 5`)".into());
+    };
+    let path = text[..i].trim();
+    let num = text[i + tok.len()..].trim();
+    if !path.contains('.') || path.contains(char::is_whitespace) {
+        return Err(format!("`{path}` before `{tok}`; expected a game value such as `global.level` or `game.sessionsFinished`"));
+    }
+    let at: f64 = num.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| format!("`{num}` after `{tok}`; expected a number"))?;
+    Ok((path.to_string(), op, at))
 }
 
 impl Quantity {
-    /// The quantity a `[[measure]]` asks for.
-    pub fn of(of: &str, aggregate: &str, side: u8) -> Quantity {
+    /// The quantity a `[[measure]]` asks for (its `when`, if any, checked when the config loaded).
+    pub fn of(of: &str, aggregate: &str, side: u8, when: Option<&str>) -> Quantity {
+        if let Some((path, op, at)) = when.and_then(|w| parse_when(w).ok()) {
+            return Quantity::When { path, op, at, of: of.to_string() };
+        }
         let mean = aggregate == "mean";
         match of {
             "legal_moves" => Quantity::LegalMoves { mean },
@@ -197,20 +250,47 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
             }
         });
     }
+    let value_ref = |path: &str| program.value_ref(path).map_err(|e| anyhow!("{e}"));
     let refs: Vec<Option<crate::wgdl::probe::ValueRef>> = table
         .quantities
         .iter()
         .map(|q| match q {
-            Quantity::Value { path, .. } => program.value_ref(path).map(Some).map_err(|e| anyhow!("{e}")),
+            Quantity::Value { path, .. } => value_ref(path).map(Some),
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;
+    // A `when` measure: its condition's value, what it reads (None: length or turns), and the
+    // value read once the condition first held.
+    type WhenRef = (crate::wgdl::probe::ValueRef, Cmp, f64, Option<crate::wgdl::probe::ValueRef>, bool);
+    let mut whens: Vec<Option<(WhenRef, Option<f64>)>> = table
+        .quantities
+        .iter()
+        .map(|q| match q {
+            Quantity::When { path, op, at, of } => {
+                let of_ref = if of.contains('.') { Some(value_ref(of)?) } else { None };
+                Ok(Some(((value_ref(path)?, *op, *at, of_ref, of == "turns"), None)))
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<_>>()?;
+    let watch = |whens: &mut [Option<(WhenRef, Option<f64>)>], st: &State, moves: u64| {
+        for (w, seen) in whens.iter_mut().flatten() {
+            if seen.is_none() && w.1.holds(program.read(st, w.0), w.2) {
+                *seen = Some(match w.3 {
+                    Some(r) => program.read(st, r),
+                    None if w.4 => st.turns as f64,
+                    None => moves as f64,
+                });
+            }
+        }
+    };
     let mut sums = vec![0.0; table.quantities.len()];
     let mut st: State = game.initial().map_err(render)?;
     let mut legal: Vec<Action> = Vec::new();
     let mut rng = stream(seed, 1, 0, 0);
     let mut moves: u64 = 0;
     let mut goal_move: Option<u64> = if st.goal >= 1 { Some(0) } else { None };
+    watch(&mut whens, &st, moves);
     let status = loop {
         game.legal(&st, &mut legal).map_err(render)?;
         let status = game.status(&st, &legal);
@@ -259,6 +339,7 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
         }
         game.apply(&mut st, mv).map_err(render)?;
         moves += 1;
+        watch(&mut whens, &st, moves);
         if goal_move.is_none() && st.goal >= 1 {
             goal_move = Some(moves);
         }
@@ -295,6 +376,12 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
             },
             Quantity::Draw => winner.is_none() as u8 as f64,
             Quantity::Ended => ended as u8 as f64,
+            Quantity::When { of, .. } => match whens[k].as_ref().and_then(|w| w.1) {
+                Some(v) => v,
+                None if of == "length" => moves as f64,
+                None if of == "turns" => st.turns as f64,
+                None => program.read(&st, whens[k].as_ref().expect("resolved above").0.3.expect("a value path")),
+            },
         })
         .collect();
     Ok(GameRecord { q, ended, stuck })

@@ -42,7 +42,7 @@ impl Eval {
 pub struct Scorer {
     pub tables: Vec<Table>,
     /// (table, quantity) of each measure.
-    measures: Vec<(usize, usize)>,
+    pub measures: Vec<(usize, usize)>,
     targets: Vec<(Expr, TargetConfig)>,
     /// (expression, at least, at most, its text, certain).
     requires: Vec<(Expr, Option<f64>, Option<f64>, String, bool)>,
@@ -93,7 +93,7 @@ impl Scorer {
                     tables.len() - 1
                 }
             };
-            let q = Quantity::of(&m.of, &m.aggregate, m.side);
+            let q = Quantity::of(&m.of, &m.aggregate, m.side, m.when.as_deref());
             let k = match tables[t].quantities.iter().position(|x| x == &q) {
                 Some(k) => k,
                 None => {

@@ -24,7 +24,7 @@ use super::play::GameRecord;
 use super::quality::Eval;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
-use crate::report::{chart, csv_bytes, write_atomic};
+use crate::report::{chart, csv_bytes, num, write_atomic};
 use crate::rng::{Rng, derive, stream};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
@@ -186,7 +186,14 @@ impl Games<'_> {
                 bail!("a candidate with {} genes; expected {n} genes, each in [0, 1]", c.genes.len());
             }
         }
-        let cands: Vec<(Vec<f64>, u64)> = req.candidates.iter().map(|c| (c.genes.clone(), c.who)).collect();
+        // A candidate that breaks a constraint (another optimizer's, which cannot know them) is
+        // infeasible without a game; the others are played.
+        let mut valid = Vec::with_capacity(req.candidates.len());
+        for c in &req.candidates {
+            valid.push(self.setup.codec.build(&c.genes)?.is_some());
+        }
+        let cands: Vec<(Vec<f64>, u64)> =
+            req.candidates.iter().zip(&valid).filter(|(_, v)| **v).map(|(c, _)| (c.genes.clone(), c.who)).collect();
         // 0 games: the config's `games` (`confirm_games` for a confirmation).
         let g = &self.ctx.config.generate;
         let games = match (req.games, req.confirm) {
@@ -194,7 +201,25 @@ impl Games<'_> {
             (0, true) => g.confirm_games,
             (n, _) => n,
         };
-        self.evaluate(req.iteration, &cands, games as usize, req.confirm)
+        let mut played = self.evaluate(req.iteration, &cands, games as usize, req.confirm)?.into_iter();
+        Ok(valid
+            .iter()
+            .map(|&v| {
+                if v {
+                    played.next().expect("one evaluation per valid candidate")
+                } else {
+                    Eval {
+                        f: 0.0,
+                        feasible: false,
+                        why: "breaks a constraint of the game or the config".into(),
+                        measures: Vec::new(),
+                        targets: Vec::new(),
+                        descriptors: Vec::new(),
+                        games: 0,
+                    }
+                }
+            })
+            .collect())
     }
 
     /// Plays and scores candidates (search vector, stream tag): `games` games per table each,
@@ -278,16 +303,8 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
             dir.display()
         );
     }
-    let mut ck = if opts.resume {
-        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
-        let ck: Checkpoint =
-            serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}; expected a checkpoint written by playforge", ck_path.display()))?;
-        if ck.config != ck_key {
-            bail!(
-                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
-                ck_path.display()
-            );
-        }
+    let stored = if opts.resume { crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.config == ck_key, false)? } else { None };
+    let mut ck = if let Some(ck) = stored {
         ck
     } else {
         run_dir.clear()?;
@@ -525,13 +542,8 @@ fn write_history(dir: &Path, h: &[Row]) -> Result<()> {
         })
         .collect();
     write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
-    let timing: Vec<Vec<String>> = h.iter().map(|r| vec![r.iteration.to_string(), format!("{:.2}", r.elapsed_s)]).collect();
-    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["iteration".to_string(), "elapsed_s".to_string()], &timing))?;
+    crate::report::write_timing(dir, h.iter().map(|r| (r.iteration, r.elapsed_s)))?;
     Ok(())
-}
-
-fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
 }
 
 /// A candidate as a file that `run --params` plays and `verify` checks: the game, the config,

@@ -23,7 +23,7 @@ use crate::rng::{derive, stream};
 use crate::search::formula::Formula;
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{CompileOptions, Program};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -330,15 +330,9 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pseed = setup.persona_seed(k);
-    let mut ck = if resume && ck_path.exists() {
-        let text = crate::input::read_text_within(&ck_path, 1 << 30)?;
-        let ck: Checkpoint = serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a persona checkpoint ({e})", ck_path.display()))?;
-        if ck.key != key {
-            bail!(
-                "{}: this checkpoint belongs to another configuration or another version of the game; expected the same config and game as the interrupted run (or run without --resume)",
-                ck_path.display()
-            );
-        }
+    let stored =
+        if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.key == key, false)? } else { None };
+    let mut ck = if let Some(ck) = stored {
         done.fetch_add(ck.next_generation * (setup.cfg.gp.population as u64 + 2) * s.games, Ordering::Relaxed);
         ck
     } else {

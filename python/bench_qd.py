@@ -1,0 +1,197 @@
+"""playforge's quality-diversity search against pyribs's, side by side in one run.
+
+For a map config (``configs/generate_hex_map.toml``, ``configs/generate_match3_map.toml``) and
+each seed, four runs share one game budget (the config's ``max_evaluations`` × ``games`` × the
+tables, or ``--evaluations``):
+
+* playforge CMA-ME and playforge MAP-Elites: ``playforge.Generate`` with its own evaluation,
+  exactly the command line's run (confirmations of elites on fresh seeds are part of the budget);
+* pyribs CMA-ME: a ``GridArchive`` of the config's descriptors and bins, as many
+  ``EvolutionStrategyEmitter``s (``2imp`` ranker, CMA-ES, σ0, λ as the config's ``[cma]``) as the
+  config has emitters, driven by a ``Scheduler``;
+* pyribs MAP-Elites: the same archive with a ``GaussianEmitter`` (σ and batch of the config's
+  ``[qd]``),
+
+both pyribs runs starting from the same number of random candidates as playforge's and
+evaluating every candidate through ``Generate.evaluate_genes`` (the same games, the config's
+``games`` per table, common random numbers per iteration). pyribs's objective is the quality F of
+feasible candidates and F − 2 of infeasible ones, whose archive threshold −0.5 keeps them out;
+genes that break a constraint are infeasible without a game (pyribs cannot know the constraints;
+playforge's searches redraw such genes) but count as one of pyribs's evaluations.
+
+Every final archive is then judged the same way: each elite played again on seeds no run used,
+``confirm_games`` per table, judged as a confirmation; a judged archive keeps per cell the best
+elite that is feasible there. Its QD-score is the sum of F over its cells. The table gives the mean
+over seeds with a 95% t interval, and the archive's own QD-score as its run reported it.
+
+    bash python/bench_qd.sh configs/generate_hex_map.toml --evaluations 6000 --seeds 1 2 3
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+import tomllib
+
+import numpy as np
+
+import playforge
+
+JUDGE_ITERATION = 1 << 40  # a stream no run's iterations reach
+
+
+def cell_of(cfg, values):
+    """The archive cell of descriptor values (edge bins take what falls outside)."""
+    idx = []
+    for d, v in zip(cfg["descriptor"], values):
+        b = int(math.floor((v - d["min"]) / (d["max"] - d["min"]) * d["bins"]))
+        idx.append(min(max(b, 0), d["bins"] - 1))
+    return tuple(idx)
+
+
+def judge(run, cfg, elites, seed_tag):
+    """Plays every elite (genes) again on fresh seeds, judged as a confirmation; the best
+    feasible elite per cell. Returns (QD-score, cells)."""
+    if not elites:
+        return 0.0, 0
+    evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, confirm=True, who=list(range(len(elites))))
+    best = {}
+    for e in evals:
+        if not e["feasible"]:
+            continue
+        c = cell_of(cfg, [d["mean"] for d in e["descriptors"]])
+        best[c] = max(best.get(c, 0.0), e["f"])
+    return sum(best.values()), len(best)
+
+
+def budget_games(run, cfg, evaluations):
+    tables = len({tuple(m["players"]) for m in cfg.get("measure", [])}) or 1
+    return evaluations * cfg["generate"].get("games", 4) * tables
+
+
+def playforge_run(config, seed, algorithm, evaluations, out):
+    run = playforge.Generate(config, seed=seed, algorithm=algorithm, evaluations=evaluations, out=out)
+    while run.ask() is not None:
+        run.tell(run.evaluate())
+    res = run.result()
+    elites = []
+    for path in sorted(glob.glob(os.path.join(res["dir"], "elites", "*.toml"))):
+        with open(path, "rb") as f:
+            elites.append([float(g) for g in tomllib.load(f)["genes"].values()])
+    return elites, res["qd_score"], res["games_played"]
+
+
+def pyribs_run(config, cfg, seed, algorithm, evaluations, out):
+    from ribs.archives import GridArchive
+    from ribs.emitters import EvolutionStrategyEmitter, GaussianEmitter
+    from ribs.schedulers import Scheduler
+
+    run = playforge.Generate(config, seed=seed, algorithm="cma-me", evaluations=evaluations, out=out)
+    n = len(run.gene_names())
+    qd = cfg.get("qd", {})
+    cma = cfg.get("cma", {})
+    descs = cfg["descriptor"]
+    archive = GridArchive(
+        solution_dim=n,
+        dims=[d["bins"] for d in descs],
+        ranges=[(d["min"], d["max"]) for d in descs],
+        learning_rate=1.0,
+        threshold_min=-0.5,
+        seed=seed,
+    )
+    rng = np.random.default_rng(seed)
+    budget = budget_games(run, cfg, evaluations)
+    used = 0
+    it = 0
+    evaluated = 0
+
+    def evaluate(xs):
+        nonlocal used, it, evaluated
+        evals = run.evaluate_genes([list(map(float, x)) for x in xs], iteration=it)
+        it += 1
+        evaluated += len(evals)
+        used += sum(e["games"] for e in evals) * max(1, len({tuple(m["players"]) for m in cfg.get("measure", [])}))
+        obj = np.array([e["f"] if e["feasible"] else e["f"] - 2.0 for e in evals])
+        meas = np.array([[d["mean"] for d in e["descriptors"]] if e["descriptors"] else [descs[k]["min"] for k in range(len(descs))] for e in evals])
+        return obj, meas
+
+    initial = rng.uniform(0.0, 1.0, size=(qd.get("initial", 20), n))
+    obj, meas = evaluate(initial)
+    archive.add(initial, obj, meas)
+    bounds = [(0.0, 1.0)] * n
+    if algorithm == "cma-me":
+        lam = cma.get("lambda") or 4 + int(3 * math.log(n))
+        emitters = [
+            EvolutionStrategyEmitter(archive, x0=rng.uniform(0.0, 1.0, n), sigma0=cma.get("sigma0", 0.2), ranker="2imp", bounds=bounds, batch_size=lam, seed=seed * 100 + k)
+            for k in range(qd.get("emitters", 2))
+        ]
+    else:
+        emitters = [GaussianEmitter(archive, sigma=qd.get("sigma", 0.1), initial_solutions=initial, bounds=bounds, batch_size=qd.get("batch", 8), seed=seed * 100)]
+    scheduler = Scheduler(archive, emitters)
+    # The game budget, and as many candidates as evaluations (genes that break a constraint
+    # cost no game but count as an evaluation, or a search stuck among them would never end).
+    while used < budget and evaluated < evaluations:
+        xs = scheduler.ask()
+        obj, meas = evaluate(xs)
+        scheduler.tell(obj, meas)
+    elites = [list(map(float, x)) for x in archive.data("solution")]
+    own = float(sum(o for o in archive.data("objective") if o >= 0.0))
+    return run, elites, own, used
+
+
+def mean_ci(xs):
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, float("nan")
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}.get(len(xs), 2.0)
+    return m, t * sd / math.sqrt(len(xs))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("config")
+    ap.add_argument("--evaluations", type=int, default=None, help="candidate evaluations per run (default: the config's max_evaluations)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--out", default="outputs/bench_qd")
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    a = ap.parse_args()
+    with open(a.config, "rb") as f:
+        cfg = tomllib.load(f)
+    evaluations = a.evaluations or cfg["generate"]["max_evaluations"]
+    rows = {k: [] for k in ["playforge cma-me", "pyribs cma-me", "playforge map-elites", "pyribs map-elites"]}
+    detail = []
+    for seed in a.seeds:
+        for algo in ["cma-me", "map-elites"]:
+            t = time.time()
+            elites, own, games = playforge_run(a.config, seed, algo, evaluations, os.path.join(a.out, f"playforge-{algo}"))
+            judge_run = playforge.Generate(a.config, seed=seed, algorithm="cma-me", evaluations=evaluations, out=os.path.join(a.out, "judge"))
+            q, cells = judge(judge_run, cfg, elites, seed)
+            del judge_run  # releases its folder's lock for the next one
+            rows[f"playforge {algo}"].append(q)
+            detail.append({"method": f"playforge {algo}", "seed": seed, "judged_qd": q, "judged_cells": cells, "own_qd": own, "elites": len(elites), "games": games, "seconds": time.time() - t})
+            print(json.dumps(detail[-1]), flush=True)
+            t = time.time()
+            run, elites, own, used = pyribs_run(a.config, cfg, seed, algo, evaluations, os.path.join(a.out, f"pyribs-{algo}"))
+            q, cells = judge(run, cfg, elites, seed)
+            del run
+            rows[f"pyribs {algo}"].append(q)
+            detail.append({"method": f"pyribs {algo}", "seed": seed, "judged_qd": q, "judged_cells": cells, "own_qd": own, "elites": len(elites), "games": used, "seconds": time.time() - t})
+            print(json.dumps(detail[-1]), flush=True)
+    print()
+    print(f"{a.config}: {evaluations} evaluations per run, seeds {a.seeds}; QD-score of the archive judged on fresh seeds")
+    print("| method | judged QD-score, mean [95% CI] | per seed |")
+    print("|---|---|---|")
+    for k, xs in rows.items():
+        m, h = mean_ci(xs)
+        print(f"| {k} | {m:.2f} [{m - h:.2f}, {m + h:.2f}] | {', '.join(f'{x:.2f}' for x in xs)} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"config": a.config, "evaluations": evaluations, "seeds": a.seeds, "runs": detail}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
