@@ -8,16 +8,20 @@ tables, or ``--evaluations``):
   exactly the command line's run (confirmations of elites on fresh seeds are part of the budget);
 * pyribs CMA-ME: a ``GridArchive`` of the config's descriptors and bins, as many
   ``EvolutionStrategyEmitter``s (``2imp`` ranker, CMA-ES, σ0, λ as the config's ``[cma]``) as the
-  config has emitters, driven by a ``Scheduler``;
+  config has emitters, driven by a ``Scheduler``; its samples are clipped into [0, 1] when they
+  are played (with bounds, pyribs's CMA-ES redraws until every gene is inside, which in the hex
+  map's 48 dimensions runs for minutes per batch);
 * pyribs MAP-Elites: the same archive with a ``GaussianEmitter`` (σ and batch of the config's
   ``[qd]``),
 
-both pyribs runs starting from the same number of random candidates as playforge's and
+both pyribs runs starting from the same number of random candidates as playforge's (and more,
+in batches, until one is feasible: pyribs's emitters restart from elites) and
 evaluating every candidate through ``Generate.evaluate_genes`` (the same games, the config's
 ``games`` per table, common random numbers per iteration). pyribs's objective is the quality F of
 feasible candidates and F − 2 of infeasible ones, whose archive threshold −0.5 keeps them out;
-genes that break a constraint are infeasible without a game (pyribs cannot know the constraints;
-playforge's searches redraw such genes) but count as one of pyribs's evaluations.
+genes that break a constraint are infeasible without a game and do not count as an evaluation
+(pyribs cannot know the constraints; playforge's searches redraw such genes for free), up to 100
+proposals per evaluation.
 
 Every final archive is then judged the same way: each elite played again on seeds no run used,
 ``confirm_games`` per table, judged as a confirmation; a judged archive keeps per cell the best
@@ -107,12 +111,14 @@ def pyribs_run(config, cfg, seed, algorithm, evaluations, out):
     used = 0
     it = 0
     evaluated = 0
+    proposed = 0
 
     def evaluate(xs):
-        nonlocal used, it, evaluated
-        evals = run.evaluate_genes([list(map(float, x)) for x in xs], iteration=it)
+        nonlocal used, it, evaluated, proposed
+        evals = run.evaluate_genes([list(map(float, np.clip(x, 0.0, 1.0))) for x in xs], iteration=it)
         it += 1
-        evaluated += len(evals)
+        evaluated += sum(1 for e in evals if e["games"] > 0)
+        proposed += len(evals)
         used += sum(e["games"] for e in evals) * max(1, len({tuple(m["players"]) for m in cfg.get("measure", [])}))
         obj = np.array([e["f"] if e["feasible"] else e["f"] - 2.0 for e in evals])
         meas = np.array([[d["mean"] for d in e["descriptors"]] if e["descriptors"] else [descs[k]["min"] for k in range(len(descs))] for e in evals])
@@ -121,23 +127,31 @@ def pyribs_run(config, cfg, seed, algorithm, evaluations, out):
     initial = rng.uniform(0.0, 1.0, size=(qd.get("initial", 20), n))
     obj, meas = evaluate(initial)
     archive.add(initial, obj, meas)
+    # pyribs's emitters restart from an elite, so they start once there is one: random
+    # candidates (in the budget) until then.
+    while archive.empty and used < budget and evaluated < evaluations and proposed < 100 * evaluations:
+        more = rng.uniform(0.0, 1.0, size=(qd.get("batch", 8), n))
+        obj, meas = evaluate(more)
+        archive.add(more, obj, meas)
+    if archive.empty:
+        return run, [], 0.0, used
     bounds = [(0.0, 1.0)] * n
     if algorithm == "cma-me":
         lam = cma.get("lambda") or 4 + int(3 * math.log(n))
         emitters = [
-            EvolutionStrategyEmitter(archive, x0=rng.uniform(0.0, 1.0, n), sigma0=cma.get("sigma0", 0.2), ranker="2imp", bounds=bounds, batch_size=lam, seed=seed * 100 + k)
+            EvolutionStrategyEmitter(archive, x0=rng.uniform(0.0, 1.0, n), sigma0=cma.get("sigma0", 0.2), ranker="2imp", batch_size=lam, seed=seed * 100 + k)
             for k in range(qd.get("emitters", 2))
         ]
     else:
         emitters = [GaussianEmitter(archive, sigma=qd.get("sigma", 0.1), initial_solutions=initial, bounds=bounds, batch_size=qd.get("batch", 8), seed=seed * 100)]
     scheduler = Scheduler(archive, emitters)
-    # The game budget, and as many candidates as evaluations (genes that break a constraint
-    # cost no game but count as an evaluation, or a search stuck among them would never end).
-    while used < budget and evaluated < evaluations:
+    # The game budget and the evaluations; genes that break a constraint cost nothing (as
+    # playforge's searches redraw them), but at most 100 proposals per evaluation.
+    while used < budget and evaluated < evaluations and proposed < 100 * evaluations:
         xs = scheduler.ask()
         obj, meas = evaluate(xs)
         scheduler.tell(obj, meas)
-    elites = [list(map(float, x)) for x in archive.data("solution")]
+    elites = [list(map(float, np.clip(x, 0.0, 1.0))) for x in archive.data("solution")]
     own = float(sum(o for o in archive.data("objective") if o >= 0.0))
     return run, elites, own, used
 

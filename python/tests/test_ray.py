@@ -159,3 +159,24 @@ def test_a_cluster_that_loses_a_node_mid_run_writes_the_local_outputs(kind, tmp_
 
 def test_bookkeeping_is_only_what_says_how_a_run_ran():
     assert BOOKKEEPING == {"timing.csv", "executor.txt", "checkpoint.json", ".lock", ".playforge"}
+
+
+GENERATE = ["generate", "configs/generate_hex_map.toml", "--evaluations", "3000"]
+GENERATE_RUN = Path("generate_hex_map/cma-me-seed-1")
+
+
+def generate(out: Path, keep: Path, *extra: str) -> Path:
+    """The shipped hex map for 3 000 evaluations (enough to confirm its first elites) into ``out``."""
+    shutil.rmtree(out, ignore_errors=True)
+    playforge([*GENERATE, "--quiet", "--out", str(out), *extra], timeout=900)
+    shutil.move(str(out / GENERATE_RUN), str(keep))
+    return keep
+
+
+def test_generate_on_ray_local_writes_the_local_archive(tmp_path, tmp_path_factory):
+    ray_or_skip()
+    local = generate(shared_out(tmp_path_factory), tmp_path / "local")
+    run = generate(shared_out(tmp_path_factory), tmp_path / "ray", "--ray", "local:2")
+    same(local, run)
+    files = outputs(run)
+    assert "archive.csv" in files and any(f.startswith("elites/") for f in files), sorted(files)
