@@ -23,9 +23,9 @@ genes that break a constraint are infeasible without a game and do not count as 
 (pyribs cannot know the constraints; playforge's searches redraw such genes for free), up to 100
 proposals per evaluation.
 
-Every final archive is then judged the same way: each elite played again on seeds no run used,
-``confirm_games`` per table, judged as a confirmation; a judged archive keeps per cell the best
-elite that is feasible there. Its QD-score is the sum of F over its cells. The table gives the mean
+Every final archive is then judged the same way, as ``playforge verify`` judges: each elite
+played again on seeds no run used, ``verify_games`` per table, its requirements by their
+estimates; a judged archive keeps per cell the best elite that is feasible there. Its QD-score is the sum of F over its cells. The table gives the mean
 over seeds with a 95% t interval, and the archive's own QD-score as its run reported it.
 
     bash python/bench_qd.sh configs/generate_hex_map.toml --evaluations 6000 --seeds 1 2 3
@@ -57,11 +57,14 @@ def cell_of(cfg, values):
 
 
 def judge(run, cfg, elites, seed_tag):
-    """Plays every elite (genes) again on fresh seeds, judged as a confirmation; the best
-    feasible elite per cell. Returns (QD-score, cells)."""
+    """Plays every elite (genes) again on fresh seeds, ``verify_games`` per table, judged as
+    ``playforge verify`` judges (requirements by their estimates); the best feasible elite per
+    cell. Returns (QD-score, cells)."""
     if not elites:
         return 0.0, 0
-    evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, confirm=True, who=list(range(len(elites))))
+    g = cfg["generate"]
+    games = g.get("verify_games", g.get("confirm_games", 40))
+    evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, games=games, who=list(range(len(elites))))
     best = {}
     for e in evals:
         if not e["feasible"]:
