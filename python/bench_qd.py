@@ -23,9 +23,10 @@ genes that break a constraint are infeasible without a game and do not count as 
 (pyribs cannot know the constraints; playforge's searches redraw such genes for free), up to 100
 proposals per evaluation.
 
-Every final archive is then judged the same way, as ``playforge verify`` judges: each elite
-played again on seeds no run used, ``verify_games`` per table, its requirements by their
-estimates; a judged archive keeps per cell the best elite that is feasible there. Its QD-score is the sum of F over its cells. The table gives the mean
+Every final archive is then judged the same way: each elite played again on seeds no run used,
+``verify_games`` per table, and judged on those games twice — as the config asks (``certain``
+requirements by their whole 95% interval) and as ``playforge verify`` does (by their
+estimates); a judged archive keeps per cell the best elite that is feasible there. Its QD-score is the sum of F over its cells. The table gives the mean
 over seeds with a 95% t interval, and the archive's own QD-score as its run reported it.
 
     bash python/bench_qd.sh configs/generate_hex_map.toml --evaluations 6000 --seeds 1 2 3
@@ -57,21 +58,26 @@ def cell_of(cfg, values):
 
 
 def judge(run, cfg, elites, seed_tag):
-    """Plays every elite (genes) again on fresh seeds, ``verify_games`` per table, judged as
-    ``playforge verify`` judges (requirements by their estimates); the best feasible elite per
-    cell. Returns (QD-score, cells)."""
-    if not elites:
-        return 0.0, 0
+    """Plays every elite (genes) again on fresh seeds, ``verify_games`` per table, and judges it
+    twice on the same games: as the config asks (``certain`` requirements by their whole 95%
+    interval) and as ``playforge verify`` does (by their estimates). Per judge, the best elite
+    feasible in each cell. Returns {judge: (QD-score, cells)}."""
     g = cfg["generate"]
     games = g.get("verify_games", g.get("confirm_games", 40))
-    evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, games=games, who=list(range(len(elites))))
-    best = {}
-    for e in evals:
-        if not e["feasible"]:
+    out = {}
+    for name, strict in [("certain", True), ("estimate", False)]:
+        if not elites:
+            out[name] = (0.0, 0)
             continue
-        c = cell_of(cfg, [d["mean"] for d in e["descriptors"]])
-        best[c] = max(best.get(c, 0.0), e["f"])
-    return sum(best.values()), len(best)
+        evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, games=games, who=list(range(len(elites))), confirm=strict)
+        best = {}
+        for e in evals:
+            if not e["feasible"]:
+                continue
+            c = cell_of(cfg, [d["mean"] for d in e["descriptors"]])
+            best[c] = max(best.get(c, 0.0), e["f"])
+        out[name] = (sum(best.values()), len(best))
+    return out
 
 
 def budget_games(run, cfg, evaluations):
@@ -179,32 +185,39 @@ def main():
     with open(a.config, "rb") as f:
         cfg = tomllib.load(f)
     evaluations = a.evaluations or cfg["generate"]["max_evaluations"]
-    rows = {k: [] for k in ["playforge cma-me", "pyribs cma-me", "playforge map-elites", "pyribs map-elites"]}
+    methods = ["playforge cma-me", "pyribs cma-me", "playforge map-elites", "pyribs map-elites"]
+    rows = {(k, j): [] for k in methods for j in ["certain", "estimate"]}
     detail = []
     for seed in a.seeds:
         for algo in ["cma-me", "map-elites"]:
             t = time.time()
             elites, own, games = playforge_run(a.config, seed, algo, evaluations, os.path.join(a.out, f"playforge-{algo}"))
             judge_run = playforge.Generate(a.config, seed=seed, algorithm="cma-me", evaluations=evaluations, out=os.path.join(a.out, "judge"))
-            q, cells = judge(judge_run, cfg, elites, seed)
+            j = judge(judge_run, cfg, elites, seed)
             del judge_run  # releases its folder's lock for the next one
-            rows[f"playforge {algo}"].append(q)
-            detail.append({"method": f"playforge {algo}", "seed": seed, "judged_qd": q, "judged_cells": cells, "own_qd": own, "elites": len(elites), "games": games, "seconds": time.time() - t})
+            for name, (q, _) in j.items():
+                rows[(f"playforge {algo}", name)].append(q)
+            detail.append({"method": f"playforge {algo}", "seed": seed, "judged": j, "own_qd": own, "elites": len(elites), "games": games, "seconds": time.time() - t})
             print(json.dumps(detail[-1]), flush=True)
             t = time.time()
             run, elites, own, used = pyribs_run(a.config, cfg, seed, algo, evaluations, os.path.join(a.out, f"pyribs-{algo}"))
-            q, cells = judge(run, cfg, elites, seed)
+            j = judge(run, cfg, elites, seed)
             del run
-            rows[f"pyribs {algo}"].append(q)
-            detail.append({"method": f"pyribs {algo}", "seed": seed, "judged_qd": q, "judged_cells": cells, "own_qd": own, "elites": len(elites), "games": used, "seconds": time.time() - t})
+            for name, (q, _) in j.items():
+                rows[(f"pyribs {algo}", name)].append(q)
+            detail.append({"method": f"pyribs {algo}", "seed": seed, "judged": j, "own_qd": own, "elites": len(elites), "games": used, "seconds": time.time() - t})
             print(json.dumps(detail[-1]), flush=True)
     print()
-    print(f"{a.config}: {evaluations} evaluations per run, seeds {a.seeds}; QD-score of the archive judged on fresh seeds")
-    print("| method | judged QD-score, mean [95% CI] | per seed |")
-    print("|---|---|---|")
-    for k, xs in rows.items():
-        m, h = mean_ci(xs)
-        print(f"| {k} | {m:.2f} [{m - h:.2f}, {m + h:.2f}] | {', '.join(f'{x:.2f}' for x in xs)} |")
+    print(f"{a.config}: {evaluations} evaluations per run, seeds {a.seeds}; QD-score of each final archive judged on fresh seeds")
+    print("| method | judged as the config asks (certain), mean [95% CI] | per seed | judged by estimates (verify), mean [95% CI] | per seed |")
+    print("|---|---|---|---|---|")
+    for k in methods:
+        cells = []
+        for name in ["certain", "estimate"]:
+            xs = rows[(k, name)]
+            m, h = mean_ci(xs)
+            cells.append(f"{m:.2f} [{m - h:.2f}, {m + h:.2f}] | {', '.join(f'{x:.2f}' for x in xs)}")
+        print(f"| {k} | {' | '.join(cells)} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"config": a.config, "evaluations": evaluations, "seeds": a.seeds, "runs": detail}, f, indent=1)
