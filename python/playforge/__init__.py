@@ -17,7 +17,7 @@ script this package installs); ``--ray ADDRESS`` runs a command's games on a Ray
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -128,22 +128,22 @@ class _AskTell:
     built-in evaluation, ``result`` and ``save`` read the run's outcome and checkpoint."""
 
     _core: object
-    _request: Optional[dict] = None
+    _request: Optional[Any] = None
 
     @classmethod
     def load(cls, config: str, **kw):
         """Resumes the run of ``config`` from the checkpoint in its folder."""
         return cls(config, resume=True, **kw)
 
-    def ask(self) -> Optional[dict]:
-        """The next request (a dict), or ``None`` once the run is over."""
+    def ask(self) -> Optional[Any]:
+        """The next request (a dict; Personas: a list of games), or ``None`` once the run is over."""
         import json
 
         text = self._core.ask()
         self._request = None if text is None else json.loads(text)
         return self._request
 
-    def evaluate(self, request: Optional[dict] = None) -> List[dict]:
+    def evaluate(self, request: Optional[Any] = None) -> List[dict]:
         """The built-in evaluation of ``request`` (default: the last one asked)."""
         import json
 
@@ -152,7 +152,7 @@ class _AskTell:
             raise ValueError("nothing to evaluate; expected ask() first")
         return json.loads(self._core.evaluate(json.dumps(req)))
 
-    def result(self) -> Optional[dict]:
+    def result(self) -> Optional[Any]:
         """The run's outcome once ``ask()`` returned ``None``, else ``None``."""
         import json
 
@@ -274,7 +274,7 @@ class Generate(_AskTell):
         return json.loads(self._core.evaluate(json.dumps(req)))
 
 
-class Personas:
+class Personas(_AskTell):
     """A persona run (``playforge personas CONFIG``) driven by ask and tell::
 
         run = playforge.Personas("configs/personas_quick.toml", generations=2, only=["MaxS"])
@@ -291,40 +291,12 @@ class Personas:
 
     def __init__(self, config: str, seed: Optional[int] = None, generations: Optional[int] = None, only: Optional[Sequence[str]] = None, out: Optional[str] = None, resume: bool = False):
         self._core = _core.PersonasRun(str(config), seed, generations, None if only is None else list(only), None if out is None else str(out), resume)
-        self._games: Optional[list] = None
-
-    @classmethod
-    def load(cls, config: str, **kw) -> "Personas":
-        """Resumes the run of ``config`` from the checkpoints in its folder."""
-        return cls(config, resume=True, **kw)
-
-    def ask(self) -> Optional[list]:
-        import json
-
-        text = self._core.ask()
-        self._games = None if text is None else json.loads(text)
-        return self._games
+        self._request: Optional[list] = None
 
     def tell(self, results: Sequence[dict]) -> None:
         import json
 
         self._core.tell(json.dumps([{"measure": float(r["measure"]), "score": float(r.get("score", 0.0)), "legal_moves": float(r.get("legal_moves", 0.0)), "moves": int(r.get("moves", 0))} for r in results]))
-
-    def evaluate(self, games: Optional[list] = None) -> List[dict]:
-        """The built-in play of ``games`` (default: the last ones asked)."""
-        import json
-
-        g = self._games if games is None else games
-        if g is None:
-            raise ValueError("nothing to play; expected ask() first")
-        return json.loads(self._core.evaluate(json.dumps(g)))
-
-    def result(self) -> Optional[list]:
-        """Each persona's outcome (name, best formula, goal, history) once ``ask()`` returned None."""
-        import json
-
-        text = self._core.result()
-        return None if text is None else json.loads(text)
 
     def save(self) -> str:
         """The run's folder; each persona's checkpoint.json is written after every generation."""

@@ -27,12 +27,17 @@ def shared_out(tmp_path_factory) -> Path:
     return tmp_path_factory.getbasetemp() / "out"
 
 
+def run_into(args, run: Path, out: Path, keep: Path, *extra: str, timeout: int = 600) -> Path:
+    """``playforge ARGS`` into ``out``, its run folder ``run`` then moved to ``keep``."""
+    shutil.rmtree(out, ignore_errors=True)
+    playforge([*args, "--quiet", "--out", str(out), *extra], timeout=timeout)
+    shutil.move(str(out / run), str(keep))
+    return keep
+
+
 def balance(out: Path, keep: Path, *extra: str) -> Path:
     """The shipped balance run into ``out``, its folder then moved to ``keep``."""
-    shutil.rmtree(out, ignore_errors=True)
-    playforge(["balance", CONFIG, "--quiet", "--out", str(out), *extra], timeout=600)
-    shutil.move(str(out / RUN), str(keep))
-    return keep
+    return run_into(["balance", CONFIG], RUN, out, keep, *extra)
 
 
 def same(a: Path, b: Path):
@@ -65,10 +70,7 @@ PERSONAS_RUN = Path("personas_quick/seed-1")
 
 def personas(out: Path, keep: Path, *extra: str) -> Path:
     """A short persona run (three generations of MaxS, then its held-out table) into ``out``."""
-    shutil.rmtree(out, ignore_errors=True)
-    playforge([*PERSONAS, "--quiet", "--out", str(out), *extra], timeout=600)
-    shutil.move(str(out / PERSONAS_RUN), str(keep))
-    return keep
+    return run_into(PERSONAS, PERSONAS_RUN, out, keep, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -167,10 +169,7 @@ GENERATE_RUN = Path("generate_hex_map/cma-me-seed-1")
 
 def generate(out: Path, keep: Path, *extra: str) -> Path:
     """The shipped hex map for 3 000 evaluations (enough to confirm its first elites) into ``out``."""
-    shutil.rmtree(out, ignore_errors=True)
-    playforge([*GENERATE, "--quiet", "--out", str(out), *extra], timeout=900)
-    shutil.move(str(out / GENERATE_RUN), str(keep))
-    return keep
+    return run_into(GENERATE, GENERATE_RUN, out, keep, *extra, timeout=900)
 
 
 def test_generate_on_ray_local_writes_the_local_archive(tmp_path, tmp_path_factory):

@@ -77,21 +77,18 @@ impl Setup {
                     codec.game.display()
                 ));
             }
-            if m.of.contains('.') {
-                let probe = &codec.probes[scorer.tables.iter().find(|t| t.players.len() == m.players.len()).map_or(0, |t| t.overlay_set)];
-                probe
-                    .value_ref(&m.of)
-                    .map_err(|e| anyhow!("{}: of = \"{}\": {e}", crate::config::locate(cfg_path, cfg_text, "measure", k, "of"), m.of))?;
-            }
-            if let Some((path, ..)) = m.when.as_deref().and_then(|w| super::play::parse_when(w).ok()) {
-                let probe = &codec.probes[scorer.tables.iter().find(|t| t.players.len() == m.players.len()).map_or(0, |t| t.overlay_set)];
-                probe.value_ref(&path).map_err(|e| {
-                    anyhow!(
-                        "{}: when = \"{}\": {e}",
-                        crate::config::locate(cfg_path, cfg_text, "measure", k, "when"),
-                        m.when.as_deref().unwrap_or("")
-                    )
-                })?;
+            // Value paths resolve against the program of the measure's own table (its overlays).
+            let probe = &codec.probes[scorer.tables[scorer.measures[k].0].overlay_set];
+            let when = m.when.as_deref().and_then(|w| super::play::parse_when(w).ok()).map(|(path, ..)| path);
+            for (key, text, path) in [
+                ("of", m.of.as_str(), Some(m.of.as_str()).filter(|o| o.contains('.'))),
+                ("when", m.when.as_deref().unwrap_or(""), when.as_deref()),
+            ] {
+                if let Some(path) = path {
+                    probe.value_ref(path).map_err(|e| {
+                        anyhow!("{}: {key} = \"{text}\": {e}", crate::config::locate(cfg_path, cfg_text, "measure", k, key))
+                    })?;
+                }
             }
             if m.of == "win" && m.side as usize >= seats_n {
                 return Err(anyhow!(

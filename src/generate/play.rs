@@ -13,6 +13,7 @@ use crate::rng::stream;
 use crate::search::formula::Formula;
 use crate::search::mcts::{FinalChoice, MctsConfig, decide_with};
 use crate::search::run::{FORMULA_NAMES, formula_by_name_or_text};
+use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{Action, Program, State, Status};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
@@ -212,6 +213,32 @@ pub fn n_seats(program: &Program) -> usize {
     program.players.len().max(1)
 }
 
+/// A `when` measure resolved against the program: its condition, what it reads, and the value
+/// read once the condition first held.
+struct Watch {
+    cond: ValueRef,
+    op: Cmp,
+    at: f64,
+    of: Of,
+    seen: Option<f64>,
+}
+
+enum Of {
+    Value(ValueRef),
+    Length,
+    Turns,
+}
+
+impl Watch {
+    fn read(&self, program: &Program, st: &State, moves: u64) -> f64 {
+        match self.of {
+            Of::Value(r) => program.read(st, r),
+            Of::Length => moves as f64,
+            Of::Turns => st.turns as f64,
+        }
+    }
+}
+
 /// A persona's running measure over the real moves, as its searches see it.
 struct Running {
     measured: Measured,
@@ -251,7 +278,7 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
         });
     }
     let value_ref = |path: &str| program.value_ref(path).map_err(|e| anyhow!("{e}"));
-    let refs: Vec<Option<crate::wgdl::probe::ValueRef>> = table
+    let refs: Vec<Option<ValueRef>> = table
         .quantities
         .iter()
         .map(|q| match q {
@@ -259,28 +286,28 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;
-    // A `when` measure: its condition's value, what it reads (None: length or turns), and the
-    // value read once the condition first held.
-    type WhenRef = (crate::wgdl::probe::ValueRef, Cmp, f64, Option<crate::wgdl::probe::ValueRef>, bool);
-    let mut whens: Vec<Option<(WhenRef, Option<f64>)>> = table
+    let mut whens: Vec<Option<Watch>> = table
         .quantities
         .iter()
         .map(|q| match q {
-            Quantity::When { path, op, at, of } => {
-                let of_ref = if of.contains('.') { Some(value_ref(of)?) } else { None };
-                Ok(Some(((value_ref(path)?, *op, *at, of_ref, of == "turns"), None)))
-            }
+            Quantity::When { path, op, at, of } => Ok(Some(Watch {
+                cond: value_ref(path)?,
+                op: *op,
+                at: *at,
+                of: match of.as_str() {
+                    "length" => Of::Length,
+                    "turns" => Of::Turns,
+                    path => Of::Value(value_ref(path)?),
+                },
+                seen: None,
+            })),
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;
-    let watch = |whens: &mut [Option<(WhenRef, Option<f64>)>], st: &State, moves: u64| {
-        for (w, seen) in whens.iter_mut().flatten() {
-            if seen.is_none() && w.1.holds(program.read(st, w.0), w.2) {
-                *seen = Some(match w.3 {
-                    Some(r) => program.read(st, r),
-                    None if w.4 => st.turns as f64,
-                    None => moves as f64,
-                });
+    let watch = |whens: &mut [Option<Watch>], st: &State, moves: u64| {
+        for w in whens.iter_mut().flatten() {
+            if w.seen.is_none() && w.op.holds(program.read(st, w.cond), w.at) {
+                w.seen = Some(w.read(program, st, moves));
             }
         }
     };
@@ -376,12 +403,10 @@ pub fn play(program: &Arc<Program>, table: &Table, seats: &[Seat], seed: u64, ma
             },
             Quantity::Draw => winner.is_none() as u8 as f64,
             Quantity::Ended => ended as u8 as f64,
-            Quantity::When { of, .. } => match whens[k].as_ref().and_then(|w| w.1) {
-                Some(v) => v,
-                None if of == "length" => moves as f64,
-                None if of == "turns" => st.turns as f64,
-                None => program.read(&st, whens[k].as_ref().expect("resolved above").0.3.expect("a value path")),
-            },
+            Quantity::When { .. } => {
+                let w = whens[k].as_ref().expect("resolved above");
+                w.seen.unwrap_or_else(|| w.read(program, &st, moves))
+            }
         })
         .collect();
     Ok(GameRecord { q, ended, stuck })
