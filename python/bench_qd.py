@@ -57,19 +57,23 @@ def cell_of(cfg, values):
     return tuple(idx)
 
 
-def judge(run, cfg, elites, seed_tag):
+def judge(run, cfg, elites, seed_tag, games=None):
     """Plays every elite (genes) again on fresh seeds, ``verify_games`` per table, and judges it
     twice on the same games: as the config asks (``certain`` requirements by their whole 95%
     interval) and as ``playforge verify`` does (by their estimates). Per judge, the best elite
     feasible in each cell. Returns {judge: (QD-score, cells)}."""
     g = cfg["generate"]
-    games = g.get("verify_games", g.get("confirm_games", 40))
+    games = games or g.get("verify_games", g.get("confirm_games", 40))
     out = {}
+    # Without a `certain` requirement or target both judges read the same games the same way: play once.
+    strict_differs = any(t.get("certain", False) for t in cfg.get("require", []) + cfg.get("target", []))
+    evals = None
     for name, strict in [("certain", True), ("estimate", False)]:
         if not elites:
             out[name] = (0.0, 0)
             continue
-        evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, games=games, who=list(range(len(elites))), confirm=strict)
+        if evals is None or strict_differs:
+            evals = run.evaluate_genes(elites, iteration=JUDGE_ITERATION + seed_tag, games=games, who=list(range(len(elites))), confirm=strict)
         best = {}
         for e in evals:
             if not e["feasible"]:
@@ -181,6 +185,7 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--out", default="outputs/bench_qd")
     ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--verify-games", type=int, default=None, help="games per table for judging each elite (default: the config's verify_games)")
     a = ap.parse_args()
     with open(a.config, "rb") as f:
         cfg = tomllib.load(f)
@@ -193,7 +198,7 @@ def main():
             t = time.time()
             elites, own, games = playforge_run(a.config, seed, algo, evaluations, os.path.join(a.out, f"playforge-{algo}"))
             judge_run = playforge.Generate(a.config, seed=seed, algorithm="cma-me", evaluations=evaluations, out=os.path.join(a.out, "judge"))
-            j = judge(judge_run, cfg, elites, seed)
+            j = judge(judge_run, cfg, elites, seed, a.verify_games)
             del judge_run  # releases its folder's lock for the next one
             for name, (q, _) in j.items():
                 rows[(f"playforge {algo}", name)].append(q)
@@ -201,7 +206,7 @@ def main():
             print(json.dumps(detail[-1]), flush=True)
             t = time.time()
             run, elites, own, used = pyribs_run(a.config, cfg, seed, algo, evaluations, os.path.join(a.out, f"pyribs-{algo}"))
-            j = judge(run, cfg, elites, seed)
+            j = judge(run, cfg, elites, seed, a.verify_games)
             del run
             for name, (q, _) in j.items():
                 rows[(f"pyribs {algo}", name)].append(q)

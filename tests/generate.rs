@@ -130,6 +130,7 @@ fn config_errors_name_the_key_and_line_and_list_what_is_allowed() {
         ("bins = 4\n\n[[descriptor]]", "bins = 0\n\n[[descriptor]]", &["bins"]),
         ("kind = \"random\"", "kind = \"robot\"", &["kind = \"robot\"", "\"ai\", \"persona\" or \"random\""]),
         ("scale = [0, 10000]", "", &["a persona needs its reward"]),
+        ("batch = 6", "batch = 6\nsearch_on = \"hope\"", &["search_on = \"hope\"", "\"confirmed\" or \"estimates\""]),
     ];
     for (from, to, wants) in cases {
         assert!(good.contains(from), "{from}");
@@ -156,10 +157,9 @@ fn config_errors_name_the_key_and_line_and_list_what_is_allowed() {
 
 #[test]
 fn same_archive_on_one_and_two_threads_and_through_serialized_jobs() {
-    for algorithm in ["map-elites", "cma-me", "cma"] {
-        let extra = "";
+    for (algorithm, extra) in [("map-elites", ""), ("cma-me", ""), ("cma", ""), ("cma-me", "search_on = \"estimates\"")] {
         let mk = |name: &str| {
-            let out = tmp(&format!("{algorithm}-{name}"));
+            let out = tmp(&format!("{algorithm}-{}-{name}", extra.len()));
             let mut text = config(&out, algorithm, extra);
             if algorithm == "cma" {
                 let i = text.find("[[descriptor]]").unwrap();
@@ -191,6 +191,31 @@ fn same_archive_on_one_and_two_threads_and_through_serialized_jobs() {
         for o in [o1, o2, o3] {
             let _ = std::fs::remove_dir_all(o);
         }
+    }
+}
+
+#[test]
+fn searching_on_estimates_keeps_every_candidate_in_a_second_map_and_only_confirmed_elites_in_the_result() {
+    for algorithm in ["cma-me", "map-elites"] {
+        let out = tmp(&format!("estimates-{algorithm}"));
+        let text = config(&out, algorithm, "search_on = \"estimates\"").replace("max_evaluations = 40", "max_evaluations = 120");
+        let o = go(&text, &RunOptions::default());
+        let ck: serde_json::Value = serde_json::from_slice(&std::fs::read(o.dir.join("checkpoint.json")).unwrap()).unwrap();
+        let explore = ck["explore"]["cells"].as_object().expect("a searched map in the checkpoint");
+        assert!(!o.archive.cells.is_empty() && !explore.is_empty());
+        // The searched map holds candidates by their evaluation's 2 games per table; the result
+        // only confirmed ones, by their 3 confirmation games.
+        for e in explore.values() {
+            assert_eq!(e["eval"]["games"], 2, "{e}");
+        }
+        for e in o.archive.cells.values() {
+            assert!(e.eval.feasible && e.eval.games == 3, "{e:?}");
+        }
+        // The old search (the default) keeps no second map.
+        let o = go(&config(&out, algorithm, ""), &RunOptions::default());
+        let ck: serde_json::Value = serde_json::from_slice(&std::fs::read(o.dir.join("checkpoint.json")).unwrap()).unwrap();
+        assert!(ck.get("explore").is_none());
+        let _ = std::fs::remove_dir_all(out);
     }
 }
 

@@ -215,11 +215,13 @@ class Generate(_AskTell):
 
     ``tell`` takes per candidate a quality (a float: feasible, no descriptors) or a dict with
     ``quality`` (or ``f``), ``feasible`` (default True), ``descriptors`` (a list of floats, one
-    per ``[[descriptor]]``) and optionally ``measures`` (``[mean, se]`` per ``[[measure]]``).
+    per ``[[descriptor]]``) and optionally ``measures`` (``[mean, se]`` per ``[[measure]]``) and
+    ``violation`` (how far an infeasible candidate is from feasible, ≥ 0; a search on estimates
+    ranks infeasible candidates by it).
     ``evaluate(request)`` is the built-in evaluation, the games the command line plays: telling
     it back gives the command line's run, file for file; each evaluation is a dict with ``f``
     (the quality), ``feasible``, ``why``, ``measures``, ``targets`` and ``descriptors`` (each
-    ``{"mean", "se"}``) and ``games``. ``evaluate_genes(genes)`` evaluates
+    ``{"mean", "se"}``), ``games`` and ``violation``. ``evaluate_genes(genes)`` evaluates
     genes of your own — how another optimizer (pyribs's schedulers, say) drives playforge's
     evaluation."""
 
@@ -250,6 +252,7 @@ class Generate(_AskTell):
                 "targets": e.get("targets", []),
                 "descriptors": descriptors,
                 "games": int(e.get("games", 0)),
+                "violation": float(e.get("violation", 0.0)),
             })
         self._core.tell(json.dumps(evals))
 

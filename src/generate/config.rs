@@ -269,6 +269,20 @@ pub struct QdConfig {
     #[serde(default = "two_u")]
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000>")]
     pub emitters: usize,
+    /// What the search reads: `confirmed` (the map of confirmed elites: parents, emitters'
+    /// restarts and rankings) or `estimates` (a second map that keeps every candidate by its
+    /// evaluation's estimates, as pyribs's archive does, and ranks infeasible candidates by how
+    /// far they are from feasible; the result map still takes confirmed elites only).
+    #[serde(default = "confirmed", skip_serializing_if = "is_confirmed")]
+    pub search_on: String,
+}
+
+fn confirmed() -> String {
+    "confirmed".into()
+}
+
+fn is_confirmed(s: &String) -> bool {
+    s == "confirmed"
 }
 
 impl Default for QdConfig {
@@ -563,6 +577,9 @@ impl GenerateConfig {
             if !(d.min < d.max && d.min.is_finite() && d.max.is_finite()) {
                 bail!("{}: min = {}, max = {}; expected min < max", at("descriptor", k, "max"), d.min, d.max);
             }
+        }
+        if !matches!(cfg.qd.search_on.as_str(), "confirmed" | "estimates") {
+            bail!("{}: search_on = {:?}; expected \"confirmed\" or \"estimates\"", at("qd", 0, "search_on"), cfg.qd.search_on);
         }
         if !(cfg.qd.sigma > 0.0 && cfg.qd.sigma <= 1.0) {
             bail!("{}: sigma = {}; expected 0 < sigma ≤ 1", at("qd", 0, "sigma"), cfg.qd.sigma);

@@ -28,6 +28,11 @@ pub struct Eval {
     pub descriptors: Vec<Estimate>,
     /// Games per table.
     pub games: u64,
+    /// How far an infeasible candidate is from feasible (0 when feasible): the share of games
+    /// that did not end properly, times 10, plus each requirement's distance outside its band
+    /// by its estimate, in units of the band's width (or of its bound's size, at least 1).
+    #[serde(default)]
+    pub violation: f64,
 }
 
 impl Eval {
@@ -203,7 +208,32 @@ impl Scorer {
                 }
             }
         }
-        Eval { f, feasible: why.is_empty(), why, measures, targets, descriptors, games: n }
+        let feasible = why.is_empty();
+        let violation = if feasible { 0.0 } else { self.violation(games, &measures) };
+        Eval { f, feasible, why, measures, targets, descriptors, games: n, violation }
+    }
+
+    /// [`Eval::violation`] of a candidate's games.
+    fn violation(&self, games: &[&[GameRecord]], measures: &[Estimate]) -> f64 {
+        let all: Vec<&GameRecord> = games.iter().flat_map(|g| g.iter()).collect();
+        let share = |bad: &dyn Fn(&GameRecord) -> bool| all.iter().filter(|r| bad(r)).count() as f64 / all.len().max(1) as f64;
+        let mut v = 0.0;
+        if self.ends {
+            v += 10.0 * share(&|r| !r.ended && !r.stuck);
+        }
+        if self.not_stuck {
+            v += 10.0 * share(&|r| r.stuck);
+        }
+        for (e, lo, hi, _, _) in &self.requires {
+            let x = e.estimate(measures).mean;
+            let unit = match (lo, hi) {
+                (Some(l), Some(h)) if h > l => h - l,
+                _ => lo.iter().chain(hi).map(|b| b.abs()).fold(1.0, f64::max),
+            };
+            let d = lo.map_or(0.0, |l| (l - x).max(0.0)) + hi.map_or(0.0, |h| (x - h).max(0.0));
+            v += if d.is_nan() { 10.0 } else { d / unit };
+        }
+        v
     }
 }
 
@@ -221,6 +251,21 @@ mod tests {
 
     fn games(xs: &[f64]) -> Vec<GameRecord> {
         xs.iter().map(|&x| GameRecord { q: vec![x], ended: true, stuck: false }).collect()
+    }
+
+    #[test]
+    fn violation_is_the_distance_to_feasible_in_band_widths_and_unfinished_games_weigh_most() {
+        let loose = scorer("");
+        assert_eq!(loose.score(&[&games(&[0.5, 0.5])]).violation, 0.0);
+        // Mean 0.8 against the band [0.4, 0.6]: 0.2 outside, one band width.
+        let e = loose.score(&[&games(&[0.8, 0.8])]);
+        assert!(!e.feasible && (e.violation - 1.0).abs() < 1e-12, "{e:?}");
+        let nearer = loose.score(&[&games(&[0.7, 0.7])]);
+        assert!(nearer.violation < e.violation);
+        // One of two games did not end: 10 × ½, plus its distance.
+        let mut g = games(&[0.7, 0.7]);
+        g[0].ended = false;
+        assert!((loose.score(&[&g]).violation - (5.0 + 0.5)).abs() < 1e-9);
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub struct Checkpoint {
     pub next_iteration: u64,
     pub search: Search,
     pub archive: Archive,
+    /// `search_on = "estimates"`: the map the search reads, every candidate by its estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explore: Option<Archive>,
     pub best: Option<Elite>,
     pub history: Vec<Row>,
     pub games_played: u64,
@@ -216,6 +219,7 @@ impl Games<'_> {
                         targets: Vec::new(),
                         descriptors: Vec::new(),
                         games: 0,
+                        violation: 10.0,
                     }
                 }
             })
@@ -318,6 +322,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
             next_iteration: 0,
             search,
             archive: Archive::new(&cfg.descriptors),
+            explore: (cfg.is_map() && cfg.qd.search_on == "estimates").then(|| Archive::new(&cfg.descriptors)),
             best: None,
             history: Vec::new(),
             games_played: 0,
@@ -344,7 +349,9 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         let seed = s.seed;
         let mut rng = stream(seed, it, PROPOSE, 0);
         // 1. Propose: (search vector, drawn from the search distribution).
-        let first = it == 0 || (cfg.is_map() && ck.archive.cells.is_empty());
+        // The map the search reads: its own (estimates) or the result's (confirmed elites).
+        let searched = ck.explore.as_ref().unwrap_or(&ck.archive);
+        let first = it == 0 || (cfg.is_map() && searched.cells.is_empty());
         let cands: Vec<(Vec<f64>, bool)> = match &mut ck.search {
             Search::Cma(c) => {
                 if c.mean.is_none() || c.sigma < cfg.cma.sigma_min {
@@ -358,7 +365,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
             }
             Search::MapElites if first => randoms(&setup, seed, it, cfg.qd.initial)?,
             Search::MapElites => {
-                let elites: Vec<&Elite> = ck.archive.cells.values().collect();
+                let elites: Vec<&Elite> = searched.cells.values().collect();
                 let sigma = cfg.qd.sigma;
                 (0..cfg.qd.batch)
                     .into_par_iter()
@@ -382,7 +389,7 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
                 let k = *next % emitters.len();
                 let e = &mut emitters[k];
                 if e.mean.is_none() || e.sigma < cfg.cma.sigma_min {
-                    let elites: Vec<&Elite> = ck.archive.cells.values().collect();
+                    let elites: Vec<&Elite> = searched.cells.values().collect();
                     e.restart(elites[rng.random_range(0..elites.len())].x.clone());
                 }
                 let e: &SepCma = e;
@@ -398,10 +405,21 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         let evals = games.evaluate_or_ask(it, false, &tagged, s.games as usize)?;
         let mut played = cands.len() as u64 * s.games * tables;
         // 3. Confirm what might count, on fresh seeds.
-        // What each candidate would do to the map as it stood (CMA-ME ranks by it).
-        let st: Vec<(Status, f64)> = evals.iter().map(|e| ck.archive.status(e)).collect();
+        // What each candidate would do to the searched map as it stood (CMA-ME ranks by it);
+        // searching on estimates, an infeasible candidate ranks by how far it is from feasible.
+        let st: Vec<(Status, f64)> = match &ck.explore {
+            None => evals.iter().map(|e| ck.archive.status(e)).collect(),
+            Some(explore) => evals
+                .iter()
+                .map(|e| match explore.status(e) {
+                    (Status::Infeasible, _) => (Status::Infeasible, -e.violation),
+                    s => s,
+                })
+                .collect(),
+        };
+        let counts = |e: &Eval| matches!(ck.archive.status(e).0, Status::New | Status::Improves);
         let worth: Vec<usize> = if cfg.is_map() {
-            (0..cands.len()).filter(|&i| matches!(st[i].0, Status::New | Status::Improves)).collect()
+            (0..cands.len()).filter(|&i| counts(&evals[i])).collect()
         } else {
             let top = (0..cands.len()).max_by(|&a, &b| {
                 let (ka, kb) = (evals[a].rank_key(), evals[b].rank_key());
@@ -422,6 +440,10 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         }
         if cfg.is_map() {
             ck.best = ck.archive.best().cloned();
+        }
+        // The searched map of estimates takes every candidate by its evaluation.
+        if let Some(explore) = &mut ck.explore {
+            added = (0..cands.len()).filter(|&i| explore.insert(&cands[i].0, &evals[i], it)).count() as u64;
         }
         // 4. Move the search distributions.
         let from_dist: Vec<bool> = cands.iter().map(|c| c.1).collect();
