@@ -211,6 +211,8 @@ fn recorded_games_replay_turn_by_turn() {
         players: vec!["Rule".into(), "Rule".into()],
         moves,
         result: String::new(),
+        chance_seed: 0,
+        overlays: vec![],
     };
     let file = dir.join("r.json");
     std::fs::write(&file, serde_json::to_string(&rep).unwrap()).unwrap();

@@ -256,3 +256,48 @@ fn chance_fair_is_declared_and_oracle_is_the_default() {
     assert_eq!(m.cells(&st), m.cells(&other));
     assert_ne!(st.rng, other.rng);
 }
+
+/// A game recorded by `run --chance-seed N --overlay S --record` replays to the same end: the
+/// replay keeps the game's chance seed (the refill stream) and its overlays; without them the
+/// recorded moves stop being legal.
+#[test]
+fn a_recorded_game_replays_with_its_chance_seed_and_overlays() {
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let dir = std::env::temp_dir().join(format!("playforge-m3-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("game.json");
+    let cmd = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
+    };
+    let rec_s = rec.to_str().unwrap();
+    let (ok, ran) = cmd(&[
+        "run",
+        "games/match3.wgdl",
+        "--random",
+        "20",
+        "--seed",
+        "3",
+        "--chance-seed",
+        "7",
+        "--overlay",
+        "bottom",
+        "--record",
+        rec_s,
+        "-q",
+    ]);
+    assert!(ok, "{ran}");
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(saved["chance_seed"], 7);
+    assert_eq!(saved["overlays"], serde_json::json!(["bottom"]));
+    let (ok, replayed) = cmd(&["replay", rec_s]);
+    assert!(ok, "{replayed}");
+    assert!(replayed.contains("\nend: "), "{replayed}");
+    // The same moves on another refill stream: the replay no longer matches the game.
+    let mut other = saved.clone();
+    other["chance_seed"] = serde_json::json!(8);
+    std::fs::write(&rec, serde_json::to_string(&other).unwrap()).unwrap();
+    let (ok, err) = cmd(&["replay", rec_s]);
+    assert!(!ok && err.contains("is not legal here"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -479,6 +479,8 @@ fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path,
                 players: vec![pair[0].clone(), pair[1].clone()],
                 moves,
                 result,
+                chance_seed: 0,
+                overlays: Vec::new(),
             };
             Ok((format!("{}-{k}.json", ev.pair_name(p)).replace(' ', "_"), rep))
         })

@@ -282,6 +282,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
             players: if p.players.is_empty() { vec!["player".into()] } else { p.players.clone() },
             moves: recorded,
             result: why.clone(),
+            chance_seed: args.chance_seed,
+            overlays: args.overlays.clone(),
         };
         crate::report::write_atomic(file, serde_json::to_string_pretty(&rep)?.as_bytes())?;
     }

@@ -10,6 +10,10 @@
 //!   take turns; a generation is ranked by what it does to the archive (new cells first by F,
 //!   then improvements by their gain, then the rest), and an emitter that adds nothing restarts
 //!   at a random elite.
+//! - `[qd] search_on = "estimates"` (a second algorithm; `"confirmed"` is the first): the two map
+//!   searches read a map of their own that takes every feasible candidate by its evaluation, as
+//!   pyribs's archive does, and CMA-ME ranks infeasible candidates by their `violation`; the map
+//!   written out still takes confirmed candidates only.
 //!
 //! Noise is handled as balance does: every candidate of an iteration plays on the same game
 //! seeds (common random numbers), and a candidate enters the map (or becomes the best) only with

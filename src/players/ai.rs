@@ -149,6 +149,16 @@ pub struct Replay {
     pub moves: Vec<String>,
     #[serde(default)]
     pub result: String,
+    /// The game's own chance seed (match-3's refills; `run --chance-seed`); left out when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chance_seed: u64,
+    /// The overlays switched on (`run --overlay`); left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Plays one game between `sides[0]` (side 0) and `sides[1]` (side 1) from the start, with the
