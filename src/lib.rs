@@ -25,4 +25,5 @@ pub mod report;
 pub mod rng;
 pub mod search;
 pub mod status;
+pub mod view;
 pub mod wgdl;

@@ -61,3 +61,5 @@ mod tidy;
 /// Connected groups on tile grids: sizes, leaders, counts, distinct values and clears on
 /// crafted boards, and a naive flood fill on random ones.
 mod tile_groups;
+/// The state view: every shipped game drawn as a well-formed SVG, boards matching the description.
+mod view;

@@ -64,6 +64,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("config", 2),
     ("game", 2),
     ("genes", 2),
+    ("view", 2),
     ("search", 3),
     ("evolve", 4),
     ("gdl", 4),
