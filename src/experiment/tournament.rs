@@ -367,32 +367,27 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     Ok(())
 }
 
-/// The hex map with every occupant as its side's letter and a number, then their attributes.
+/// The hex map with every occupant as its glyph's first letter (lower case once it no longer
+/// counts, as `hexOccupants … while` says) and a number, then each with its `view … bar` values.
 pub(crate) fn board(program: &Program, st: &crate::wgdl::State) -> String {
-    let (Some(h), Some(occ)) = (&program.hex, &program.occupants) else { return String::new() };
+    let Some(h) = &program.hex else { return String::new() };
+    let scene = crate::view::scene(program, st, "");
+    let Some(crate::view::Board::Hex(hb)) = scene.boards.iter().find(|b| matches!(b, crate::view::Board::Hex(_))) else {
+        return String::new();
+    };
     let mut at: Vec<Option<char>> = vec![None; h.len()];
     let mut lines = String::new();
-    let mut count = [0u32; 4];
-    for (i, o) in st.objects.iter().enumerate() {
-        if !o.alive || !program.is_sub(o.class, occ.class) {
-            continue;
-        }
-        let pos = st.slots[(o.base + occ.pos) as usize];
-        let side = st.slots[(o.base + occ.side) as usize].clamp(0, 3) as usize;
-        count[side] += 1;
-        let letter = program.players.get(side).and_then(|p| p.chars().next()).unwrap_or('?').to_ascii_uppercase();
-        let ch = char::from_digit(count[side], 10).unwrap_or('+');
-        let cls = &program.classes[o.class as usize];
-        let vals: Vec<String> = cls
-            .attrs
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| matches!(a.name.as_str(), "hp" | "ap"))
-            .map(|(k, a)| format!("{} {}", a.name, st.slots[o.base as usize + k]))
-            .collect();
-        lines.push_str(&format!("    {letter}{ch} = {} ({})\n", program.object_label(st, i as u32), vals.join(", ")));
-        if pos >= 0 && (pos as usize) < h.len() && at[pos as usize].is_none() {
-            at[pos as usize] = Some(if vals.iter().any(|v| v == "hp 0") { letter.to_ascii_lowercase() } else { letter });
+    let mut count: std::collections::HashMap<char, u32> = std::collections::HashMap::new();
+    for p in &hb.pieces {
+        let letter = p.glyph.chars().next().unwrap_or('?').to_ascii_uppercase();
+        let n = count.entry(letter).or_insert(0);
+        *n += 1;
+        let ch = char::from_digit(*n, 10).unwrap_or('+');
+        let vals: Vec<String> = p.bars.iter().map(|(name, v, _)| format!("{name} {v}")).collect();
+        let vals = if vals.is_empty() { String::new() } else { format!(" ({})", vals.join(", ")) };
+        lines.push_str(&format!("    {letter}{ch} = {}{vals}\n", p.label));
+        if at[p.cell].is_none() {
+            at[p.cell] = Some(if p.faded { letter.to_ascii_lowercase() } else { letter });
         }
     }
     let map = h.render(|c| at[c]);

@@ -94,6 +94,31 @@ impl Gdl {
     pub fn show_state(&self, st: &GdlAnyState) -> Vec<String> {
         both!(self, st, |g, s| g.show_state(s))
     }
+
+    /// The state's picture (`crate::view::facts_scene`): its facts, a grid where a relation
+    /// makes one, its status (the goal values once it is over) and the roles with a choice.
+    pub fn scene(&self, st: &GdlAnyState, title: &str, moves: u32) -> crate::view::Scene {
+        let mut legal = Vec::new();
+        let status = match self.legal(st, &mut legal) {
+            Err(e) => format!("error: {e}"),
+            Ok(()) => match self.status(st, &legal) {
+                Status::Running => "Running".to_string(),
+                s => {
+                    let goals = self.goal_values(st);
+                    let shown: Vec<String> = (0..self.roles()).map(|r| format!("{} {}", self.role_name(r), goals.get(r).copied().unwrap_or(0))).collect();
+                    format!("{s:?} (goals: {})", shown.join(", "))
+                }
+            },
+        };
+        let choosing: Vec<String> = if status == "Running" {
+            let per_role = self.legal_actions(st);
+            (0..self.roles()).filter(|&r| per_role.get(r).is_some_and(|a| a.len() > 1)).map(|r| self.role_name(r)).collect()
+        } else {
+            Vec::new()
+        };
+        let info = crate::view::FactsInfo { status, to_move: (!choosing.is_empty()).then(|| choosing.join(", ")), moves };
+        crate::view::facts_scene(title, &self.show_state(st), &info)
+    }
 }
 
 /// The grounded reasoner cannot fail; the non-ground one fails when a state's evaluation

@@ -1,8 +1,9 @@
 //! A [`Scene`] drawn as one self-contained SVG (no fonts or scripts from outside): the boards
-//! from left to right — a grid's tiles coloured by value with the value written on them (0 is
-//! empty, drawn pale; y = 0 at the bottom), a hex map pointy-top in axial coordinates with its
-//! walls dark and its pieces as lettered discs in their side's colour, each with a `<title>`
-//! tooltip — and the panel to their right. Every text is escaped.
+//! from left to right — a grid's tiles coloured by value with the value (or its glyph) written on
+//! them (0 is empty, drawn pale; y = 0 at the bottom), a hex map pointy-top in axial coordinates
+//! with its walls dark and its pieces as lettered discs in their side's colour (faded once they
+//! no longer count), bars under them, each with a `<title>` tooltip — and the panel to their
+//! right. Every text is escaped; colours come only from `view` lines the compiler checked.
 
 use super::{Board, Scene};
 use std::fmt::Write;
@@ -14,6 +15,8 @@ const PANEL_W: f64 = 420.0;
 
 /// Side colours, then a hue per tile value.
 const SIDES: [&str; 6] = ["#c0392b", "#2e6fbd", "#2e8b57", "#8e44ad", "#d68910", "#16a085"];
+/// Bar colours, in the order a class's bars are declared.
+const BARS: [&str; 3] = ["#27ae60", "#f39c12", "#8e44ad"];
 
 /// `&`, `<`, `>`, `"` escaped for SVG text and attributes.
 pub fn escape(s: &str) -> String {
@@ -54,14 +57,21 @@ pub fn svg(scene: &Scene) -> String {
                         let v = g.cells[(y * g.width + x) as usize];
                         let px = x0 + x as f64 * TILE;
                         let py = top + (g.height - 1 - y) as f64 * TILE;
+                        let at = usize::try_from(v).ok();
+                        let fill = at.and_then(|k| g.colours.get(k)).cloned().unwrap_or_else(|| tile_fill(v));
+                        let text = match at.and_then(|k| g.glyphs.get(k)) {
+                            Some(t) => t.clone(),
+                            None if v == 0 => String::new(),
+                            None => v.to_string(),
+                        };
                         let _ = writeln!(
                             body,
                             r##"<g><title>({x}, {y}) = {v}</title><rect x="{px}" y="{py}" width="{TILE}" height="{TILE}" fill="{}" stroke="#777"/>{}</g>"##,
-                            tile_fill(v),
-                            if v == 0 {
+                            escape(&fill),
+                            if text.is_empty() {
                                 String::new()
                             } else {
-                                format!(r#"<text x="{}" y="{}" class="c">{v}</text>"#, px + TILE / 2.0, py + TILE / 2.0 + 5.0)
+                                format!(r#"<text x="{}" y="{}" class="c">{}</text>"#, px + TILE / 2.0, py + TILE / 2.0 + 5.0, escape(&text))
                             }
                         );
                     }
@@ -105,15 +115,30 @@ pub fn svg(scene: &Scene) -> String {
                 for p in &h.pieces {
                     let Some(c) = h.cells.get(p.cell) else { continue };
                     let (cx, cy) = pos(c.q, c.r);
+                    let fill = p.colour.clone().unwrap_or_else(|| SIDES[p.side % SIDES.len()].to_string());
+                    let mut bars = String::new();
+                    for (k, (_, v, full)) in p.bars.iter().enumerate() {
+                        let share = if *full > 0.0 { (v / full).clamp(0.0, 1.0) } else { 0.0 };
+                        let (bx, by, bw) = (ox + cx - HEX * 0.7, oy + cy + HEX * 0.45 + 3.5 * k as f64, HEX * 1.4);
+                        let _ = write!(
+                            bars,
+                            r##"<rect x="{bx:.1}" y="{by:.1}" width="{bw:.1}" height="3" fill="#ddd"/><rect x="{bx:.1}" y="{by:.1}" width="{:.1}" height="3" fill="{}"/>"##,
+                            bw * share,
+                            BARS[k % BARS.len()]
+                        );
+                    }
+                    let bar_text: Vec<String> = p.bars.iter().map(|(n, v, full)| format!("{n} {v}/{full}")).collect();
                     let _ = writeln!(
                         body,
-                        r#"<g class="piece"><title>{}: {}</title><circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" class="g">{}</text></g>"#,
+                        r#"<g class="piece"{}><title>{}: {}{}</title><circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" class="g">{}</text>{bars}</g>"#,
+                        if p.faded { r#" opacity="0.35""# } else { "" },
                         escape(&p.label),
                         escape(&p.tooltip),
+                        if bar_text.is_empty() { String::new() } else { escape(&format!(" ({})", bar_text.join(", "))) },
                         ox + cx,
                         oy + cy,
                         HEX * 0.7,
-                        SIDES[p.side % SIDES.len()],
+                        escape(&fill),
                         ox + cx,
                         oy + cy + 4.0,
                         escape(&p.glyph)
@@ -154,6 +179,12 @@ pub fn svg(scene: &Scene) -> String {
         for (label, class, attrs) in &pn.objects {
             let a = attrs.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
             line(&mut body, &format!("{label} ({class}): {a}"), "t");
+        }
+    }
+    if !pn.facts.is_empty() {
+        line(&mut body, "facts", "h");
+        for f in &pn.facts {
+            line(&mut body, f, "t");
         }
     }
     let width = px + PANEL_W;

@@ -49,6 +49,8 @@ pub(super) struct Ext {
     pub constraints: Vec<(ExprId, String)>,
     /// `chance fair`.
     pub chance_fair: bool,
+    /// `view` lines, resolved (`views.rs`).
+    pub views: Views,
 }
 
 impl Compiler<'_> {

@@ -230,6 +230,7 @@ impl Compiler<'_> {
             hex: self.x.hex,
             occupants: self.x.occupants,
             grids,
+            views: self.x.views,
             grid_slots: self.x.grid_slots,
             params: self.x.params,
             policies: self.x.policies,

@@ -69,6 +69,7 @@ mod consequences;
 mod exprs;
 mod ext;
 mod layout;
+mod views;
 pub use ext::CompileOptions;
 
 /// The root of an attribute path.
@@ -260,6 +261,7 @@ impl<'a> Compiler<'a> {
         self.collect_game_defs();
         self.collect_misc();
         self.collect_ext_decls();
+        self.collect_views();
         self.collect_groups();
         self.collect_actions();
         self.collect_filters();

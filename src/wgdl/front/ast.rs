@@ -267,6 +267,35 @@ pub enum DeclKind {
         action: Ident,
         other: Ident,
     },
+    /// `view <class or grid> <hint>` (extension): how the state view draws it; no effect on play.
+    View {
+        target: Ident,
+        hint: ViewHint,
+    },
+}
+
+/// What a `view` line asks of the picture (`view::scene` reads the compiled form).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewHint {
+    /// `label <attr>`: an object's name on the board and in the panel.
+    Label(Ident),
+    /// `bar <attr> <max>`: an attribute drawn as a bar out of a number or another attribute.
+    Bar { attr: Ident, max: BarMax },
+    /// `glyph "<text>"`: what a piece shows on the board (default: its side's initial).
+    Glyph(String, Span),
+    /// `colour "<css colour>"` (or `color`): a class's pieces, or a grid's tiles by value
+    /// (space-separated, value 0 first).
+    Colour(String, Span),
+    /// `glyphs "<chars>"`: a grid's tile for value k is the k-th character.
+    Glyphs(String, Span),
+    /// `hide`: a class's objects left out of the panel, or a grid left off the boards.
+    Hide,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BarMax {
+    Number(f64),
+    Attr(Ident),
 }
 
 /// How a policy tier picks among its moves.

@@ -70,7 +70,7 @@ impl OccCache {
     fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
         let mut list = std::mem::take(&mut self.list);
         list.clear();
-        p.for_each_occupant(st, |pos, side| {
+        p.for_each_occupant(st, |_, pos, side| {
             list.push((pos, side));
             true
         })?;
@@ -403,8 +403,19 @@ impl Program {
         })
     }
 
-    /// The live occupants that count (`hexOccupants … while`), as (cell, side).
-    fn for_each_occupant(&self, st: &State, mut f: impl FnMut(i64, i64) -> bool) -> Result<(), RuntimeError> {
+    /// The objects that stand on the hex map and count (`hexOccupants … while`), in object
+    /// order: what the state view draws at full strength.
+    pub fn counting_occupants(&self, st: &State) -> Result<Vec<u32>, RuntimeError> {
+        let mut v = Vec::new();
+        self.for_each_occupant(st, |i, _, _| {
+            v.push(i);
+            true
+        })?;
+        Ok(v)
+    }
+
+    /// The live occupants that count (`hexOccupants … while`), as (object, cell, side).
+    fn for_each_occupant(&self, st: &State, mut f: impl FnMut(u32, i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
         // One environment, rebound to each object in turn.
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
@@ -421,7 +432,7 @@ impl Program {
             }
             let pos = st.slots[(o.base + occ.pos) as usize];
             let side = st.slots[(o.base + occ.side) as usize];
-            if !f(pos, side) {
+            if !f(i as u32, pos, side) {
                 break;
             }
         }
@@ -435,7 +446,7 @@ impl Program {
             return Ok(bit(&o.occupied, cell));
         }
         let mut found = false;
-        self.for_each_occupant(env.st, |pos, _| {
+        self.for_each_occupant(env.st, |_, pos, _| {
             found = pos == cell as i64;
             !found
         })?;
@@ -452,7 +463,7 @@ impl Program {
             return Ok(!o.list.iter().any(|&(pos, side)| side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell)));
         }
         let mut hidden = true;
-        self.for_each_occupant(env.st, |pos, side| {
+        self.for_each_occupant(env.st, |_, pos, side| {
             if side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell) {
                 hidden = false;
             }

@@ -213,6 +213,52 @@ impl LineParser<'_> {
                 let other = self.ident("the action whose legal moves rule it out")?;
                 DeclKind::Unless { action, other }
             }
+            "view" => {
+                let target = self.ident("a class or grid name")?;
+                let how = self.ident("a view hint: label, bar, glyph, glyphs, colour or hide")?;
+                let quoted = |me: &mut Self, what: &str| match me.peek().map(|t| (&t.tok, t.span)) {
+                    Some((Tok::Quoted(s), span)) => {
+                        let s = s.clone();
+                        me.pos += 1;
+                        Ok((s, span))
+                    }
+                    _ => me.err(what),
+                };
+                let hint = match how.name.as_str() {
+                    "label" => ViewHint::Label(self.ident("the attribute that names an object")?),
+                    "bar" => {
+                        let attr = self.ident("the attribute drawn as a bar")?;
+                        let max = match self.peek().map(|t| &t.tok) {
+                            Some(Tok::Number(_)) => BarMax::Number(self.number("the bar's full value")?),
+                            _ => BarMax::Attr(self.ident("the bar's full value: a number or an attribute name")?),
+                        };
+                        ViewHint::Bar { attr, max }
+                    }
+                    "glyph" => {
+                        let (s, span) = quoted(self, "a quoted glyph such as \"M\"")?;
+                        ViewHint::Glyph(s, span)
+                    }
+                    "glyphs" => {
+                        let (s, span) = quoted(self, "quoted characters, one per tile value from 0, such as \".XO\"")?;
+                        ViewHint::Glyphs(s, span)
+                    }
+                    "colour" | "color" => {
+                        let (s, span) = quoted(self, "a quoted colour such as \"#c0392b\" (a grid: one per value from 0)")?;
+                        ViewHint::Colour(s, span)
+                    }
+                    "hide" => ViewHint::Hide,
+                    _ => {
+                        return Err(Diagnostic::error(
+                            how.span,
+                            DiagKind::Unexpected {
+                                found: format!("`{}`", how.name),
+                                expected: "a view hint: label, bar, glyph, glyphs, colour or hide".into(),
+                            },
+                        ));
+                    }
+                };
+                DeclKind::View { target, hint }
+            }
             _ => {
                 return Err(Diagnostic::error(head.span, DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS }));
             }

@@ -20,7 +20,7 @@ mod expr;
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
 actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless";
+policy, policyOnly, choose, lastResort, unless, view";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     let mut decls = Vec::new();

@@ -275,6 +275,49 @@ pub struct GridInfo {
     pub height: u32,
 }
 
+/// The `view` lines, resolved: how the state view (`crate::view`) draws classes and grids.
+/// Play never reads them.
+#[derive(Clone, Debug, Default)]
+pub struct Views {
+    /// One per class, a subclass holding its ancestors' hints where it has none of its own.
+    pub classes: Vec<ClassView>,
+    /// One per grid.
+    pub grids: Vec<GridView>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ClassView {
+    pub label: Option<AttrRef>,
+    /// (attribute, full value), drawn in order.
+    pub bars: Vec<(AttrRef, BarFull)>,
+    pub glyph: Option<String>,
+    pub colour: Option<String>,
+    pub hide: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct GridView {
+    /// The glyph of tile value k (k from 0).
+    pub glyphs: Vec<String>,
+    /// The colour of tile value k (k from 0).
+    pub colours: Vec<String>,
+    pub hide: bool,
+}
+
+/// An attribute of an object: an instance slot (offset from its base) or a class constant
+/// (an index into its description's `consts`); with its type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttrRef {
+    Inst(u32, Ty),
+    Const(u32, Ty),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BarFull {
+    Number(f64),
+    Attr(AttrRef),
+}
+
 /// A declared parameter: an attribute value of one description, with its range.
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
@@ -425,6 +468,8 @@ pub struct Program {
     pub hex: Option<Arc<crate::wgdl::hex::HexMap>>,
     pub occupants: Option<Occupants>,
     pub grids: Vec<GridInfo>,
+    /// `view` hints (never read by play).
+    pub views: Views,
     /// Slots between the store and the objects (grid cells).
     pub grid_slots: u32,
     pub params: Vec<ParamInfo>,
@@ -733,6 +778,24 @@ impl Program {
     }
 
     /// Renders a value of static type `ty`.
+    /// The raw value and type of attribute `a` of object `id` (see [`AttrRef`]).
+    pub fn attr_value(&self, st: &State, id: u32, a: AttrRef) -> Option<(i64, Ty)> {
+        let o = st.objects.get(id as usize)?;
+        match a {
+            AttrRef::Inst(k, ty) => st.slots.get(o.base as usize + k as usize).map(|&v| (v, ty)),
+            AttrRef::Const(k, ty) => self.gods.get(o.god as usize)?.consts.get(k as usize).map(|&v| (v, ty)),
+        }
+    }
+
+    /// A long or double value as a number (other types: `None`).
+    pub fn number(ty: Ty, v: i64) -> Option<f64> {
+        match ty {
+            Ty::Long => Some(v as f64),
+            Ty::Double => Some(f64::from_bits(v as u64)),
+            _ => None,
+        }
+    }
+
     pub fn show(&self, ty: Ty, v: i64) -> String {
         match ty {
             Ty::Long => v.to_string(),
