@@ -26,4 +26,5 @@ pub mod rng;
 pub mod search;
 pub mod status;
 pub mod view;
+pub mod web;
 pub mod wgdl;

@@ -75,6 +75,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("persona", 5),
     ("playtest", 5),
     ("generate", 5),
+    ("web", 5),
     ("cli", 6),
     ("jobs", 6),
     ("python", 7),

@@ -114,9 +114,10 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
     }
     writeln!(
         out,
-        "wrote {}/{{config.toml, history.csv, best_encounter.toml, best_dna.txt, convergence.png, replays/, checkpoint.json}}",
+        "wrote {}/{{config.toml, history.csv, best_encounter.toml, best_dna.txt, convergence.png/.svg, replays/, checkpoint.json}}",
         o.dir.display()
     )?;
+    super::write_report(&o.dir)?;
     if interrupted {
         return Err(super::Interrupted.into());
     }
@@ -174,6 +175,7 @@ pub(super) fn verify_with<R>(
         writeln!(out, "{line}")?;
     }
     writeln!(out, "wrote {}/{{verify.md, verify.csv}}", dir.display())?;
+    super::write_report(&dir)?;
     Ok(r)
 }
 
@@ -219,5 +221,6 @@ pub fn landscape(args: &LandscapeArgs) -> Result<()> {
         writeln!(out, "{line}")?;
     }
     writeln!(out, "wrote {}/{{landscape.md, landscape.csv}}", l.dir.display())?;
+    super::write_report(&l.dir)?;
     Ok(())
 }

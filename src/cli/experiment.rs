@@ -103,7 +103,8 @@ pub fn play(args: &PlayArgs) -> Result<()> {
     if cfg.timed() {
         writeln!(out, "\n{}", crate::experiment::config::NOT_REPRODUCIBLE)?;
     }
-    writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png)", dir.display())?;
+    writeln!(out, "wrote {}/ (config.toml, report.json, path.json, values.csv, values.png/.svg)", dir.display())?;
+    super::write_report(&dir)?;
     Ok(())
 }
 
@@ -128,7 +129,8 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         if let Some(line) = args.exec.summary(&exec, &c.dir)? {
             writeln!(out, "{line}")?;
         }
-        writeln!(out, "wrote {}/{{summary.md, runs.csv, chart.png, runs/}}", c.dir.display())?;
+        writeln!(out, "wrote {}/{{summary.md, runs.csv, chart.png/.svg, runs/}}", c.dir.display())?;
+        super::write_report(&c.dir)?;
         return Ok(());
     }
     let (file, _) = repeat::load(&args.config).map_err(|e| anyhow!(e))?;
@@ -156,7 +158,8 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
     if let Some(line) = args.exec.summary(&exec, &o.dir)? {
         writeln!(out, "{line}")?;
     }
-    writeln!(out, "wrote {}/ (results.csv, summary.csv, welch.md, chart.png)", o.dir.display())?;
+    writeln!(out, "wrote {}/ (results.csv, summary.csv, welch.md, chart.png/.svg)", o.dir.display())?;
+    super::write_report(&o.dir)?;
     Ok(())
 }
 
@@ -212,5 +215,6 @@ pub fn tournament(args: &TournamentArgs) -> Result<()> {
         writeln!(stdout, "{line}")?;
     }
     writeln!(stdout, "wrote {}/{{games.csv, table.csv, table.md, config.toml, replays/}}", out.display())?;
+    super::write_report(&out)?;
     Ok(())
 }

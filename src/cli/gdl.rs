@@ -239,6 +239,7 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     crate::report::write_atomic(&out.join("table.md"), table.as_bytes())?;
     out!("{table}")?;
     outln!("wrote {}", out.display())?;
+    super::write_report(&out)?;
     Ok(())
 }
 

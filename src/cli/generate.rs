@@ -114,11 +114,12 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         writeln!(out, "{line}")?;
     }
     let files = if cfg.is_map() {
-        "config.toml, history.csv, archive.csv, archive.png, elites/, best.toml, convergence.png, checkpoint.json"
+        "config.toml, history.csv, archive.csv, archive.png/.svg, elites/, best.toml, convergence.png/.svg, checkpoint.json"
     } else {
-        "config.toml, history.csv, best.toml, convergence.png, checkpoint.json"
+        "config.toml, history.csv, best.toml, convergence.png/.svg, checkpoint.json"
     };
     writeln!(out, "wrote {}/{{{files}}}", o.dir.display())?;
+    super::write_report(&o.dir)?;
     writeln!(
         out,
         "check it on fresh seeds: playforge verify {}",

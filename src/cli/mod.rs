@@ -101,6 +101,14 @@ enum Command {
         /// The replay file.
         file: std::path::PathBuf,
     },
+    /// Write a run folder's report.html (every run writes one at its end; this writes it again,
+    /// for an older run or after `verify`): one self-contained page with the config, the charts,
+    /// the tables, the best content drawn on its board and a viewer stepping through the recorded
+    /// games. It opens from disk; nothing is fetched.
+    Report {
+        /// The run folder, e.g. outputs/hexmage_balance/cma-seed-1.
+        dir: std::path::PathBuf,
+    },
     /// Play matches of a GDL game (.kif) between in-process players — Player2 under start and
     /// play clocks, MCTS, random — seats rotating; write the move records, matches.csv and a
     /// table of mean goals and win rates with 95% Wilson intervals to outputs/gdl_match/.
@@ -163,6 +171,18 @@ impl std::error::Error for Interrupted {}
 /// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
 /// finishes first); a second Ctrl-C quits at once. A second handler cannot be set (tests,
 /// repeated calls); the first one is enough.
+/// Writes `dir/report.html` at the end of a run and says where. A failure is a warning: the
+/// run's own outputs are already written.
+pub(crate) fn write_report(dir: &std::path::Path) -> std::io::Result<()> {
+    match crate::web::report::write(dir) {
+        Ok(p) => outln!("report: {} (opens in a browser, no network)", p.display()),
+        Err(e) => {
+            eprintln!("warning: report.html not written in {}: {e:#}", dir.display());
+            Ok(())
+        }
+    }
+}
+
 fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str) {
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -236,6 +256,10 @@ where
         Command::Playtest(args) => playtest::playtest(&args),
         Command::GdlMatch(args) => gdl::gdl_match(&args),
         Command::Ggp(cmd) => gdl::ggp(&cmd),
+        Command::Report { dir } => crate::web::report::write(&dir).and_then(|p| {
+            outln!("wrote {}", p.display())?;
+            Ok(())
+        }),
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

@@ -153,6 +153,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         out.display()
     )?;
+    super::write_report(out)?;
     Ok(())
 }
 

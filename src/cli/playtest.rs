@@ -113,5 +113,6 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
         outln!("{line}")?;
     }
     outln!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display())?;
+    super::write_report(&out)?;
     Ok(())
 }

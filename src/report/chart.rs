@@ -1,10 +1,11 @@
-//! PNG charts: line panels (values over time or over iterations, with optional bands) and bar
+//! PNG (and SVG) charts: line panels (values over time or over iterations, with optional bands) and bar
 //! charts with error bars (mean ± 95% CI). Experiment panels put two views of a playtest
 //! experiment side by side: each condition's final best scores (replicates, mean, ± sd) and its
 //! best-so-far curve over rollouts, on a shared y range. A heatmap shows a quality-diversity
 //! archive: its cells over one or two descriptors, coloured by their elites' quality. Plotters
 //! draws into a temporary `.tmp.png` beside the target, which is then renamed over it (an atomic
-//! write).
+//! write); the same drawing goes to an SVG beside it (`chart.svg` by `chart.png`), which the run's
+//! `report.html` embeds.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -130,13 +131,42 @@ fn bounds(panel: &Panel) -> (f64, f64, f64, f64) {
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Draws `$draw` (a block drawing on `root`) twice: onto a PNG written atomically at `$path`,
+/// then onto an SVG written atomically beside it (`.svg`, for reports: text stays text). A failed
+/// PNG leaves no temporary file behind.
+macro_rules! png_and_svg {
+    ($path:expr, $size:expr, |$root:ident| $draw:block) => {{
+        let path: &Path = $path;
+        let tmp = tmp_path(path)?;
+        let png: DrawResult = (|| {
+            let $root = BitMapBackend::new(&tmp, $size).into_drawing_area();
+            $draw
+            $root.present()?;
+            Ok(())
+        })();
+        if let Err(e) = png {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, path)?;
+        let mut svg = String::new();
+        let drawn: DrawResult = (|| {
+            let $root = SVGBackend::with_string(&mut svg, $size).into_drawing_area();
+            $draw
+            $root.present()?;
+            Ok(())
+        })();
+        drawn?;
+        super::write_atomic(&path.with_extension("svg"), svg.as_bytes())?;
+        Ok(())
+    }};
+}
+
 /// Stacks `panels` vertically in one PNG of width × (height per panel).
 pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel_height: u32) -> DrawResult {
     init_fonts();
     let height = panel_height * panels.len().max(1) as u32 + 40;
-    let tmp = tmp_path(path)?;
-    {
-        let root = BitMapBackend::new(&tmp, (width, height)).into_drawing_area();
+    png_and_svg!(path, (width, height), |root| {
         root.fill(&WHITE)?;
         let (top, rest) = root.split_vertically(40);
         top.titled(title, ("sans-serif", 22))?;
@@ -185,10 +215,7 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel], width: u32, panel
                 draw_legend(&key, &entries)?;
             }
         }
-        root.present()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    })
 }
 
 /// One bar with an error bar (mean and the half-width of its interval).
@@ -211,9 +238,7 @@ fn bar_y_range(bars: &[Bar]) -> (f64, f64) {
 /// A bar chart of means with ± error bars.
 pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, height: u32) -> DrawResult {
     init_fonts();
-    let tmp = tmp_path(path)?;
-    {
-        let root = BitMapBackend::new(&tmp, (width, height)).into_drawing_area();
+    png_and_svg!(path, (width, height), |root| {
         root.fill(&WHITE)?;
         let (y0, y1) = bar_y_range(bars);
         let n = bars.len().max(1);
@@ -248,10 +273,7 @@ pub fn bars(path: &Path, title: &str, y_label: &str, bars: &[Bar], width: u32, h
                 12,
             )))?;
         }
-        root.present()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    })
 }
 
 /// One experimental condition of a playtest experiment.
@@ -321,21 +343,20 @@ pub fn experiment_panels(path: &Path, title: &str, y_label: &str, conditions: &[
         return Err(format!("experiment_panels: {width}x{height} is too small (at least 240x180)").into());
     }
     init_fonts();
-    let tmp = tmp_path(path)?;
-    match draw_experiment(&tmp, title, y_label, conditions, width, height) {
-        Ok(()) => {
-            std::fs::rename(&tmp, path)?;
-            Ok(())
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    png_and_svg!(path, (width, height), |root| { draw_experiment(&root, title, y_label, conditions, width, height)?; })
 }
 
-fn draw_experiment(tmp: &Path, title: &str, y_label: &str, conditions: &[Condition], width: u32, height: u32) -> DrawResult {
-    let root = BitMapBackend::new(tmp, (width, height)).into_drawing_area();
+fn draw_experiment<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    conditions: &[Condition],
+    width: u32,
+    height: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     root.fill(&WHITE)?;
     let (top, rest) = root.split_vertically(40);
     top.titled(title, ("sans-serif", 22))?;
@@ -444,7 +465,6 @@ fn draw_experiment(tmp: &Path, title: &str, y_label: &str, conditions: &[Conditi
     }
     let entries: Vec<(String, RGBColor, bool)> = conditions.iter().enumerate().map(|(i, c)| (c.name.clone(), color(i), false)).collect();
     draw_legend(&key, &entries)?;
-    root.present()?;
     Ok(())
 }
 
@@ -473,11 +493,9 @@ pub fn quality_color(v: f64) -> RGBColor {
 /// by quality, empty cells left white, and a colour key.
 pub fn heatmap(path: &Path, title: &str, dims: &[(f64, f64, usize)], labels: &[String], cells: &[(Vec<usize>, f64)]) -> DrawResult {
     init_fonts();
-    let tmp = tmp_path(path)?;
     let (x0, x1, nx) = dims[0];
     let (y0, y1, ny) = dims.get(1).copied().unwrap_or((0.0, 1.0, 1));
-    {
-        let root = BitMapBackend::new(&tmp, (900, 700)).into_drawing_area();
+    png_and_svg!(path, (900, 700), |root| {
         root.fill(&WHITE)?;
         let (plot, key) = root.split_horizontally(800);
         let mut chart = ChartBuilder::on(&plot)
@@ -512,10 +530,7 @@ pub fn heatmap(path: &Path, title: &str, dims: &[(f64, f64, usize)], labels: &[S
         for (v, y) in [(0.0, 556), (0.5, 356), (1.0, 156)] {
             key.draw(&Text::new(tick(v), (50, y - 6), font.clone()))?;
         }
-        root.present()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,82 @@
+//! A recorded game ([`Replay`]) played again into pictures: the start and the state after every
+//! move, each drawn by `view`, for the report's replay viewer and the web app. A replay names its
+//! game by the path it was run with (relative to where the run started); [`find_game`] looks for
+//! it from the working folder and then from each folder above the replay, so that a report can be
+//! written from anywhere. A move that is not legal where it was recorded stops the replay with a
+//! message, never a panic.
+
+use crate::game::{Game, WgdlGame};
+use crate::players::ai::Replay;
+use crate::wgdl::{self, CompileOptions, Program};
+use anyhow::{Result, anyhow, bail};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// At most this many moves of one replay are drawn (a report stays a few megabytes).
+pub const MAX_FRAMES: usize = 400;
+
+/// A replay's pictures: `svgs[0]` the start, `svgs[k]` after move `k`.
+#[derive(Clone, Debug)]
+pub struct Frames {
+    pub title: String,
+    pub players: Vec<String>,
+    pub moves: Vec<String>,
+    pub svgs: Vec<String>,
+    pub result: String,
+    /// Why the pictures stop early, if they do.
+    pub note: Option<String>,
+}
+
+/// The game file a replay names: as written (from the working folder), else from each folder
+/// above `near` in turn.
+pub fn find_game(game: &Path, near: &Path) -> Option<PathBuf> {
+    if game.is_file() {
+        return Some(game.to_path_buf());
+    }
+    if game.is_absolute() {
+        return None;
+    }
+    let start = near.canonicalize().ok()?;
+    start.ancestors().map(|d| d.join(game)).find(|p| p.is_file())
+}
+
+/// The program a replay was played on: its game with its parameters, turn order and overlays.
+pub fn program_of(rep: &Replay, near: &Path) -> Result<Arc<Program>> {
+    let Some(path) = find_game(&rep.game, near) else {
+        bail!("the game {} named by the replay was not found (from here or above {})", rep.game.display(), near.display());
+    };
+    let opts = CompileOptions {
+        overrides: rep.params.clone(),
+        turn_order: rep.turn_order.clone(),
+        overlays: rep.overlays.clone(),
+        ..CompileOptions::default()
+    };
+    Ok(wgdl::load_with(&path, &opts).map_err(|e| anyhow!("{e}"))?.program)
+}
+
+/// Plays `rep` again and draws every state (the first [`MAX_FRAMES`] moves).
+pub fn frames(rep: &Replay, near: &Path, title: &str) -> Result<Frames> {
+    let program = program_of(rep, near)?;
+    let game = WgdlGame::new(program.clone()).with_seed(rep.chance_seed);
+    let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
+    let mut st = game.initial().map_err(render)?;
+    let mut legal = Vec::new();
+    let mut svgs = vec![crate::view::render_svg(&program, &st, &format!("{title} — start"))];
+    let mut moves = Vec::new();
+    let mut note = None;
+    for (i, name) in rep.moves.iter().enumerate() {
+        if i >= MAX_FRAMES {
+            note = Some(format!("the first {MAX_FRAMES} of {} moves are drawn", rep.moves.len()));
+            break;
+        }
+        game.legal(&st, &mut legal).map_err(render)?;
+        let Some(&m) = legal.iter().find(|&&m| program.action_name(&st, m) == *name) else {
+            note = Some(format!("move {} `{name}` is not legal here: the replay does not match the game", i + 1));
+            break;
+        };
+        game.apply(&mut st, m).map_err(render)?;
+        moves.push(name.clone());
+        svgs.push(crate::view::render_svg(&program, &st, &format!("{title} — after move {}: {name}", i + 1)));
+    }
+    Ok(Frames { title: title.to_string(), players: rep.players.clone(), moves, svgs, result: rep.result.clone(), note })
+}

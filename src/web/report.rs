@@ -1,0 +1,324 @@
+//! `report.html`: one self-contained page per run folder, written at the end of every command that
+//! writes a run folder and by `playforge report RUN_DIR`. It reads only the folder (and the game
+//! files its outputs name), so any run, old or new, gets one. In order: what the run found (its
+//! Markdown summaries: win rates with intervals, held-out persona tables, Mann-Whitney tests,
+//! verify and landscape reports), its charts (the SVG twins of the PNGs, the archive's heatmap
+//! among them; a PNG without a twin is embedded as data), the best content with its parameters
+//! and its start drawn by `view`, a replay viewer stepping through the recorded games on the
+//! board view, the CSV tables, the config, and every file. Nothing is fetched: styles and the
+//! viewer's script are inline, and the page opens from disk with no network.
+
+use super::html::{self, escape, markdown, section};
+use crate::players::ai::Replay;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// At most this many replays are drawn into one report.
+const MAX_REPLAYS: usize = 6;
+/// At most this many CSV files are shown as tables (the rest are listed).
+const MAX_TABLES: usize = 16;
+/// Body rows shown per CSV table.
+const TABLE_ROWS: usize = 60;
+/// How deep the folder is walked (a personas run keeps one folder per persona).
+const MAX_DEPTH: usize = 3;
+/// Files larger than this are linked, never read into the page.
+const MAX_READ: u64 = 8 << 20;
+
+/// Writes `dir/report.html` (atomically) and returns its path.
+pub fn write(dir: &Path) -> Result<PathBuf> {
+    let page = render(dir)?;
+    let out = dir.join("report.html");
+    crate::report::write_atomic(&out, page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
+}
+
+/// Every file under `dir` (relative paths, sorted), down to [`MAX_DEPTH`], leaving out our own
+/// bookkeeping (`.playforge`, `.lock`, temporary files) and the report itself.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, rel: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(root.join(rel)) else { return };
+        let mut entries: Vec<_> = rd.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') || name.contains(".tmp") || (depth == 0 && name == "report.html") {
+                continue;
+            }
+            let r = rel.join(&name);
+            match e.file_type() {
+                Ok(t) if t.is_dir() && depth < MAX_DEPTH => walk(root, &r, depth + 1, out),
+                Ok(t) if t.is_file() => out.push(r),
+                _ => {}
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, Path::new(""), 0, &mut v);
+    v
+}
+
+fn read(dir: &Path, rel: &Path) -> Option<String> {
+    let p = dir.join(rel);
+    if std::fs::metadata(&p).ok()?.len() > MAX_READ {
+        return None;
+    }
+    std::fs::read_to_string(p).ok()
+}
+
+fn ext(p: &Path) -> &str {
+    p.extension().and_then(|e| e.to_str()).unwrap_or("")
+}
+
+fn name(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// Standard base64 (for a PNG chart without an SVG twin).
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                s.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// The content's start, drawn: a `best_encounter.toml` (its `[team.*]` tables) or a generated
+/// `best.toml` (its `[held]` table) names a game and every parameter.
+fn content_board(dir: &Path, text: &str) -> Option<String> {
+    let v: toml::Table = toml::from_str(text).ok()?;
+    let game = PathBuf::from(v.get("game")?.as_str()?);
+    let mut params = Vec::new();
+    let mut take = |t: &toml::Table| {
+        for (k, x) in t {
+            if let Some(n) = x.as_float().or_else(|| x.as_integer().map(|i| i as f64)) {
+                params.push((k.clone(), n));
+            }
+        }
+    };
+    if let Some(teams) = v.get("team").and_then(|t| t.as_table()) {
+        for t in teams.values().filter_map(|t| t.as_table()) {
+            take(t);
+        }
+    }
+    if let Some(h) = v.get("held").and_then(|t| t.as_table()) {
+        take(h);
+    }
+    let rep = Replay {
+        game,
+        turn_order: v.get("turn_order").and_then(|t| t.as_str()).map(String::from),
+        params,
+        players: Vec::new(),
+        moves: Vec::new(),
+        result: String::new(),
+        chance_seed: 0,
+        overlays: Vec::new(),
+    };
+    let f = super::replay::frames(&rep, dir, "the content's start").ok()?;
+    f.svgs.into_iter().next()
+}
+
+/// The viewer's script: a replay chosen from a list, stepped by buttons, a slider, the move list
+/// or the arrow keys; frames come from the page's own JSON block.
+const VIEWER_JS: &str = r#"
+(function(){
+ const el=document.getElementById('replay-data'); if(!el) return;
+ const reps=JSON.parse(el.textContent); let r=0,k=0,timer=null;
+ const sel=document.getElementById('rp-pick'), board=document.getElementById('rp-board'),
+   slider=document.getElementById('rp-slider'), info=document.getElementById('rp-info'), list=document.getElementById('rp-moves');
+ reps.forEach((x,i)=>{const o=document.createElement('option');o.value=i;o.textContent=x.title;sel.appendChild(o);});
+ function load(i){r=i;k=0;slider.max=reps[r].svgs.length-1;list.innerHTML='';
+   const d0=document.createElement('div');d0.textContent='start';d0.onclick=()=>show(0);list.appendChild(d0);
+   reps[r].moves.forEach((m,j)=>{const d=document.createElement('div');d.textContent=(j+1)+'. '+m;d.onclick=()=>show(j+1);list.appendChild(d);});
+   show(0);}
+ function show(j){const x=reps[r];k=Math.max(0,Math.min(j,x.svgs.length-1));board.innerHTML=x.svgs[k];slider.value=k;
+   info.textContent='move '+k+' of '+(x.svgs.length-1)+(x.result?' — result: '+x.result:'')+(x.note?' ('+x.note+')':'');
+   [...list.children].forEach((c,i)=>c.className=i==k?'on':''); const on=list.children[k]; if(on) on.scrollIntoView({block:'nearest'});}
+ sel.onchange=()=>load(+sel.value); slider.oninput=()=>show(+slider.value);
+ document.getElementById('rp-first').onclick=()=>show(0);
+ document.getElementById('rp-prev').onclick=()=>show(k-1);
+ document.getElementById('rp-next').onclick=()=>show(k+1);
+ document.getElementById('rp-last').onclick=()=>show(1e9);
+ document.getElementById('rp-play').onclick=()=>{if(timer){clearInterval(timer);timer=null;return;}
+   timer=setInterval(()=>{if(k>=reps[r].svgs.length-1){clearInterval(timer);timer=null;}else show(k+1);},400);};
+ document.addEventListener('keydown',e=>{if(e.target.tagName==='INPUT'&&e.target.type!=='range')return;
+   if(e.key==='ArrowRight'){show(k+1);e.preventDefault();} if(e.key==='ArrowLeft'){show(k-1);e.preventDefault();}});
+ load(0);
+})();
+"#;
+
+/// The page for the run folder `dir`.
+pub fn render(dir: &Path) -> Result<String> {
+    if !dir.is_dir() {
+        anyhow::bail!("{}: not a folder; expected a run folder (one a playforge command wrote, such as outputs/<name>/seed-1)", dir.display());
+    }
+    let all = files(dir);
+    let mut body = String::new();
+    let mut nav: Vec<(String, String)> = Vec::new();
+    let mut add = |body: &mut String, id: &str, title: &str, inner: String| {
+        if !inner.is_empty() {
+            body.push_str(&section(id, title, &inner));
+            nav.push((id.to_string(), title.to_string()));
+        }
+    };
+
+    // What the run found: its Markdown reports, top level first.
+    let mut found = String::new();
+    let mut mds: Vec<&PathBuf> = all.iter().filter(|p| ext(p) == "md").collect();
+    mds.sort_by_key(|p| (p.components().count(), p.to_path_buf()));
+    for p in &mds {
+        if let Some(t) = read(dir, p) {
+            found.push_str(&format!("<h3>{}</h3>\n{}", escape(&name(p)), markdown(&t)));
+        }
+    }
+    for p in all.iter().filter(|p| p.file_name().is_some_and(|n| n == "report.json")) {
+        if let Some(t) = read(dir, p) {
+            found.push_str(&format!("<h3>{}</h3><pre>{}</pre>\n", escape(&name(p)), escape(&t)));
+        }
+    }
+    add(&mut body, "found", "What the run found", found);
+
+    // Charts: each SVG inline; a PNG without an SVG twin as data.
+    let mut charts = String::new();
+    for p in all.iter().filter(|p| ext(p) == "svg") {
+        if let Some(t) = read(dir, p) {
+            let svg = t.find("<svg").map_or("", |i| &t[i..]);
+            charts.push_str(&format!("<h3>{}</h3><div class=\"chart\">{svg}</div>\n", escape(&name(p))));
+        }
+    }
+    for p in all.iter().filter(|p| ext(p) == "png" && !all.contains(&p.with_extension("svg"))) {
+        if let Ok(bytes) = std::fs::read(dir.join(p)) {
+            charts.push_str(&format!(
+                "<h3>{}</h3><div class=\"chart\"><img alt=\"{}\" src=\"data:image/png;base64,{}\"></div>\n",
+                escape(&name(p)),
+                escape(&name(p)),
+                base64(&bytes)
+            ));
+        }
+    }
+    add(&mut body, "charts", "Charts", charts);
+
+    // The best content.
+    let mut best = String::new();
+    for p in all.iter().filter(|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        matches!(n, "best_encounter.toml" | "best.toml" | "best_dna.txt" | "best_formula.txt")
+    }) {
+        if let Some(t) = read(dir, p) {
+            best.push_str(&format!("<h3>{}</h3>", escape(&name(p))));
+            let board = if ext(p) == "toml" { content_board(dir, &t) } else { None };
+            match board {
+                Some(svg) => best.push_str(&format!("<div class=\"row\"><pre>{}</pre><div class=\"board\">{svg}</div></div>\n", escape(&t))),
+                None => best.push_str(&format!("<pre>{}</pre>\n", escape(&t))),
+            }
+        }
+    }
+    let elites: Vec<&PathBuf> = all.iter().filter(|p| p.starts_with("elites") && ext(p) == "toml").collect();
+    if !elites.is_empty() {
+        best.push_str(&format!("<details><summary>{} elites (elites/*.toml)</summary>", elites.len()));
+        for p in elites.iter().take(40) {
+            if let Some(t) = read(dir, p) {
+                best.push_str(&format!("<h3>{}</h3><pre>{}</pre>", escape(&name(p)), escape(&t)));
+            }
+        }
+        best.push_str("</details>\n");
+    }
+    add(&mut body, "best", "Best content", best);
+
+    // Recorded games.
+    let mut reps = Vec::new();
+    let mut rep_notes = String::new();
+    for p in all.iter().filter(|p| p.starts_with("replays") && ext(p) == "json").take(MAX_REPLAYS) {
+        let Some(t) = read(dir, p) else { continue };
+        let made = serde_json::from_str::<Replay>(&t)
+            .map_err(anyhow::Error::from)
+            .and_then(|rep| super::replay::frames(&rep, &dir.join(p).parent().unwrap_or(dir).to_path_buf(), &name(p)));
+        match made {
+            Ok(f) => reps.push(serde_json::json!({
+                "title": format!("{} ({})", name(p), f.players.join(" vs ")),
+                "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
+            })),
+            Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
+        }
+    }
+    let n_replays = all.iter().filter(|p| p.starts_with("replays") && ext(p) == "json").count();
+    let mut script = String::new();
+    if !reps.is_empty() || !rep_notes.is_empty() {
+        let mut inner = rep_notes;
+        if !reps.is_empty() {
+            inner.push_str(
+                "<p><select id=\"rp-pick\"></select> <button id=\"rp-first\">⏮</button><button id=\"rp-prev\">◀</button>\
+<button id=\"rp-play\">▶ play</button><button id=\"rp-next\">▶</button><button id=\"rp-last\">⏭</button> \
+<input id=\"rp-slider\" type=\"range\" min=\"0\" value=\"0\" style=\"width:320px\"> <span id=\"rp-info\" class=\"muted\"></span></p>\
+<p class=\"muted\">Arrow keys step; click a move to jump.</p>\
+<div class=\"row\"><div id=\"rp-moves\" class=\"moves\"></div><div id=\"rp-board\" class=\"board\"></div></div>\n",
+            );
+            inner.push_str(&format!(
+                "<script type=\"application/json\" id=\"replay-data\">{}</script>\n",
+                html::script_json(&serde_json::Value::Array(reps))
+            ));
+            script.push_str(VIEWER_JS);
+        }
+        if n_replays > MAX_REPLAYS {
+            inner.push_str(&format!("<p class=\"muted\">{MAX_REPLAYS} of {n_replays} replays drawn; the others are in replays/.</p>"));
+        }
+        add(&mut body, "replays", "Replays", inner);
+    }
+
+    // Tables.
+    let mut tables = String::new();
+    let csvs: Vec<&PathBuf> = all.iter().filter(|p| ext(p) == "csv").collect();
+    for (i, p) in csvs.iter().enumerate() {
+        if i >= MAX_TABLES {
+            tables.push_str(&format!("<p class=\"muted\">{} more CSV files are listed under Files.</p>", csvs.len() - MAX_TABLES));
+            break;
+        }
+        if let Some(t) = read(dir, p) {
+            let rows = html::csv_rows(&t);
+            let open = if i < 2 { " open" } else { "" };
+            tables.push_str(&format!(
+                "<details{open}><summary>{} ({} rows)</summary>{}</details>\n",
+                escape(&name(p)),
+                rows.len().saturating_sub(1),
+                html::table(&rows, TABLE_ROWS)
+            ));
+        }
+    }
+    add(&mut body, "tables", "Tables", tables);
+
+    // The config and every file.
+    if let Some(t) = read(dir, Path::new("config.toml")) {
+        add(&mut body, "config", "Config", format!("<pre>{}</pre>\n", escape(&t)));
+    }
+    let list: String = all.iter().map(|p| format!("<div><a href=\"{}\">{}</a></div>", escape(&name(p)), escape(&name(p)))).collect();
+    add(&mut body, "files", "Files", list);
+
+    let title = format!("playforge report — {}", dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().to_string()));
+    let parent = dir.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let sub = format!(
+        "{}{} · written by playforge {} · a self-contained page: open it from disk, nothing is fetched",
+        escape(&parent),
+        if parent.is_empty() { String::new() } else { format!("/{}", escape(&dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default())) },
+        env!("CARGO_PKG_VERSION")
+    );
+    Ok(html::page(&title, &sub, &nav, &body, &script))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_the_standard_alphabet_and_padding() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64(b"foobar"), "Zm9vYmFy");
+    }
+}
