@@ -109,6 +109,27 @@ enum Command {
         /// The run folder, e.g. outputs/hexmage_balance/cma-seed-1.
         dir: std::path::PathBuf,
     },
+    /// A local web app: browse the run folders and their reports, and play any WGDL game in the
+    /// browser — alone, against an AI (random, MCTS, the game's policies), or watching two AIs.
+    /// Each game a person plays is saved as a trace (the replay format, with its chance seed)
+    /// under <outputs>/traces/. Listens on 127.0.0.1 only unless --host says otherwise.
+    Serve {
+        /// The port (0: any free port, printed at start).
+        #[arg(long, default_value_t = 8765)]
+        port: u16,
+        /// The address to listen on; the default keeps the app on this machine.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The folder of run folders to browse (traces are written under it).
+        #[arg(long, default_value = "outputs")]
+        outputs: std::path::PathBuf,
+        /// The folder of .wgdl games offered for play.
+        #[arg(long, default_value = "games")]
+        games: std::path::PathBuf,
+        /// MCTS iterations per AI move.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        mcts_iterations: u64,
+    },
     /// Play matches of a GDL game (.kif) between in-process players — Player2 under start and
     /// play clocks, MCTS, random — seats rotating; write the move records, matches.csv and a
     /// table of mean goals and win rates with 95% Wilson intervals to outputs/gdl_match/.
@@ -260,6 +281,12 @@ where
             outln!("wrote {}", p.display())?;
             Ok(())
         }),
+        Command::Serve { port, host, outputs, games, mcts_iterations } => {
+            let opts = crate::web::serve::ServeOptions { host, port, outputs, games, mcts_iterations };
+            crate::web::serve::serve(opts, |addr| {
+                let _ = outln!("playforge serve: open http://{addr}/ in a browser (Ctrl-C stops)");
+            })
+        }
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),
     };
     match result {

@@ -32,6 +32,9 @@ pub enum Board {
 #[derive(Clone, Debug)]
 pub struct GridBoard {
     pub name: String,
+    /// The board's key in cell ids (`data-cell="<key>-<x>-<y>"`): `g<k>` for the program's
+    /// k-th grid, `f<n>` for a grid made from GDL facts.
+    pub key: String,
     pub width: u32,
     pub height: u32,
     pub cells: Vec<i64>,
@@ -111,6 +114,7 @@ pub fn scene(p: &Program, st: &State, title: &str) -> Scene {
         let cells = st.slots.get(base..base + n).map_or_else(|| vec![0; n], |s| s.to_vec());
         boards.push(Board::Grid(GridBoard {
             name: g.name.clone(),
+            key: format!("g{k}"),
             width: g.width,
             height: g.height,
             cells,
@@ -309,7 +313,8 @@ pub fn facts_scene(title: &str, facts: &[String], info: &FactsInfo) -> Scene {
         }
         let mut glyphs = vec![String::new()];
         glyphs.extend(kinds.iter().map(|k| if k.is_empty() { "●".to_string() } else { k.chars().take(4).collect() }));
-        boards.push(Board::Grid(GridBoard { name: rel, width, height, cells: grid, glyphs, colours: Vec::new() }));
+        let key = format!("f{}", boards.len());
+        boards.push(Board::Grid(GridBoard { name: rel, key, width, height, cells: grid, glyphs, colours: Vec::new() }));
     }
     let panel = Panel {
         status: info.status.clone(),

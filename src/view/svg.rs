@@ -66,7 +66,8 @@ pub fn svg(scene: &Scene) -> String {
                         };
                         let _ = writeln!(
                             body,
-                            r##"<g><title>({x}, {y}) = {v}</title><rect x="{px}" y="{py}" width="{TILE}" height="{TILE}" fill="{}" stroke="#777"/>{}</g>"##,
+                            r##"<g data-cell="{}-{x}-{y}"><title>({x}, {y}) = {v}</title><rect x="{px}" y="{py}" width="{TILE}" height="{TILE}" fill="{}" stroke="#777"/>{}</g>"##,
+                            escape(&g.key),
                             escape(&fill),
                             if text.is_empty() {
                                 String::new()
@@ -106,7 +107,7 @@ pub fn svg(scene: &Scene) -> String {
                     let fill = if c.wall { "#555" } else { "#f4f1ea" };
                     let _ = writeln!(
                         body,
-                        r##"<polygon points="{}" fill="{fill}" stroke="#999"><title>cell {i} ({}, {})</title></polygon>"##,
+                        r##"<polygon data-cell="h-{i}" points="{}" fill="{fill}" stroke="#999"><title>cell {i} ({}, {})</title></polygon>"##,
                         pts.join(" "),
                         c.q,
                         c.r
@@ -130,7 +131,8 @@ pub fn svg(scene: &Scene) -> String {
                     let bar_text: Vec<String> = p.bars.iter().map(|(n, v, full)| format!("{n} {v}/{full}")).collect();
                     let _ = writeln!(
                         body,
-                        r#"<g class="piece"{}><title>{}: {}{}</title><circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" class="g">{}</text>{bars}</g>"#,
+                        r#"<g class="piece" data-cell="h-{}"{}><title>{}: {}{}</title><circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" class="g">{}</text>{bars}</g>"#,
+                        p.cell,
                         if p.faded { r#" opacity="0.35""# } else { "" },
                         escape(&p.label),
                         escape(&p.tooltip),
@@ -152,9 +154,12 @@ pub fn svg(scene: &Scene) -> String {
     // The panel.
     let px = x0 + 10.0;
     let mut y = top;
+    let mut widest: f64 = 0.0;
     let mut line = |body: &mut String, text: &str, class: &str| {
         let _ = writeln!(body, r#"<text x="{px}" y="{y}" class="{class}">{}</text>"#, escape(text));
         y += LINE;
+        // About 6.7 px a character at 12 px sans-serif.
+        widest = widest.max(text.chars().count() as f64 * 6.7);
     };
     let pn = &scene.panel;
     line(&mut body, &format!("status: {}", pn.status), "h");
@@ -187,7 +192,7 @@ pub fn svg(scene: &Scene) -> String {
             line(&mut body, f, "t");
         }
     }
-    let width = px + PANEL_W;
+    let width = px + PANEL_W.max(widest + 20.0);
     let height = height.max(y) + 10.0;
     format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0} {height:.0}" width="{width:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">

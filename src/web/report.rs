@@ -254,8 +254,8 @@ pub fn render(dir: &Path) -> Result<String> {
         let mut inner = rep_notes;
         if !reps.is_empty() {
             inner.push_str(
-                "<p><select id=\"rp-pick\"></select> <button id=\"rp-first\">⏮</button><button id=\"rp-prev\">◀</button>\
-<button id=\"rp-play\">▶ play</button><button id=\"rp-next\">▶</button><button id=\"rp-last\">⏭</button> \
+                "<p><select id=\"rp-pick\"></select> <button id=\"rp-first\">« first</button><button id=\"rp-prev\">‹ back</button>\
+<button id=\"rp-play\">play</button><button id=\"rp-next\">next ›</button><button id=\"rp-last\">last »</button> \
 <input id=\"rp-slider\" type=\"range\" min=\"0\" value=\"0\" style=\"width:320px\"> <span id=\"rp-info\" class=\"muted\"></span></p>\
 <p class=\"muted\">Arrow keys step; click a move to jump.</p>\
 <div class=\"row\"><div id=\"rp-moves\" class=\"moves\"></div><div id=\"rp-board\" class=\"board\"></div></div>\n",
@@ -274,7 +274,9 @@ pub fn render(dir: &Path) -> Result<String> {
 
     // Tables.
     let mut tables = String::new();
-    let csvs: Vec<&PathBuf> = all.iter().filter(|p| ext(p) == "csv").collect();
+    // timing.csv holds the wall clock: listed under Files, never read, so that the page is the
+    // same on every rerun and resume of the same run.
+    let csvs: Vec<&PathBuf> = all.iter().filter(|p| ext(p) == "csv" && !p.ends_with("timing.csv")).collect();
     for (i, p) in csvs.iter().enumerate() {
         if i >= MAX_TABLES {
             tables.push_str(&format!("<p class=\"muted\">{} more CSV files are listed under Files.</p>", csvs.len() - MAX_TABLES));
