@@ -280,10 +280,9 @@ impl PyState {
     }
 
     /// Every named value, one `name = value` per line (the clock, the game's values, then each
-    /// object's attributes).
+    /// object's attributes), then each grid's rows (`Program::state_text`).
     fn __str__(&self) -> String {
-        let p = &self.program;
-        p.named_values(&self.st).iter().map(|(n, ty, v)| format!("{n} = {}", p.show(*ty, *v))).collect::<Vec<_>>().join("\n")
+        self.program.state_text(&self.st)
     }
 }
 

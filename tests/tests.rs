@@ -63,3 +63,6 @@ mod tidy;
 mod tile_groups;
 /// The state view: every shipped game drawn as a well-formed SVG, boards matching the description.
 mod view;
+/// Reports and the local web app: self-contained report.html per run, serve's limits, games
+/// played through its API and their traces replayed.
+mod web;

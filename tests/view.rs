@@ -164,7 +164,8 @@ fn every_gdl_game_draws_its_start_and_a_mid_game_state() {
                 assert!(svg.contains(&escape(f)), "{name}: fact {f} is listed");
             }
             let stem = path.file_stem().unwrap().to_str().unwrap();
-            let grids: Vec<&str> = sc.boards.iter().filter_map(|b| if let Board::Grid(g) = b { Some(g.name.as_str()) } else { None }).collect();
+            let grids: Vec<&str> =
+                sc.boards.iter().filter_map(|b| if let Board::Grid(g) = b { Some(g.name.as_str()) } else { None }).collect();
             let want: &[&str] = match stem {
                 "tictactoe" | "connect_four" => &["cell"],
                 "lightsout" => &["on"],
@@ -174,7 +175,9 @@ fn every_gdl_game_draws_its_start_and_a_mid_game_state() {
                 assert!(grids.contains(w), "{name}: a `{w}` grid in {grids:?}");
             }
             if stem == "connect_four" {
-                let Some(Board::Grid(g)) = sc.boards.iter().find(|b| matches!(b, Board::Grid(g) if g.name == "cell")) else { unreachable!() };
+                let Some(Board::Grid(g)) = sc.boards.iter().find(|b| matches!(b, Board::Grid(g) if g.name == "cell")) else {
+                    unreachable!()
+                };
                 assert_eq!((g.width, g.height), (7, 6), "{name}");
                 let marked = g.cells.iter().filter(|&&v| v != 0).count();
                 assert_eq!(marked, moves as usize, "{name}: a disc per move, blanks left empty");

@@ -105,7 +105,8 @@ impl Gdl {
                 Status::Running => "Running".to_string(),
                 s => {
                     let goals = self.goal_values(st);
-                    let shown: Vec<String> = (0..self.roles()).map(|r| format!("{} {}", self.role_name(r), goals.get(r).copied().unwrap_or(0))).collect();
+                    let shown: Vec<String> =
+                        (0..self.roles()).map(|r| format!("{} {}", self.role_name(r), goals.get(r).copied().unwrap_or(0))).collect();
                     format!("{s:?} (goals: {})", shown.join(", "))
                 }
             },

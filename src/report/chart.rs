@@ -343,7 +343,9 @@ pub fn experiment_panels(path: &Path, title: &str, y_label: &str, conditions: &[
         return Err(format!("experiment_panels: {width}x{height} is too small (at least 240x180)").into());
     }
     init_fonts();
-    png_and_svg!(path, (width, height), |root| { draw_experiment(&root, title, y_label, conditions, width, height)?; })
+    png_and_svg!(path, (width, height), |root| {
+        draw_experiment(&root, title, y_label, conditions, width, height)?;
+    })
 }
 
 fn draw_experiment<DB: DrawingBackend>(

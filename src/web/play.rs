@@ -85,7 +85,14 @@ pub struct Table {
 impl Table {
     /// A new game of `path` on chance seed `seed`, with `seats` (one per side; a one-player game
     /// has one), AIs searching `mcts_iterations` iterations a move.
-    pub fn new(path: &Path, seed: u64, overlays: Vec<String>, seats: Vec<Seat>, mcts_iterations: u64, trace: Option<PathBuf>) -> Result<Table> {
+    pub fn new(
+        path: &Path,
+        seed: u64,
+        overlays: Vec<String>,
+        seats: Vec<Seat>,
+        mcts_iterations: u64,
+        trace: Option<PathBuf>,
+    ) -> Result<Table> {
         let opts = crate::wgdl::CompileOptions { overlays: overlays.clone(), ..Default::default() };
         let program = crate::wgdl::load_with(path, &opts).map_err(|e| anyhow!("{e}"))?.program;
         let sides = program.players.len().max(1);
@@ -104,7 +111,19 @@ impl Table {
         }
         let game = WgdlGame::new(program.clone()).with_seed(seed);
         let st = game.initial().map_err(|e| anyhow!("{}", e.render(&program)))?;
-        let mut t = Table { game_path: path.to_path_buf(), program, game, seed, overlays, seats, agents, states: vec![st], moves: Vec::new(), trace, error: None };
+        let mut t = Table {
+            game_path: path.to_path_buf(),
+            program,
+            game,
+            seed,
+            overlays,
+            seats,
+            agents,
+            states: vec![st],
+            moves: Vec::new(),
+            trace,
+            error: None,
+        };
         t.advance()?;
         Ok(t)
     }
@@ -315,6 +334,7 @@ impl Table {
             "to_move": self.program.players.get(side).cloned().unwrap_or_default(),
             "ai_to_move": !over && !human,
             "moves": self.moves,
+            "state_text": self.program.state_text(self.state()),
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),
             "error": self.error,
         })

@@ -157,7 +157,10 @@ const VIEWER_JS: &str = r#"
 /// The page for the run folder `dir`.
 pub fn render(dir: &Path) -> Result<String> {
     if !dir.is_dir() {
-        anyhow::bail!("{}: not a folder; expected a run folder (one a playforge command wrote, such as outputs/<name>/seed-1)", dir.display());
+        anyhow::bail!(
+            "{}: not a folder; expected a run folder (one a playforge command wrote, such as outputs/<name>/seed-1)",
+            dir.display()
+        );
     }
     let all = files(dir);
     let mut body = String::new();
@@ -215,7 +218,9 @@ pub fn render(dir: &Path) -> Result<String> {
             best.push_str(&format!("<h3>{}</h3>", escape(&name(p))));
             let board = if ext(p) == "toml" { content_board(dir, &t) } else { None };
             match board {
-                Some(svg) => best.push_str(&format!("<div class=\"row\"><pre>{}</pre><div class=\"board\">{svg}</div></div>\n", escape(&t))),
+                Some(svg) => {
+                    best.push_str(&format!("<div class=\"row\"><pre>{}</pre><div class=\"board\">{svg}</div></div>\n", escape(&t)))
+                }
                 None => best.push_str(&format!("<pre>{}</pre>\n", escape(&t))),
             }
         }
@@ -302,12 +307,17 @@ pub fn render(dir: &Path) -> Result<String> {
     let list: String = all.iter().map(|p| format!("<div><a href=\"{}\">{}</a></div>", escape(&name(p)), escape(&name(p)))).collect();
     add(&mut body, "files", "Files", list);
 
-    let title = format!("playforge report — {}", dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().to_string()));
+    let title =
+        format!("playforge report — {}", dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().to_string()));
     let parent = dir.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let sub = format!(
         "{}{} · written by playforge {} · a self-contained page: open it from disk, nothing is fetched",
         escape(&parent),
-        if parent.is_empty() { String::new() } else { format!("/{}", escape(&dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default())) },
+        if parent.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", escape(&dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default()))
+        },
         env!("CARGO_PKG_VERSION")
     );
     Ok(html::page(&title, &sub, &nav, &body, &script))

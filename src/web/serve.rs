@@ -80,7 +80,8 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     if games.is_empty() {
         bail!("{}: no .wgdl games to play; expected the folder of games (--games)", opts.games.display());
     }
-    let listener = TcpListener::bind((opts.host.as_str(), opts.port)).map_err(|e| anyhow!("cannot listen on {}:{}: {e}", opts.host, opts.port))?;
+    let listener =
+        TcpListener::bind((opts.host.as_str(), opts.port)).map_err(|e| anyhow!("cannot listen on {}:{}: {e}", opts.host, opts.port))?;
     let addr = listener.local_addr()?;
     let server = Arc::new(Server { opts, outputs, games, tables: Mutex::new(HashMap::new()), next: AtomicU64::new(1) });
     ready(addr);
@@ -222,7 +223,11 @@ impl Server {
                 }
             }
             ("GET", p) if p == "/runs" || p.starts_with("/runs/") => self.file(p.trim_start_matches("/runs").trim_start_matches('/')),
-            ("GET", _) => Reply(404, "text/html; charset=utf-8", html::page("not found", "", &[], "<p>No such page. <a href=\"/\">Back to the start.</a></p>", "").into_bytes()),
+            ("GET", _) => Reply(
+                404,
+                "text/html; charset=utf-8",
+                html::page("not found", "", &[], "<p>No such page. <a href=\"/\">Back to the start.</a></p>", "").into_bytes(),
+            ),
             _ => Reply::error(405, format!("{method} {path}: expected GET, or POST to /api/…")),
         }
     }
@@ -243,7 +248,8 @@ impl Server {
     }
 
     fn table(&self, req: &Value) -> Result<Arc<Mutex<Table>>> {
-        let id: u64 = req["id"].as_str().and_then(|s| s.parse().ok()).or_else(|| req["id"].as_u64()).ok_or_else(|| anyhow!("no game `id`"))?;
+        let id: u64 =
+            req["id"].as_str().and_then(|s| s.parse().ok()).or_else(|| req["id"].as_u64()).ok_or_else(|| anyhow!("no game `id`"))?;
         let mut tables = self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?;
         let (t, seen) = tables.get_mut(&id).ok_or_else(|| anyhow!("no game {id} (the server may have restarted): start a new one"))?;
         *seen = Instant::now();
@@ -265,8 +271,10 @@ impl Server {
                     bail!("no game `{name}`; expected one of: {}", known.join(", "));
                 };
                 let seed = req["seed"].as_u64().unwrap_or(1);
-                let seats: Vec<Seat> = req["seats"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).map(Seat::parse).collect()).unwrap_or_default();
-                let overlays: Vec<String> = req["overlays"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
+                let seats: Vec<Seat> =
+                    req["seats"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).map(Seat::parse).collect()).unwrap_or_default();
+                let overlays: Vec<String> =
+                    req["overlays"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
                 let trace = seats.contains(&Seat::Human).then(|| self.trace_path(stem, seed));
                 let t = Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace)?;
                 t.save()?;
@@ -334,7 +342,8 @@ impl Server {
     fn index(&self) -> String {
         let mut games = String::from("<table><tr><th>game</th><th>sides</th><th></th></tr>");
         for (name, path) in &self.games {
-            let sides = crate::wgdl::load(path).map(|l| if l.program.players.is_empty() { "one player".to_string() } else { l.program.players.join(" vs ") });
+            let sides = crate::wgdl::load(path)
+                .map(|l| if l.program.players.is_empty() { "one player".to_string() } else { l.program.players.join(" vs ") });
             match sides {
                 Ok(s) => games.push_str(&format!(
                     "<tr><td>{}</td><td>{}</td><td><a href=\"/play?game={}\">play</a></td></tr>",
@@ -342,7 +351,11 @@ impl Server {
                     escape(&s),
                     escape(name)
                 )),
-                Err(e) => games.push_str(&format!("<tr><td>{}</td><td class=\"err\" colspan=\"2\">{}</td></tr>", escape(name), escape(&e.to_string()))),
+                Err(e) => games.push_str(&format!(
+                    "<tr><td>{}</td><td class=\"err\" colspan=\"2\">{}</td></tr>",
+                    escape(name),
+                    escape(&e.to_string())
+                )),
             }
         }
         games.push_str("</table>");
@@ -361,7 +374,14 @@ impl Server {
         }
         let body = format!(
             "{}{}",
-            html::section("play", "Play a game", &format!("{games}<p class=\"muted\">Games of {}. Each game you play is saved as a trace under traces/ in the outputs folder.</p>", escape(&self.opts.games.display().to_string()))),
+            html::section(
+                "play",
+                "Play a game",
+                &format!(
+                    "{games}<p class=\"muted\">Games of {}. Each game you play is saved as a trace under traces/ in the outputs folder.</p>",
+                    escape(&self.opts.games.display().to_string())
+                )
+            ),
             html::section("runs", "Run folders", &list)
         );
         html::page("playforge", &format!("serving {}", escape(&self.outputs.display().to_string())), &[], &body, "")
@@ -394,7 +414,9 @@ impl Server {
         }
         if real.is_dir() {
             let mut entries: Vec<String> = std::fs::read_dir(&real)
-                .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().to_string() + if e.path().is_dir() { "/" } else { "" }).collect())
+                .map(|rd| {
+                    rd.flatten().map(|e| e.file_name().to_string_lossy().to_string() + if e.path().is_dir() { "/" } else { "" }).collect()
+                })
                 .unwrap_or_default();
             entries.sort();
             let base = if rel.is_empty() || rel.ends_with('/') { rel.to_string() } else { format!("{rel}/") };
@@ -403,7 +425,13 @@ impl Server {
                 .filter(|n| !n.starts_with('.'))
                 .map(|n| format!("<div><a href=\"/runs/{}{}\">{}</a></div>", escape(&base), escape(n), escape(n)))
                 .collect();
-            return Reply::html(html::page(&format!("outputs/{rel}"), "<a href=\"/\">start</a>", &[], &html::section("files", "Files", &list), ""));
+            return Reply::html(html::page(
+                &format!("outputs/{rel}"),
+                "<a href=\"/\">start</a>",
+                &[],
+                &html::section("files", "Files", &list),
+                "",
+            ));
         }
         match std::fs::read(&real) {
             Ok(bytes) => Reply(200, content_type(&real), bytes),

@@ -47,7 +47,11 @@ impl Compiler<'_> {
                 (None, None, _) => {
                     let mut known: Vec<String> = self.class_ix.keys().chain(self.x.grid_ix.keys()).cloned().collect();
                     known.sort();
-                    let expected = if known.is_empty() { "a class or grid (none declared)".into() } else { format!("a class or grid: {}", known.join(", ")) };
+                    let expected = if known.is_empty() {
+                        "a class or grid (none declared)".into()
+                    } else {
+                        format!("a class or grid: {}", known.join(", "))
+                    };
                     self.error(target.span, DiagKind::UnknownName { what: "class or grid", name: target.name.clone(), expected });
                 }
                 (Some(c), _, ViewHint::Label(a)) => {
@@ -87,7 +91,11 @@ impl Compiler<'_> {
                 }
                 (Some(c), _, ViewHint::Hide) => own[c as usize].hide = true,
                 (Some(_), _, ViewHint::Glyphs(_, span)) => {
-                    self.view_error(*span, format!("`glyphs` for class `{}`", target.name), "`glyph \"<text>\"` for a class (`glyphs` is for grids)");
+                    self.view_error(
+                        *span,
+                        format!("`glyphs` for class `{}`", target.name),
+                        "`glyph \"<text>\"` for a class (`glyphs` is for grids)",
+                    );
                 }
                 (None, Some(g), ViewHint::Glyphs(s, _)) => grids[g].glyphs = s.chars().map(String::from).collect(),
                 (None, Some(g), ViewHint::Colour(s, span)) => {

@@ -812,6 +812,20 @@ impl Program {
         }
     }
 
+    /// A state as text: every named value, one `name = value` per line, then each grid's rows
+    /// (`<grid>[y] = v v v`, y = 0 first). Two states with the same text are the same position.
+    pub fn state_text(&self, st: &State) -> String {
+        let mut lines: Vec<String> = self.named_values(st).iter().map(|(n, ty, v)| format!("{n} = {}", self.show(*ty, *v))).collect();
+        for g in &self.grids {
+            for y in 0..g.height {
+                let row: Vec<String> =
+                    (0..g.width).map(|x| st.slots.get((g.base + y * g.width + x) as usize).map_or("?".into(), |v| v.to_string())).collect();
+                lines.push(format!("{}[{y}] = {}", g.name, row.join(" ")));
+            }
+        }
+        lines.join("\n")
+    }
+
     /// Every named value of a state, in a fixed order (the clock, the game's values, then each
     /// object's attributes): (name, type, value). `run` prints their differences; a state's text
     /// form lists them.
