@@ -95,6 +95,13 @@ enum Command {
     /// seen. Writes outputs/<name>/seed-<seed>/ (summary.md with Mann-Whitney U tests, playtest.png with the
     /// final scores and the best-so-far curves, curves/*.csv, finals.csv, best/*.moves, runs/).
     Playtest(playtest::PlaytestArgs),
+    /// Humans beside the personas (Mugrai et al. 2019, Tables I and II): replay a folder of human
+    /// traces (games played through `playforge serve`), group them into boards by chance seed,
+    /// play every persona of a personas run, vanilla MCTS and a random player on the same
+    /// boards, and write per board the human mean, minimum and maximum beside each agent's
+    /// score, whether MinS and MaxS bracket the humans, histograms and a chart to
+    /// outputs/<name>/humans/.
+    Humans(persona::HumansArgs),
     /// Play a recorded game (JSON, e.g. from a tournament's replays/) again, turn by turn, with
     /// an ASCII hex map.
     Replay {
@@ -274,6 +281,7 @@ where
         Command::Landscape(args) => balance::landscape(&args),
         Command::Personas(args) => persona::personas(&args),
         Command::PersonaPlay(args) => persona::persona_play(&args),
+        Command::Humans(args) => persona::humans(&args),
         Command::Playtest(args) => playtest::playtest(&args),
         Command::GdlMatch(args) => gdl::gdl_match(&args),
         Command::Ggp(cmd) => gdl::ggp(&cmd),

@@ -64,6 +64,45 @@ pub struct PersonaPlayArgs {
     pub player_seed: u64,
 }
 
+#[derive(clap::Args)]
+pub struct HumansArgs {
+    /// The persona config the personas were evolved with (game, score, search settings).
+    pub config: PathBuf,
+    /// A folder of human traces: games played through `playforge serve` (its traces/<game>/
+    /// folder), in the replay format with their chance seeds.
+    #[arg(long)]
+    pub traces: PathBuf,
+    /// The personas run folder whose <persona>/best_formula.txt play (default: the config's
+    /// outputs/<name>/seed-<seed>).
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Games each agent plays on each board (its own stream each time).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub games: u64,
+    /// Override the config's seed (which personas run is read by default, and the agents' streams).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write under DIR instead of outputs/ (outputs/<name>/humans/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `humans`: the human traces beside every persona and baseline on the same boards.
+pub fn humans(args: &HumansArgs) -> Result<()> {
+    let setup = setup(&args.config, args.seed, None, args.out.as_deref())?;
+    let from = args.from.clone().unwrap_or_else(|| setup.out_dir.clone());
+    let dir = setup.out_dir.parent().unwrap_or(&setup.out_dir).join("humans");
+    let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
+    run_dir.clear()?;
+    let done = AtomicU64::new(0);
+    let c = crate::persona::humans::compare(&setup, &args.traces, &from, args.games, &done)?;
+    out!("{}", c.markdown)?;
+    outln!("wrote {}/{{humans.md, humans.csv, humans.png/.svg}}", c.dir.display())?;
+    drop(run_dir);
+    super::write_report(&c.dir)?;
+    Ok(())
+}
+
 pub fn install_interrupt() {
     super::on_interrupt(&INTERRUPTED, "finishing the generation in progress, then saving");
 }
@@ -181,23 +220,6 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line.
-pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
-    let text = crate::input::read_text(path)?;
-    let mut formula = None;
-    let mut goal = None;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if let Some(g) = t.strip_prefix("# goal:") {
-            goal =
-                Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
-        } else if !t.is_empty() && !t.starts_with('#') && formula.is_none() {
-            formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col))?);
-        }
-    }
-    Ok((formula.ok_or_else(|| anyhow!("{}: no formula; expected one on the first line", path.display()))?, goal))
-}
-
 pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
     let setup = setup(&args.config, None, None, None)?;
     let k = setup.cfg.list.iter().position(|p| p.name == args.persona).ok_or_else(|| {
@@ -215,7 +237,7 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
     }
     let (formula, saved_goal) = match (&args.from, &args.formula, args.agent.as_deref()) {
         (Some(f), _, _) => {
-            let (f, g) = read_formula_file(f)?;
+            let (f, g) = crate::persona::run::read_formula_file(f)?;
             (Some(f), g)
         }
         (None, Some(t), _) => (Some(Formula::parse(t).map_err(|e| anyhow!("--formula: {e}"))?), None),

@@ -11,4 +11,5 @@ pub mod jobs;
 /// Playing one game as a persona: it lives with the other players ([`crate::players::persona`]),
 /// where every driver can reach it; this name keeps the old paths working.
 pub use crate::players::persona as play;
+pub mod humans;
 pub mod run;

@@ -632,3 +632,20 @@ pub fn held_out_markdown(setup: &Setup, rows: &[HeldOutRow]) -> String {
     }
     md
 }
+
+/// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line.
+pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
+    let text = crate::input::read_text(path)?;
+    let mut formula = None;
+    let mut goal = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(g) = t.strip_prefix("# goal:") {
+            goal =
+                Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
+        } else if !t.is_empty() && !t.starts_with('#') && formula.is_none() {
+            formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col))?);
+        }
+    }
+    Ok((formula.ok_or_else(|| anyhow!("{}: no formula; expected one on the first line", path.display()))?, goal))
+}

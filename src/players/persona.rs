@@ -226,8 +226,23 @@ pub fn play_game(
     search: &Search,
     rng: &mut Rng,
 ) -> Result<GameResult, RuntimeError> {
+    play_game_observed(base, seed, score, agent, search, rng, &mut |_| {})
+}
+
+/// [`play_game`], showing `seen` the start and the state after every move (the same game: the
+/// observer draws nothing).
+pub fn play_game_observed(
+    base: &Measured,
+    seed: u64,
+    score: ValueRef,
+    agent: &Agent,
+    search: &Search,
+    rng: &mut Rng,
+    seen: &mut dyn FnMut(&crate::wgdl::State),
+) -> Result<GameResult, RuntimeError> {
     let g = base.seeded(seed);
     let mut s = g.initial()?;
+    seen(&s.st);
     let mut legal = Vec::new();
     let mut legal_sum = 0usize;
     let mut moves = 0u32;
@@ -264,6 +279,7 @@ pub fn play_game(
             }
         };
         g.apply(&mut s, mv)?;
+        seen(&s.st);
         moves += 1;
     }
     Ok(GameResult {

@@ -328,7 +328,11 @@ impl Table {
             "sides": self.program.players,
             "svg": crate::view::render_svg(&self.program, self.state(), &format!("{title} — seed {}, move {}", self.seed, self.moves.len())),
             "legal": moves,
-            "status": match &status { Ok(s) => format!("{s:?}"), Err(e) => format!("error: {e}") },
+            "status": match &status {
+                Ok(Status::Won(k)) => format!("{} won", self.program.players.get(*k as usize).map_or("?", |s| s.as_str())),
+                Ok(s) => format!("{s:?}"),
+                Err(e) => format!("error: {e}"),
+            },
             "over": over,
             "human_to_move": human,
             "to_move": self.program.players.get(side).cloned().unwrap_or_default(),

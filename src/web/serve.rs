@@ -27,6 +27,8 @@ const MAX_BODY: usize = 64 * 1024;
 const MAX_TABLES: usize = 64;
 
 const PLAY_HTML: &str = include_str!("play.html");
+/// A hex in the header's colour (browsers ask for one).
+const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><polygon points="8,1 14,4.5 14,11.5 8,15 2,11.5 2,4.5" fill="#2c3e50"/></svg>"##;
 
 /// Where `serve` listens and what it serves.
 #[derive(Clone, Debug)]
@@ -211,6 +213,7 @@ impl Server {
         match (method, path.as_str()) {
             ("GET", "/") => Reply::html(self.index()),
             ("GET", "/play") => Reply::html(PLAY_HTML.to_string()),
+            ("GET", "/favicon.ico") => Reply(200, "image/svg+xml", FAVICON.as_bytes().to_vec()),
             ("GET", "/api/games") => Reply::json(self.games_json()),
             ("POST", api) if api.starts_with("/api/") => {
                 let req: Value = match serde_json::from_slice(body) {
