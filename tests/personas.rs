@@ -280,3 +280,70 @@ fn personas_through_serialized_jobs_write_the_same_files() {
         assert!(bytes == &wire[name], "{} differs between the local and the serialized executor", name.display());
     }
 }
+
+/// `humans`: traces recorded on two boards (one of another game, one unfinished: skipped with the
+/// reason), each persona of a run folder and the baselines played on the same boards; the human
+/// columns are the traces' own scores.
+#[test]
+fn humans_puts_the_traces_beside_every_persona_on_the_same_boards() {
+    let out = temp_dir("humans");
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let traces = out.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    let record = |args: &[&str], file: &str| {
+        let o = std::process::Command::new(bin).args(args).arg("--record").arg(traces.join(file)).current_dir(root).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    for (seed, chance, file) in [("1", "5", "a.json"), ("2", "5", "b.json"), ("3", "6", "c.json")] {
+        record(&["run", "games/match3.wgdl", "--random", "100", "--seed", seed, "--chance-seed", chance, "--quiet"], file);
+    }
+    record(&["run", "games/match3.wgdl", "--random", "3", "--chance-seed", "6", "--quiet"], "unfinished.json");
+    record(&["run", "games/connect_four.wgdl", "--random", "50", "--quiet"], "other.json");
+    // A personas run folder by hand: two formulas with their goals.
+    let from = out.join("run");
+    for (name, formula, goal) in [("MaxS", "wins / visits + sqrt(ln(parent) / visits)", "2000"), ("MinM", "wins / visits", "5")] {
+        std::fs::create_dir_all(from.join(name)).unwrap();
+        std::fs::write(from.join(name).join("best_formula.txt"), format!("{formula}\n# goal: {goal}\n")).unwrap();
+    }
+    let cfg = out.join("tiny.toml");
+    std::fs::write(&cfg, tiny_text()).unwrap();
+    let o = std::process::Command::new(bin)
+        .args(["humans", cfg.to_str().unwrap(), "--traces", traces.to_str().unwrap(), "--from", from.to_str().unwrap(), "--games", "2"])
+        .args(["--out", out.join("o").to_str().unwrap()])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    let dir = out.join("o/tiny/humans");
+    let md = std::fs::read_to_string(dir.join("humans.md")).unwrap();
+    assert!(md.contains("| MaxS | MinM | Vanilla | Random |"), "{md}");
+    assert!(md.contains("| 5 | 2 |") && md.contains("| 6 | 1 |"), "two boards, two traces and one: {md}");
+    assert!(md.contains("unfinished.json`: unfinished") && md.contains("other.json`: a game of"), "{md}");
+    // The human columns are the traces' scores, played again here.
+    let rows: Vec<Vec<String>> =
+        std::fs::read_to_string(dir.join("humans.csv")).unwrap().lines().map(|l| l.split(',').map(String::from).collect()).collect();
+    let human: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "human").collect();
+    assert_eq!(human.len(), 3);
+    let program = playforge::wgdl::load(&root.join("games/match3.wgdl")).unwrap().program;
+    for r in &human {
+        let rep: playforge::players::ai::Replay = serde_json::from_str(&std::fs::read_to_string(&r[4]).unwrap()).unwrap();
+        let game = playforge::game::WgdlGame::new(program.clone()).with_seed(rep.chance_seed);
+        let mut st = game.initial().unwrap();
+        let mut legal = Vec::new();
+        for name in &rep.moves {
+            game.legal(&st, &mut legal).unwrap();
+            let m = *legal.iter().find(|&&m| program.action_name(&st, m) == *name).unwrap();
+            game.apply(&mut st, m).unwrap();
+        }
+        let score = program.read(&st, program.value_ref("game.score").unwrap());
+        assert_eq!(r[2].parse::<f64>().unwrap(), score, "{r:?}");
+        assert_eq!(r[0], rep.chance_seed.to_string());
+    }
+    // Every agent played each board twice.
+    for who in ["MaxS", "MinM", "Vanilla", "Random"] {
+        assert_eq!(rows.iter().filter(|r| r[1] == who).count(), 4, "{who}");
+    }
+    assert!(dir.join("humans.svg").exists() && dir.join("report.html").exists());
+}

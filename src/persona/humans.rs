@@ -189,12 +189,23 @@ fn histogram(values: &[f64], edges: &[f64]) -> Vec<usize> {
     c
 }
 
-/// Eight equal bins over the values' range (rounded out to whole numbers).
+/// Bins over the values' range: doubling from the smallest positive value where the values are
+/// non-negative and span more than a factor of 16 (points per move: a plain match, a combo, a
+/// cascade), else eight equal bins (rounded out to whole numbers).
 fn edges(values: &[f64]) -> Vec<f64> {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min).floor();
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil();
     if !lo.is_finite() || !hi.is_finite() {
         return vec![0.0, 1.0];
+    }
+    let least = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
+    if lo >= 0.0 && least.is_finite() && hi / least > 16.0 {
+        let mut e = if lo < least { vec![lo, least] } else { vec![least] };
+        while *e.last().expect("an edge") < hi {
+            let next = e.last().expect("an edge") * 2.0;
+            e.push(next);
+        }
+        return e;
     }
     let width = ((hi - lo) / 8.0).ceil().max(1.0);
     (0..=8).map(|k| lo + width * k as f64).collect()
@@ -411,5 +422,12 @@ mod tests {
         assert_eq!(e.first(), Some(&0.0));
         assert!(*e.last().unwrap() >= 480.0);
         assert_eq!(histogram(&v, &e).iter().sum::<usize>(), v.len());
+        // Doubling bins where the values span a wide range: 60 and 120 fall apart.
+        let v = [60.0, 60.0, 120.0, 1200.0, 4000.0];
+        let e = edges(&v);
+        assert_eq!(&e[..3], &[60.0, 120.0, 240.0]);
+        assert_eq!(histogram(&v, &e)[..2], [2, 1]);
+        // A narrow range: eight equal bins.
+        assert_eq!(edges(&[10.0, 20.0]).len(), 9);
     }
 }
