@@ -78,6 +78,22 @@ fn every_run_folder_command_writes_a_self_contained_report() {
     }
     let tour = std::fs::read_to_string(out.join("hex_tournament/seed-1/report.html")).unwrap();
     assert!(tour.contains("table.md") && tour.contains("<table>"), "the win-rate table is in the report");
+    // A GDL match: its records drawn from the game's facts, a grid for tic-tac-toe's cells.
+    let gdl = out.join("gdl");
+    cli(&["gdl-match", "games/gdl/tictactoe.kif", "--players", "random,mcts", "--matches", "2", "--out", gdl.to_str().unwrap()]);
+    let page = std::fs::read_to_string(gdl.join("report.html")).unwrap();
+    assert_self_contained(&page, "gdl-match");
+    let at = page.find("id=\"replay-data\">").expect("the GDL matches in the viewer");
+    let data = &page[at + "id=\"replay-data\">".len()..];
+    let reps: serde_json::Value = serde_json::from_str(&data[..data.find("</script>").unwrap()].replace("<\\/", "</")).unwrap();
+    assert_eq!(reps.as_array().unwrap().len(), 2);
+    for r in reps.as_array().unwrap() {
+        assert!(r["note"].is_null(), "every joint move replays: {}", r["note"]);
+        let (moves, svgs) = (r["moves"].as_array().unwrap(), r["svgs"].as_array().unwrap());
+        assert!(moves.len() >= 5 && svgs.len() == moves.len() + 1);
+        assert!(svgs.last().unwrap().as_str().unwrap().contains("data-cell=\"f0-"), "the cell grid is drawn");
+        assert!(r["result"].as_str().unwrap().contains("xplayer"), "{}", r["result"]);
+    }
     // Not a folder: an error that says what was expected.
     let o = Command::new(env!("CARGO_BIN_EXE_playforge")).args(["report", "no/such/dir"]).output().unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("expected a run folder"));

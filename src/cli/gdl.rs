@@ -154,6 +154,8 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
     let stem = a.game.file_stem().and_then(|s| s.to_str()).unwrap_or("game");
     let out = a.out.clone().unwrap_or_else(|| Path::new("outputs/gdl_match").join(format!("{stem}-seed-{}", a.seed)));
     std::fs::create_dir_all(&out)?;
+    // The game these records belong to, for the report's viewer (`web::replay::gdl_frames`).
+    crate::report::write_atomic(&out.join("game.txt"), format!("{}\n", a.game.display()).as_bytes())?;
     let n = g.roles();
     let mut csv = String::from("match,ended,steps,");
     csv += &(0..n).map(|r| format!("{}_player,{}_goal", g.role_name(r), g.role_name(r))).collect::<Vec<_>>().join(",");

@@ -3,7 +3,8 @@
 //! game by the path it was run with (relative to where the run started); [`find_game`] looks for
 //! it from the working folder and then from each folder above the replay, so that a report can be
 //! written from anywhere. A move that is not legal where it was recorded stops the replay with a
-//! message, never a panic.
+//! message, never a panic. A GDL match record (`gdl-match`'s `match-N.moves`: one joint move a
+//! line) is drawn the same way from its game's facts ([`gdl_frames`]).
 
 use crate::game::{Game, WgdlGame};
 use crate::players::ai::Replay;
@@ -79,4 +80,41 @@ pub fn frames(rep: &Replay, near: &Path, title: &str) -> Result<Frames> {
         svgs.push(crate::view::render_svg(&program, &st, &format!("{title} — after move {}: {name}", i + 1)));
     }
     Ok(Frames { title: title.to_string(), players: rep.players.clone(), moves, svgs, result: rep.result.clone(), note })
+}
+
+/// A GDL match record played again on `game` (a `.kif` file) and drawn state by state.
+pub fn gdl_frames(game: &Path, record: &str, title: &str) -> Result<Frames> {
+    use crate::game::Game;
+    let g = crate::gdl::load(game)?;
+    let mut st = g.initial().map_err(|e| anyhow!("{e}"))?;
+    let mut legal = Vec::new();
+    let mut svgs = vec![crate::view::svg::svg(&g.scene(&st, &format!("{title} — start"), 0))];
+    let (mut moves, mut note, mut result) = (Vec::new(), None, String::new());
+    for line in record.lines() {
+        let t = line.trim();
+        if let Some(r) = t.strip_prefix("goals:").or_else(|| t.strip_prefix("aborted:")) {
+            result = r.trim().to_string();
+            continue;
+        }
+        // `   3  (mark 1 2) noop`: the step number, then the joint move.
+        let Some((step, text)) = t.split_once(char::is_whitespace) else { continue };
+        if step.parse::<u64>().is_err() {
+            continue;
+        }
+        let text = text.trim();
+        if moves.len() >= MAX_FRAMES {
+            note = Some(format!("the first {MAX_FRAMES} joint moves are drawn"));
+            break;
+        }
+        g.legal(&st, &mut legal).map_err(|e| anyhow!("{e}"))?;
+        let Some(&m) = legal.iter().find(|&&m| g.show_move(m) == text) else {
+            note = Some(format!("joint move {} `{text}` is not legal here: the record does not match the game", moves.len() + 1));
+            break;
+        };
+        g.apply(&mut st, m).map_err(|e| anyhow!("{e}"))?;
+        moves.push(text.to_string());
+        svgs.push(crate::view::svg::svg(&g.scene(&st, &format!("{title} — after {}: {text}", moves.len()), moves.len() as u32)));
+    }
+    let players = (0..g.roles()).map(|r| g.role_name(r)).collect();
+    Ok(Frames { title: title.to_string(), players, moves, svgs, result, note })
 }

@@ -5,7 +5,7 @@
 //! verify and landscape reports), its charts (the SVG twins of the PNGs, the archive's heatmap
 //! among them; a PNG without a twin is embedded as data), the best content with its parameters
 //! and its start drawn by `view`, a replay viewer stepping through the recorded games on the
-//! board view, the CSV tables, the config, and every file. Nothing is fetched: styles and the
+//! board view (WGDL replays, and GDL match records drawn from their facts), the CSV tables, the config, and every file. Nothing is fetched: styles and the
 //! viewer's script are inline, and the page opens from disk with no network.
 
 use super::html::{self, escape, markdown, section};
@@ -244,13 +244,39 @@ pub fn render(dir: &Path) -> Result<String> {
         let Some(t) = read(dir, p) else { continue };
         let made = serde_json::from_str::<Replay>(&t)
             .map_err(anyhow::Error::from)
-            .and_then(|rep| super::replay::frames(&rep, &dir.join(p).parent().unwrap_or(dir).to_path_buf(), &name(p)));
+            .and_then(|rep| super::replay::frames(&rep, dir.join(p).parent().unwrap_or(dir), &name(p)));
         match made {
             Ok(f) => reps.push(serde_json::json!({
                 "title": format!("{} ({})", name(p), f.players.join(" vs ")),
                 "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
             })),
             Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
+        }
+    }
+    // GDL match records (`gdl-match`): the game named in game.txt, the first few matches.
+    if let Some(game) = read(dir, Path::new("game.txt")).map(|t| PathBuf::from(t.trim())) {
+        let mut records: Vec<(u64, &PathBuf)> = all
+            .iter()
+            .filter_map(|p| {
+                let n = p.file_name()?.to_str()?.strip_prefix("match-")?.strip_suffix(".moves")?.parse().ok()?;
+                Some((n, p))
+            })
+            .collect();
+        records.sort();
+        let found = super::replay::find_game(&game, dir);
+        for (_, p) in records.into_iter().take(MAX_REPLAYS) {
+            let made = match (&found, read(dir, p)) {
+                (Some(g), Some(t)) => super::replay::gdl_frames(g, &t, &name(p)),
+                (None, _) => Err(anyhow::anyhow!("the game {} named in game.txt was not found", game.display())),
+                (_, None) => continue,
+            };
+            match made {
+                Ok(f) => reps.push(serde_json::json!({
+                    "title": format!("{} ({})", name(p), f.players.join(" vs ")),
+                    "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
+                })),
+                Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
+            }
         }
     }
     let n_replays = all.iter().filter(|p| p.starts_with("replays") && ext(p) == "json").count();
