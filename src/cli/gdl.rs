@@ -383,8 +383,10 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
                 None => writeln!(rec, "aborted: no terminal state after {} joint moves (--max-steps)", played.moves.len())?,
             }
             crate::report::write_atomic(&out.join("match.moves"), rec.as_bytes())?;
+            crate::report::write_atomic(&out.join("game.txt"), format!("{}\n", game.display()).as_bytes())?;
             out!("{rec}")?;
             outln!("wrote {}", out.join("match.moves").display())?;
+            super::write_report(&out)?;
             Ok(())
         }
     }

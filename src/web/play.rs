@@ -247,11 +247,10 @@ impl Table {
         }
     }
 
-    /// Writes the trace (atomically), if this table keeps one.
+    /// Writes the trace (atomically), if this table keeps one: from the start, so that an
+    /// abandoned game is a trace too (an unfinished one, which `humans` skips and says so).
     pub fn save(&self) -> Result<()> {
-        if let Some(p) = &self.trace
-            && !self.moves.is_empty()
-        {
+        if let Some(p) = &self.trace {
             crate::report::write_atomic(p, serde_json::to_string_pretty(&self.replay())?.as_bytes())?;
         }
         Ok(())

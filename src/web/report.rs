@@ -125,6 +125,14 @@ fn content_board(dir: &Path, text: &str) -> Option<String> {
     f.svgs.into_iter().next()
 }
 
+/// One recorded game as the viewer reads it.
+fn viewer_entry(p: &Path, f: super::replay::Frames) -> serde_json::Value {
+    serde_json::json!({
+        "title": format!("{} ({})", name(p), f.players.join(" vs ")),
+        "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
+    })
+}
+
 /// The viewer's script: a replay chosen from a list, stepped by buttons, a slider, the move list
 /// or the arrow keys; frames come from the page's own JSON block.
 const VIEWER_JS: &str = r#"
@@ -246,19 +254,18 @@ pub fn render(dir: &Path) -> Result<String> {
             .map_err(anyhow::Error::from)
             .and_then(|rep| super::replay::frames(&rep, dir.join(p).parent().unwrap_or(dir), &name(p)));
         match made {
-            Ok(f) => reps.push(serde_json::json!({
-                "title": format!("{} ({})", name(p), f.players.join(" vs ")),
-                "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
-            })),
+            Ok(f) => reps.push(viewer_entry(p, f)),
             Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
         }
     }
-    // GDL match records (`gdl-match`): the game named in game.txt, the first few matches.
+    // GDL match records (`gdl-match`, `ggp match`): the game named in game.txt, the first few.
     if let Some(game) = read(dir, Path::new("game.txt")).map(|t| PathBuf::from(t.trim())) {
         let mut records: Vec<(u64, &PathBuf)> = all
             .iter()
             .filter_map(|p| {
-                let n = p.file_name()?.to_str()?.strip_prefix("match-")?.strip_suffix(".moves")?.parse().ok()?;
+                let file = p.file_name()?.to_str()?;
+                // gdl-match's match-N.moves, ggp match's match.moves.
+                let n = if file == "match.moves" { 0 } else { file.strip_prefix("match-")?.strip_suffix(".moves")?.parse().ok()? };
                 Some((n, p))
             })
             .collect();
@@ -271,10 +278,7 @@ pub fn render(dir: &Path) -> Result<String> {
                 (_, None) => continue,
             };
             match made {
-                Ok(f) => reps.push(serde_json::json!({
-                    "title": format!("{} ({})", name(p), f.players.join(" vs ")),
-                    "moves": f.moves, "svgs": f.svgs, "result": f.result, "note": f.note,
-                })),
+                Ok(f) => reps.push(viewer_entry(p, f)),
                 Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
             }
         }

@@ -259,10 +259,20 @@ impl Server {
         Ok(t.clone())
     }
 
-    /// A fresh trace file for a game of `stem` on `seed`: traces/<stem>/seed-<seed>-<n>.json.
-    fn trace_path(&self, stem: &str, seed: u64) -> PathBuf {
+    /// A fresh trace file for a game of `stem` on `seed`: traces/<stem>/seed-<seed>-<n>.json,
+    /// created here (so that two games started at once never share one).
+    fn trace_path(&self, stem: &str, seed: u64) -> Result<PathBuf> {
         let dir = self.outputs.join("traces").join(stem);
-        (1..).map(|n| dir.join(format!("seed-{seed}-{n}.json"))).find(|p| !p.exists()).expect("an unused name")
+        std::fs::create_dir_all(&dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        for n in 1..100_000 {
+            let p = dir.join(format!("seed-{seed}-{n}.json"));
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+                Ok(_) => return Ok(p),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => bail!("{}: {e}", p.display()),
+            }
+        }
+        bail!("{}: no free trace name", dir.display())
     }
 
     fn api(&self, what: &str, req: &Value) -> Result<Value> {
@@ -278,8 +288,16 @@ impl Server {
                     req["seats"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).map(Seat::parse).collect()).unwrap_or_default();
                 let overlays: Vec<String> =
                     req["overlays"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
-                let trace = seats.contains(&Seat::Human).then(|| self.trace_path(stem, seed));
-                let t = Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace)?;
+                let trace = if seats.contains(&Seat::Human) { Some(self.trace_path(stem, seed)?) } else { None };
+                let t = match Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace.clone()) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        if let Some(p) = trace {
+                            let _ = std::fs::remove_file(p);
+                        }
+                        return Err(e);
+                    }
+                };
                 t.save()?;
                 let id = self.next.fetch_add(1, Ordering::SeqCst);
                 let view = t.view(id);
