@@ -408,7 +408,11 @@ impl PyBalance {
 
     /// The next request as JSON, or `None` when the run is over.
     fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        ask_json(py, || self.run().ask())
+        let next = ask_json(py, || self.run().ask())?;
+        if next.is_none() {
+            finish_report(&self.run().dir());
+        }
+        Ok(next)
     }
 
     /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
@@ -488,6 +492,9 @@ impl PyPersonas {
     /// The next games as JSON, or `None` when the run is over.
     fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let jobs = py.detach(|| self.run().ask()).map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        if jobs.is_none() {
+            finish_report(self.run().dir());
+        }
         jobs.map(|j| serde_json::to_string(&j).map_err(value_error)).transpose()
     }
 
@@ -578,7 +585,11 @@ impl PyGenerate {
 
     /// The next request as JSON, or `None` when the run is over.
     fn ask(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        ask_json(py, || self.run().ask())
+        let next = ask_json(py, || self.run().ask())?;
+        if next.is_none() {
+            finish_report(&self.run().dir());
+        }
+        Ok(next)
     }
 
     /// The evaluations (a JSON list of evaluation objects) of the last request's candidates.
@@ -617,6 +628,14 @@ impl PyGenerate {
     /// The run's folder; its checkpoint.json, written after every iteration, resumes it.
     fn dir(&self) -> String {
         self.run().dir().display().to_string()
+    }
+}
+
+/// A finished ask/tell run's report.html, as the command line writes it at the end of a run (a
+/// failure leaves the run's own outputs as they are).
+fn finish_report(dir: &std::path::Path) {
+    if let Err(e) = crate::web::report::write(dir) {
+        eprintln!("warning: report.html not written in {}: {e:#}", dir.display());
     }
 }
 

@@ -33,7 +33,8 @@ pub fn write(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Every file under `dir` (relative paths, sorted), down to [`MAX_DEPTH`], leaving out our own
-/// bookkeeping (`.playforge`, `.lock`, temporary files) and the report itself.
+/// bookkeeping (`.playforge`, `.lock`, temporary files, `executor.txt`) and the report itself,
+/// so that a run on Ray reports what the same run here does.
 fn files(dir: &Path) -> Vec<PathBuf> {
     fn walk(root: &Path, rel: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(root.join(rel)) else { return };
@@ -41,7 +42,8 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
             let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') || name.contains(".tmp") || (depth == 0 && name == "report.html") {
+            // `executor.txt` says where the games ran (a Ray run writes it): not what they computed.
+            if name.starts_with('.') || name.contains(".tmp") || (depth == 0 && (name == "report.html" || name == "executor.txt")) {
                 continue;
             }
             let r = rel.join(&name);
