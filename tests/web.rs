@@ -107,6 +107,7 @@ fn start_server(outputs: &Path) -> SocketAddr {
         port: 0,
         outputs: outputs.to_path_buf(),
         games: root().join("games"),
+        configs: root().join("configs"),
         mcts_iterations: 200,
     };
     std::thread::spawn(move || {
@@ -264,4 +265,39 @@ fn a_game_played_through_serve_saves_a_trace_that_replays_to_the_same_end() {
         assert!(steps <= 9);
     }
     assert!(w["over"].as_bool().unwrap() && steps >= 5);
+}
+
+/// A persona of a personas run plays its game in the page (watching it): listed among the
+/// players of match-3 once its best_formula.txt is there, it plays a board to the end.
+#[test]
+fn a_persona_run_is_offered_as_a_player_of_its_game() {
+    let out = tmp("serve-persona");
+    let run = out.join("personas_quick/seed-1/MaxS");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("best_formula.txt"), "wins / visits + sqrt(ln(parent) / visits)\n# goal: 3000\n").unwrap();
+    let addr = start_server(&out);
+    let (_, b) = get(addr, "/api/games");
+    let games: serde_json::Value = serde_json::from_str(&b).unwrap();
+    let ais = |name: &str| -> Vec<String> {
+        let g = games["games"].as_array().unwrap().iter().find(|g| g["name"] == name).unwrap();
+        g["ais"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+    };
+    assert!(ais("match3").contains(&"persona:personas_quick/MaxS".to_string()), "{:?}", ais("match3"));
+    assert!(!ais("match3").iter().any(|a| a.ends_with("/MinS")), "no run, no seat");
+    assert!(!ais("connect_four").iter().any(|a| a.starts_with("persona:")), "a persona plays its own game only");
+    let (code, mut v) = post(addr, "/api/new", &serde_json::json!({"game": "match3", "seed": 3, "seats": ["persona:personas_quick/MaxS"]}));
+    assert_eq!(code, 200, "{v}");
+    let id = v["id"].clone();
+    let mut steps = 0;
+    while v["ai_to_move"].as_bool().unwrap() {
+        v = post(addr, "/api/step", &serde_json::json!({"id": id})).1;
+        assert!(v["error"].is_null(), "{v}");
+        steps += 1;
+        assert!(steps <= 20);
+    }
+    assert!(v["over"].as_bool().unwrap() && steps == 20, "{steps} moves");
+    for bad in ["persona:../x/MaxS", "persona:personas_quick/Nobody", "persona:nope/MaxS"] {
+        let (code, e) = post(addr, "/api/new", &serde_json::json!({"game": "match3", "seed": 3, "seats": [bad]}));
+        assert_eq!(code, 400, "{bad}: {e}");
+    }
 }

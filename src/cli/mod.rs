@@ -117,7 +117,8 @@ enum Command {
         dir: std::path::PathBuf,
     },
     /// A local web app: browse the run folders and their reports, and play any WGDL game in the
-    /// browser — alone, against an AI (random, MCTS, the game's policies), or watching two AIs.
+    /// browser — alone, against an AI (random, MCTS, the game's policies, a persona of a personas
+    /// run), or watching AIs play.
     /// Each game a person plays is saved as a trace (the replay format, with its chance seed)
     /// under <outputs>/traces/. Listens on 127.0.0.1 only unless --host says otherwise.
     Serve {
@@ -133,6 +134,10 @@ enum Command {
         /// The folder of .wgdl games offered for play.
         #[arg(long, default_value = "games")]
         games: std::path::PathBuf,
+        /// The folder of configs: the personas runs of its persona configs (under --outputs)
+        /// are offered as players of their game.
+        #[arg(long, default_value = "configs")]
+        configs: std::path::PathBuf,
         /// MCTS iterations per AI move.
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
         mcts_iterations: u64,
@@ -289,8 +294,8 @@ where
             outln!("wrote {}", p.display())?;
             Ok(())
         }),
-        Command::Serve { port, host, outputs, games, mcts_iterations } => {
-            let opts = crate::web::serve::ServeOptions { host, port, outputs, games, mcts_iterations };
+        Command::Serve { port, host, outputs, games, configs, mcts_iterations } => {
+            let opts = crate::web::serve::ServeOptions { host, port, outputs, games, configs, mcts_iterations };
             crate::web::serve::serve(opts, |addr| {
                 let _ = outln!("playforge serve: open http://{addr}/ in a browser (Ctrl-C stops)");
             })

@@ -229,6 +229,32 @@ pub fn play_game(
     play_game_observed(base, seed, score, agent, search, rng, &mut |_| {})
 }
 
+/// The move an MCTS persona (`cfg`: its formula, full expansion) makes in `s` after `moves`
+/// moves, as [`play_game`] plays it (the same draws from `rng`); `s` has more than one legal move.
+pub fn persona_move(
+    g: &Measured,
+    s: &MState,
+    cfg: &mut MctsConfig,
+    reward: Reward,
+    search: &Search,
+    moves: u32,
+    rng: &mut Rng,
+) -> Result<Action, RuntimeError> {
+    // `chance fair`: the search plays on a copy with a stream of its own.
+    let hidden;
+    let root = if g.hidden_chance() {
+        let mut copy = s.clone();
+        g.reseed(&mut copy, rng.random::<u64>());
+        hidden = copy;
+        &hidden
+    } else {
+        s
+    };
+    cfg.max_playout_moves = if search.rollout_horizon > 0 { search.rollout_horizon.saturating_sub(moves) } else { u32::MAX };
+    let eval = RewardEval { game: g, reward };
+    Ok(decide_with(g, root, cfg, &eval, search.iterations, rng, search.final_choice)?.0)
+}
+
 /// [`play_game`], showing `seen` the start and the state after every move (the same game: the
 /// observer draws nothing).
 pub fn play_game_observed(
@@ -262,21 +288,7 @@ pub fn play_game_observed(
         let mv = match &mut mcts {
             None => legal[rng.random_range(0..legal.len())],
             Some(_) if legal.len() == 1 => legal[0],
-            Some((cfg, reward)) => {
-                // `chance fair`: the search plays on a copy with a stream of its own.
-                let hidden;
-                let root = if g.hidden_chance() {
-                    let mut copy = s.clone();
-                    g.reseed(&mut copy, rng.random::<u64>());
-                    hidden = copy;
-                    &hidden
-                } else {
-                    &s
-                };
-                cfg.max_playout_moves = if search.rollout_horizon > 0 { search.rollout_horizon.saturating_sub(moves) } else { u32::MAX };
-                let eval = RewardEval { game: &g, reward: *reward };
-                decide_with(&g, root, cfg, &eval, search.iterations, rng, search.final_choice)?.0
-            }
+            Some((cfg, reward)) => persona_move(&g, &s, cfg, *reward, search, moves, rng)?,
         };
         g.apply(&mut s, mv)?;
         seen(&s.st);

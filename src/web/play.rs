@@ -1,5 +1,6 @@
 //! Games played in the browser: a [`Table`] is one game of one WGDL description on one chance
-//! seed, each side a person or an AI (random, MCTS, one of the game's policies). A person's move
+//! seed, each side a person or an AI (random, MCTS, one of the game's policies, or a procedural
+//! persona: [`PersonaSeat`], deciding as `players::persona::persona_move` does in its games). A person's move
 //! is answered by the AIs until a person is to move again or the game is over; `undo` goes back
 //! to the person's previous turn, `restart` starts the same board again. Every state is sent as
 //! its picture (`view`), its legal moves — each with the board cells it touches, found by playing
@@ -12,6 +13,8 @@
 use crate::game::{Game, Status, WgdlGame};
 use crate::players::agents::{Agent, choose};
 use crate::players::ai::{AiConfig, Replay, resolve};
+use crate::players::persona::{MState, Measured, Reward, Search, persona_move};
+use crate::search::mcts::MctsConfig;
 use crate::wgdl::{Action, Program, State};
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
@@ -66,6 +69,21 @@ fn ai_config(name: &str, mcts_iterations: u64) -> Result<AiConfig> {
     Ok(cfg)
 }
 
+/// A procedural persona as a player (a seat named `persona:<config>/<persona>`): its evolved
+/// formula, with its config's measure, reward and search, on its config's game.
+pub struct PersonaSeat {
+    pub measured: Measured,
+    pub cfg: MctsConfig,
+    pub reward: Reward,
+    pub search: Search,
+}
+
+/// How an AI seat decides.
+enum Brain {
+    Ai(Agent, WgdlGame),
+    Persona(Box<PersonaSeat>),
+}
+
 /// One game in progress.
 pub struct Table {
     pub game_path: PathBuf,
@@ -74,7 +92,7 @@ pub struct Table {
     pub seed: u64,
     pub overlays: Vec<String>,
     pub seats: Vec<Seat>,
-    agents: Vec<Option<(Agent, WgdlGame)>>,
+    agents: Vec<Option<Brain>>,
     /// The states so far: `states[k]` before move k.
     pub states: Vec<State>,
     pub moves: Vec<String>,
@@ -84,7 +102,8 @@ pub struct Table {
 
 impl Table {
     /// A new game of `path` on chance seed `seed`, with `seats` (one per side; a one-player game
-    /// has one), AIs searching `mcts_iterations` iterations a move.
+    /// has one), AIs searching `mcts_iterations` iterations a move, `persona` resolving a seat
+    /// named `persona:<name>`.
     pub fn new(
         path: &Path,
         seed: u64,
@@ -92,6 +111,7 @@ impl Table {
         seats: Vec<Seat>,
         mcts_iterations: u64,
         trace: Option<PathBuf>,
+        persona: &dyn Fn(&str) -> Result<PersonaSeat>,
     ) -> Result<Table> {
         let opts = crate::wgdl::CompileOptions { overlays: overlays.clone(), ..Default::default() };
         let program = crate::wgdl::load_with(path, &opts).map_err(|e| anyhow!("{e}"))?.program;
@@ -103,10 +123,19 @@ impl Table {
         for s in &seats {
             agents.push(match s {
                 Seat::Human => None,
-                Seat::Ai(name) => {
-                    let p = resolve(&ai_config(name, mcts_iterations)?, &program)?;
-                    Some((p.agent, p.game.with_seed(seed)))
-                }
+                Seat::Ai(name) => match name.strip_prefix("persona:") {
+                    Some(who) => {
+                        let ps = persona(who)?;
+                        if !overlays.is_empty() || ps.measured.game.program.source.text != program.source.text {
+                            bail!("persona `{who}` plays the game of its config as written: no overlays, no parameters of its own");
+                        }
+                        Some(Brain::Persona(Box::new(ps)))
+                    }
+                    None => {
+                        let p = resolve(&ai_config(name, mcts_iterations)?, &program)?;
+                        Some(Brain::Ai(p.agent, p.game.with_seed(seed)))
+                    }
+                },
             });
         }
         let game = WgdlGame::new(program.clone()).with_seed(seed);
@@ -170,10 +199,28 @@ impl Table {
             return Ok(false);
         }
         let side = self.side_to_move();
-        let Some(Some((agent, game))) = self.agents.get(side) else { return Ok(false) };
+        let Some(Some(brain)) = self.agents.get(side) else { return Ok(false) };
         let legal = self.legal()?;
         let mut rng = crate::rng::stream(self.seed, 7, side as u64, self.moves.len() as u64);
-        let m = choose(game, agent, self.state(), &legal, &mut rng).map_err(|e| anyhow!("{}", e.render(&self.program)))?;
+        let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&self.program));
+        let m = match brain {
+            Brain::Ai(agent, game) => choose(game, agent, self.state(), &legal, &mut rng).map_err(render)?,
+            Brain::Persona(_) if legal.len() == 1 => legal[0],
+            Brain::Persona(ps) => {
+                // The persona's state: the measure summed before each move so far, as in its games.
+                let g = ps.measured.seeded(self.seed);
+                let (mut sum, mut n) = (0.0, 0);
+                if g.mean {
+                    for st in &self.states[..self.states.len() - 1] {
+                        sum += g.now(st).map_err(render)?;
+                        n += 1;
+                    }
+                }
+                let s = MState::new(self.state().clone(), sum, n);
+                let mut cfg = ps.cfg.clone();
+                persona_move(&g, &s, &mut cfg, ps.reward, &ps.search, self.moves.len() as u32, &mut rng).map_err(render)?
+            }
+        };
         self.play(m)?;
         Ok(true)
     }

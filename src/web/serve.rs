@@ -39,6 +39,9 @@ pub struct ServeOptions {
     pub outputs: PathBuf,
     /// The `.wgdl` files offered for play.
     pub games: PathBuf,
+    /// Persona configs (`*.toml` with a `[personas]` table): their runs under the outputs
+    /// folder are offered as players of their game.
+    pub configs: PathBuf,
     pub mcts_iterations: u64,
 }
 
@@ -235,6 +238,55 @@ impl Server {
         }
     }
 
+    /// The personas that can play `game`: `<config stem>/<persona>` for every persona config of
+    /// the configs folder about that game whose run (under the outputs folder) has the persona's
+    /// best_formula.txt.
+    fn personas_of(&self, game: &Path) -> Vec<String> {
+        let mut v = Vec::new();
+        let Ok(rd) = std::fs::read_dir(&self.opts.configs) else { return v };
+        let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+        files.sort();
+        for f in files {
+            let Ok(text) = crate::input::read_text(&f) else { continue };
+            if !text.contains("[personas]") {
+                continue;
+            }
+            let Ok(setup) = crate::persona::run::Setup::load(&f, None, None, Some(&self.outputs)) else { continue };
+            if setup.cfg.personas.game.file_stem() != game.file_stem() || !setup.cfg.parameters.is_empty() {
+                continue;
+            }
+            let stem = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            for p in &setup.cfg.list {
+                if setup.out_dir.join(&p.name).join("best_formula.txt").is_file() {
+                    v.push(format!("{stem}/{}", p.name));
+                }
+            }
+        }
+        v
+    }
+
+    /// A persona seat `<config stem>/<persona>` (one [`Server::personas_of`] lists).
+    fn persona_seat(&self, who: &str) -> Result<super::play::PersonaSeat> {
+        let (stem, name) = who.split_once('/').ok_or_else(|| anyhow!("persona `{who}`; expected <config>/<persona>"))?;
+        let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !ok(stem) || !ok(name) {
+            bail!("persona `{who}`; expected <config>/<persona> as listed");
+        }
+        let f = self.opts.configs.join(format!("{stem}.toml"));
+        let setup = crate::persona::run::Setup::load(&f, None, None, Some(&self.outputs))?;
+        let k = setup.cfg.list.iter().position(|p| p.name == name).ok_or_else(|| anyhow!("no persona `{name}` in {}", f.display()))?;
+        let file = setup.out_dir.join(name).join("best_formula.txt");
+        let (formula, goal) = crate::persona::run::read_formula_file(&file)?;
+        let goal = goal.ok_or_else(|| anyhow!("{}: no `# goal:` line", file.display()))?;
+        let p = &setup.cfg.list[k];
+        Ok(super::play::PersonaSeat {
+            measured: setup.measured(p),
+            cfg: crate::search::mcts::MctsConfig { formula, full_expansion: true, ..Default::default() },
+            reward: setup.reward(p, goal),
+            search: setup.search,
+        })
+    }
+
     fn games_json(&self) -> Value {
         let list: Vec<Value> = self
             .games
@@ -242,7 +294,9 @@ impl Server {
             .map(|(name, path)| match crate::wgdl::load(path) {
                 Ok(l) => {
                     let overlays: Vec<&String> = l.program.overlays.iter().map(|(_, n)| n).collect();
-                    json!({"name": name, "sides": l.program.players, "ais": ai_names(&l.program), "overlays": overlays})
+                    let mut ais = ai_names(&l.program);
+                    ais.extend(self.personas_of(path).into_iter().map(|p| format!("persona:{p}")));
+                    json!({"name": name, "sides": l.program.players, "ais": ais, "overlays": overlays})
                 }
                 Err(e) => json!({"name": name, "error": e.to_string()}),
             })
@@ -289,7 +343,9 @@ impl Server {
                 let overlays: Vec<String> =
                     req["overlays"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
                 let trace = if seats.contains(&Seat::Human) { Some(self.trace_path(stem, seed)?) } else { None };
-                let t = match Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace.clone()) {
+                let t = match Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace.clone(), &|who| {
+                    self.persona_seat(who)
+                }) {
                     Ok(t) => t,
                     Err(e) => {
                         if let Some(p) = trace {
