@@ -195,7 +195,10 @@ pub fn scene(p: &Program, st: &State, title: &str) -> Scene {
     }
     let mut legal = Vec::new();
     let status = match p.legal_actions(st, &mut legal) {
-        Ok(()) => format!("{:?}", p.status(st, &legal)),
+        Ok(()) => match p.status(st, &legal) {
+            crate::wgdl::Status::Won(k) => format!("{} won", p.players.get(k as usize).map_or("?", |s| s.as_str())),
+            s => format!("{s:?}"),
+        },
         Err(e) => format!("error: {}", e.render(p)),
     };
     let to_move = (p.players.len() > 1).then(|| p.players.get(st.to_move as usize).cloned().unwrap_or_default());

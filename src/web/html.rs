@@ -24,7 +24,7 @@ pre{background:#f6f8fa;padding:10px;overflow:auto;font-size:12px;max-height:420p
 code{background:#f1f1f1;padding:0 3px}
 details{margin:6px 0} summary{cursor:pointer;font-weight:600}
 .chart svg,.chart img{max-width:100%;height:auto;border:1px solid #eee}
-.board{overflow:auto} .board svg{max-width:100%;height:auto}
+.board{overflow:auto;flex:1 1 420px;min-width:280px} .board svg{max-width:100%;height:auto}
 .muted{color:#777;font-size:13px}
 .moves{font-family:monospace;font-size:12px;max-height:360px;overflow:auto;border:1px solid #eee;padding:4px;min-width:220px}
 .moves div{padding:1px 4px;cursor:pointer} .moves div.on{background:#ffe082}
