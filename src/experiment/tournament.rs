@@ -328,13 +328,7 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
 pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     let text = crate::input::read_text(path)?;
     let rep: Replay = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let opts = CompileOptions {
-        overrides: rep.params.clone(),
-        turn_order: rep.turn_order.clone(),
-        overlays: rep.overlays.clone(),
-        ..CompileOptions::default()
-    };
-    let program = wgdl::load_with(&rep.game, &opts).map_err(|e| anyhow!("{e}"))?.program;
+    let program = rep.program(&rep.game)?;
     let game = WgdlGame::new(program.clone()).with_seed(rep.chance_seed);
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
     let mut st = game.initial().map_err(render)?;

@@ -157,6 +157,20 @@ pub struct Replay {
     pub overlays: Vec<String>,
 }
 
+impl Replay {
+    /// The program the game was played on: the game at `path` (the replay's own `game`, or
+    /// where it was found) with the replay's parameters, turn order and overlays.
+    pub fn program(&self, path: &std::path::Path) -> Result<Arc<Program>> {
+        let opts = crate::wgdl::CompileOptions {
+            overrides: self.params.clone(),
+            turn_order: self.turn_order.clone(),
+            overlays: self.overlays.clone(),
+            ..crate::wgdl::CompileOptions::default()
+        };
+        Ok(crate::wgdl::load_with(path, &opts).map_err(|e| anyhow!("{e}"))?.program)
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -8,7 +8,7 @@
 
 use crate::game::{Game, WgdlGame};
 use crate::players::ai::Replay;
-use crate::wgdl::{self, CompileOptions, Program};
+use crate::wgdl::Program;
 use anyhow::{Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,13 +46,7 @@ pub fn program_of(rep: &Replay, near: &Path) -> Result<Arc<Program>> {
     let Some(path) = find_game(&rep.game, near) else {
         bail!("the game {} named by the replay was not found (from here or above {})", rep.game.display(), near.display());
     };
-    let opts = CompileOptions {
-        overrides: rep.params.clone(),
-        turn_order: rep.turn_order.clone(),
-        overlays: rep.overlays.clone(),
-        ..CompileOptions::default()
-    };
-    Ok(wgdl::load_with(&path, &opts).map_err(|e| anyhow!("{e}"))?.program)
+    rep.program(&path)
 }
 
 /// Plays `rep` again and draws every state (the first [`MAX_FRAMES`] moves).
