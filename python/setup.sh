@@ -12,4 +12,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r python/requirements.txt
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin develop --release --quiet
-.venv/bin/python -c "import playforge, ray; print(f'playforge {playforge.__version__} with Ray {ray.__version__} in .venv')"
+.venv/bin/python -c "import playforge, ray, pettingzoo, gymnasium, pyspiel; print(f'playforge {playforge.__version__} with Ray {ray.__version__}, OpenSpiel, PettingZoo {pettingzoo.__version__}, Gymnasium {gymnasium.__version__} in .venv')"

@@ -7,6 +7,7 @@
 pub mod balance;
 pub mod cli;
 pub mod config;
+pub mod doors;
 pub mod evolve;
 pub mod exec;
 pub mod experiment;

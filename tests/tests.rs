@@ -12,6 +12,9 @@ mod closures;
 mod connect_four;
 /// The interpreter against hand-written native twins, move for move.
 mod differential;
+/// The doors to OpenSpiel, PettingZoo and Gymnasium: a stable, sorted action index on every
+/// shipped game, rewards, observations and the errors of bad requests.
+mod doors;
 /// Every kind of bad input gives a diagnostic with file:line:column, never a panic
 /// (golden files in tests/data/wgdl/err/).
 mod errors;

@@ -76,6 +76,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("playtest", 5),
     ("generate", 5),
     ("web", 5),
+    ("doors", 5),
     ("cli", 6),
     ("jobs", 6),
     ("python", 7),

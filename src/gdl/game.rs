@@ -259,6 +259,21 @@ impl GdlGame {
         self.g.terms.show(self.g.roles[r], &self.syms)
     }
 
+    /// How many ground actions role `r` has (its action numbers are 0 … n−1).
+    pub fn n_actions(&self, r: usize) -> usize {
+        self.actions.get(r).map_or(0, Vec::len)
+    }
+
+    /// How many base propositions a state has (a bit each in [`GdlState::bits`]).
+    pub fn n_base(&self) -> usize {
+        self.base.len()
+    }
+
+    /// Role `r`'s `noop` action, if it has one.
+    pub fn noop(&self, r: usize) -> Option<usize> {
+        self.noop.get(r).copied().flatten()
+    }
+
     /// Role `r`'s action number `i` as KIF text.
     pub fn action_name(&self, r: usize, i: usize) -> String {
         self.g.terms.show(self.actions[r][i].term, &self.syms)

@@ -9,6 +9,8 @@
 //! game's runtime error. Long calls release the interpreter (`py.detach`), so that other Python
 //! threads run and the Ray executor can call back into Python.
 
+mod doors;
+
 use crate::exec::{self, Remote};
 use crate::game::WgdlGame;
 use crate::rng::stream;
@@ -690,6 +692,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPersonas>()?;
     m.add_class::<PyGenerate>()?;
     m.add_function(wrap_pyfunction!(derive, m)?)?;
+    m.add_function(wrap_pyfunction!(doors::open_door, m)?)?;
+    m.add_class::<doors::DoorGame>()?;
+    m.add_class::<doors::DoorGameState>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
