@@ -20,8 +20,8 @@ from Python sees every move.
 
 Game parameters (``pyspiel.load_game("playforge", {...})``): ``path`` (required), ``seed``
 (the chance stream of the k-th new initial state is ``derive(seed, 0, 0, k)``; games that do
-not draw ignore it), ``parameters`` (``"red1.maxHp=40,red1.maxAp=10"``), ``turn_order``,
-``overlays`` (``"a,b"``), ``objects`` (room per created description, default 64), ``reward``
+not draw ignore it), ``parameters`` (``"red1.maxHp:40;red1.maxAp:10"``), ``turn_order``,
+``overlays`` (``"a;b"``), ``objects`` (room per created description, default 64), ``reward``
 (a one-player WGDL game's value whose change is each move's reward: reward model ``REWARDS``),
 ``simultaneous`` (GDL: ``auto``, ``true`` or ``false``).
 """
@@ -75,16 +75,17 @@ def _game_type(core: "_core.DoorGame") -> pyspiel.GameType:
 
 
 def _pairs(text: str) -> List[tuple]:
-    """``"a.b=1,c.d=2.5"`` as [("a.b", 1.0), ("c.d", 2.5)]."""
+    """``"a.b:1;c.d:2.5"`` as [("a.b", 1.0), ("c.d", 2.5)] (not ``,`` nor ``=``: OpenSpiel's
+    game strings, ``playforge(parameters=…,path=…)``, use those)."""
     out = []
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        name, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"parameters: {item!r}; expected name=value")
+    for item in filter(None, (s.strip() for s in text.split(";"))):
+        name, colon, value = item.partition(":")
+        if not colon:
+            raise ValueError(f"parameters: {item!r}; expected name:value (e.g. red1.maxHp:40)")
         try:
             out.append((name.strip(), float(value)))
         except ValueError:
-            raise ValueError(f"parameters: {item!r}; expected a number after '='") from None
+            raise ValueError(f"parameters: {item!r}; expected a number after ':'") from None
     return out
 
 
@@ -102,7 +103,7 @@ def _open(params: Mapping[str, Any]) -> "_core.DoorGame":
         str(p["path"]),
         params=_pairs(str(p["parameters"])),
         turn_order=p["turn_order"] or None,
-        overlays=[s.strip() for s in str(p["overlays"]).split(",") if s.strip()],
+        overlays=[s.strip() for s in str(p["overlays"]).split(";") if s.strip()],
         objects=int(p["objects"]),
         reward=p["reward"] or None,
         simultaneous=None if sim == "auto" else sim == "true",
@@ -128,8 +129,21 @@ class PlayforgeGame(pyspiel.Game):
         )
         super().__init__(_game_type(core), info, full)
         self.core = core
+        self._params = full
         self._seed = int(full["seed"])
         self._made = 0
+
+    def __reduce__(self):
+        """Pickled as its game parameters."""
+        return (PlayforgeGame, (self._params,))
+
+    def __deepcopy__(self, memo: Any) -> "PlayforgeGame":
+        """A game is immutable: a copy is the game itself (pyspiel's C++ Clone deep-copies a
+        state's attributes, the game among them)."""
+        return self
+
+    def __copy__(self) -> "PlayforgeGame":
+        return self
 
     def new_initial_state(self, seed: Optional[int] = None) -> "PlayforgeState":
         """A start state. A game that draws starts its k-th state's stream at
@@ -137,7 +151,7 @@ class PlayforgeGame(pyspiel.Game):
         if seed is None:
             seed = _core.derive(self._seed, 0, 0, self._made) if self.core.stochastic else 0
             self._made += 1
-        return PlayforgeState(self, self.core.new_initial_state(seed))
+        return PlayforgeState(self, self.core.new_initial_state(seed), seed)
 
     def observation_tensor_shape(self) -> List[int]:
         return [self.core.observation_len]
@@ -155,24 +169,42 @@ class PlayforgeGame(pyspiel.Game):
         return list(self.core.players)
 
 
+#: What a state answers straight from Rust (module doc, "Speed").
+_FAST = ("legal_actions", "apply_action", "is_chance_node", "is_simultaneous_node", "current_player", "is_terminal", "returns")
+
+
+def _bind(d: Dict[str, Any], core: "_core.DoorState") -> None:
+    """Sets a state's Rust state and its fast methods (one call into Rust per question). Names
+    pybind11 also looks up on behalf of C++ callers (current_player, is_terminal, returns) are
+    wrapped, so that it takes them for overrides rather than for its own built-in methods."""
+    d["_s"] = core
+    d["legal_actions"] = core.legal_actions
+    d["apply_action"] = core.apply_action
+    d["is_chance_node"] = core.is_chance_node
+    d["is_simultaneous_node"] = core.is_simultaneous_node
+    d["current_player"] = functools.partial(core.current_player)
+    d["is_terminal"] = functools.partial(core.is_terminal)
+    d["returns"] = functools.partial(core.returns)
+
+
 class PlayforgeState(pyspiel.State):
     """A state; its hot methods are the Rust state's own (module doc, "Speed")."""
 
-    def __init__(self, game: PlayforgeGame, core: "_core.DoorState"):
+    def __init__(self, game: PlayforgeGame, core: "_core.DoorState", seed: int = 0):
         super().__init__(game)
-        self._game = game
-        self._s = core
-        # One call into Rust per question, for the questions searches ask at every step (the
-        # rest are methods below). Names pybind11 also looks up on behalf of C++ callers
-        # (current_player, is_terminal, returns) are wrapped, so that it takes them for
-        # overrides and not for its own built-in methods.
-        self.legal_actions = core.legal_actions
-        self.apply_action = core.apply_action
-        self.is_chance_node = core.is_chance_node
-        self.is_simultaneous_node = core.is_simultaneous_node
-        self.current_player = functools.partial(core.current_player)
-        self.is_terminal = functools.partial(core.is_terminal)
-        self.returns = functools.partial(core.returns)
+        d = self.__dict__
+        d["_game"] = game
+        d["_seed"] = seed
+        _bind(d, core)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pyspiel's C++ Clone sets every attribute of the original on a new state, deep-copied:
+        # the Rust state is copied, and the fast methods are bound again to the copy (a
+        # deep-copied built-in method would still be the original's).
+        if name == "_s":
+            _bind(self.__dict__, value)
+        elif name not in _FAST:
+            super().__setattr__(name, value)
 
     # What pyspiel's C++ side calls (and the defaults behind the fast attributes above).
     def current_player(self) -> int:  # type: ignore[override]
@@ -248,7 +280,7 @@ class PlayforgeState(pyspiel.State):
         return self._s.truncated()
 
     def clone(self) -> "PlayforgeState":  # type: ignore[override]
-        return PlayforgeState(self._game, self._s.clone())
+        return PlayforgeState(self._game, self._s.clone(), self._seed)
 
     def __deepcopy__(self, memo: Any) -> "PlayforgeState":
         return self.clone()
@@ -258,6 +290,24 @@ class PlayforgeState(pyspiel.State):
 
     def __str__(self) -> str:
         return str(self._s)
+
+    def __reduce__(self):
+        """Pickled as its game, chance seed and moves; unpickled by playing them again."""
+        return (_restore_state, (self._game, self._seed, self._s.history()))
+
+
+def _restore_state(game: PlayforgeGame, seed: int, history: List[int]) -> PlayforgeState:
+    state = game.new_initial_state(seed)
+    at = 0
+    while at < len(history):
+        if state.is_simultaneous_node():
+            n = game.num_players()
+            state.apply_actions(history[at : at + n])
+            at += n
+        else:
+            state.apply_action(history[at])
+            at += 1
+    return state
 
 
 class _Observer:
@@ -290,9 +340,9 @@ def load_game(
     game_params: Dict[str, Any] = {
         "path": str(path),
         "seed": int(seed),
-        "parameters": ",".join(f"{k}={float(v)!r}" for k, v in (params or {}).items()),
+        "parameters": ";".join(f"{k}:{float(v)!r}" for k, v in (params or {}).items()),
         "turn_order": turn_order or "",
-        "overlays": ",".join(overlays),
+        "overlays": ";".join(overlays),
         "objects": int(objects),
         "reward": reward or "",
         "simultaneous": "auto" if simultaneous is None else str(bool(simultaneous)).lower(),

@@ -154,7 +154,11 @@ def test_connect_four_agrees_with_pyspiel_move_for_move():
 
 
 def test_cpp_side_reaches_the_rust_state():
-    """pyspiel's C++ State methods, which call back into the Python state, see the moves."""
+    """pyspiel's C++ State methods, which call back into the Python state, see the moves; its
+    C++ Clone copies the Rust state; OpenSpiel's own C++ random_sim_test passes on a
+    sequential, a simultaneous and a stochastic reward game; states pickle."""
+    import pickle
+
     game = pos.load_game(C4)
     state = game.new_initial_state()
     pyspiel.State.apply_action(state, 3)  # the C++ ApplyAction → _apply_action
@@ -162,6 +166,15 @@ def test_cpp_side_reaches_the_rust_state():
     assert pyspiel.State.legal_actions(state) == list(range(7, 14))
     assert pyspiel.State.current_player(state) == 1
     assert not pyspiel.State.is_terminal(state)
+    copy = pyspiel.State.clone(state)  # C++ Clone: deep-copies the Python attributes
+    copy.apply_action(10)
+    assert (state.history(), copy.history()) == ([3], [3, 10])
+    assert (state.legal_actions()[0], copy.legal_actions()[0]) == (7, 0)
+    back = pickle.loads(pickle.dumps(copy))
+    assert back.history() == [3, 10] and str(back) == str(copy)
+    for g in (pos.load_game(ARENA), pos.load_game(PENNIES), pos.load_game(MATCH3, reward="game.score")):
+        pyspiel.random_sim_test(g, num_sims=3, serialize=False, verbose=False)
+    assert pyspiel.load_game(str(pos.load_game(ARENA, params={"red1.maxHp": 40}))).num_distinct_actions() == 448
 
 
 def test_pettingzoo_api_test_connect_four_and_arena():

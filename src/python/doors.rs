@@ -7,6 +7,7 @@
 use crate::doors::{Door, DoorError, DoorState, OpenOptions, Utility};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyAny;
 use std::sync::Arc;
 
 fn py_err(e: DoorError) -> PyErr {
@@ -238,6 +239,13 @@ impl DoorGameState {
     }
     fn clone(&self) -> DoorGameState {
         DoorGameState { door: self.door.clone(), s: self.s.clone(), obs: Vec::new() }
+    }
+    /// pyspiel's C++ `Clone` of a Python state deep-copies its attributes: a copy.
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> DoorGameState {
+        self.clone()
+    }
+    fn __copy__(&self) -> DoorGameState {
+        self.clone()
     }
     fn __str__(&self) -> String {
         self.door.text(&self.s)
