@@ -185,6 +185,25 @@ def test_pettingzoo_api_test_connect_four_and_arena():
         assert "game.time" in env.render()
 
 
+SHIPPED = sorted((ROOT / "games").glob("*.wgdl")) + sorted((ROOT / "games" / "gdl").glob("*.kif"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_pettingzoo_api_test_every_shipped_game(path):
+    api_test(pz.env(str(path)), num_cycles=200)
+
+
+def test_pettingzoo_reset_seed_repeats_a_game_that_draws():
+    env = pz.env(MATCH3)
+    firsts = []
+    for _ in range(2):
+        env.reset(seed=3)
+        firsts.append(env.last()[0]["observation"].copy())
+    env.reset(seed=4)
+    assert np.array_equal(firsts[0], firsts[1])
+    assert not np.array_equal(firsts[0], env.last()[0]["observation"])
+
+
 def test_pettingzoo_aec_plays_a_game_to_its_returns():
     env = pz.env(C4)
     env.reset(seed=0)
@@ -221,6 +240,14 @@ def test_gymnasium_check_env_match3_and_magic_land():
             warnings.simplefilter("error")
             warnings.filterwarnings("ignore", message=".*spec.*")
             check_env(pg.PlayforgeEnv(path))
+
+
+ONE_PLAYER = [ROOT / "games" / n for n in ("simple_coins.wgdl", "stacker.wgdl", "gdl/lightsout.kif")]
+
+
+@pytest.mark.parametrize("path", ONE_PLAYER, ids=[p.name for p in ONE_PLAYER])
+def test_gymnasium_check_env_other_one_player_games(path, capsys):
+    check_env(pg.make(str(path)).unwrapped)
 
 
 def test_gymnasium_episode_rewards_sum_to_the_value():
