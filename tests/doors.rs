@@ -16,8 +16,12 @@ fn root() -> &'static Path {
 }
 
 fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> =
-        std::fs::read_dir(root().join(dir)).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == ext)).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
     v.sort();
     v
 }
@@ -58,7 +62,8 @@ fn check_index(path: &Path, games: u64, moves: usize) -> usize {
                 assert!(s.legal(None).is_empty());
                 break;
             }
-            let players: Vec<usize> = if s.current_player() >= 0 { vec![s.current_player() as usize] } else { (0..info.players.len()).collect() };
+            let players: Vec<usize> =
+                if s.current_player() >= 0 { vec![s.current_player() as usize] } else { (0..info.players.len()).collect() };
             for &p in &players {
                 let legal = s.legal(Some(p)).to_vec();
                 assert!(!legal.is_empty(), "{}: no legal action for the player to move", path.display());
@@ -72,7 +77,9 @@ fn check_index(path: &Path, games: u64, moves: usize) -> usize {
                 // Within a game an object keeps its id, so a move is (action, owner, binding):
                 // WGDL numbers every player's moves in one space, GDL each role's own.
                 let moves: Vec<(usize, u128)> = match &s.inner {
-                    Inner::Wgdl(_) => s.wgdl_moves().iter().map(|m| (0, ((m.def as u128) << 64) | ((m.this as u128) << 32) | m.bound as u128)).collect(),
+                    Inner::Wgdl(_) => {
+                        s.wgdl_moves().iter().map(|m| (0, ((m.def as u128) << 64) | ((m.this as u128) << 32) | m.bound as u128)).collect()
+                    }
                     Inner::Gdl(_) => legal.iter().map(|&a| (p, a as u128)).collect(),
                 };
                 for (&a, &mv) in legal.iter().zip(&moves) {

@@ -109,7 +109,9 @@ impl GdlDoor {
     /// One role's move at a sequential node; the others play their only action.
     pub(super) fn apply(&self, s: &mut DoorState, action: i64) -> Result<(), DoorError> {
         if s.player < 0 {
-            return Err(DoorError::Illegal(format!("action {action}: a simultaneous node; expected apply_actions with one action per role")));
+            return Err(DoorError::Illegal(format!(
+                "action {action}: a simultaneous node; expected apply_actions with one action per role"
+            )));
         }
         let mover = s.player as usize;
         let joint: Vec<i64> = (0..s.role_legal.len()).map(|r| if r == mover { action } else { -1 }).collect();

@@ -133,7 +133,8 @@ pub fn is_gdl_path(path: &Path) -> bool {
 impl Door {
     /// Opens a `.wgdl` game or a `.kif`/`.gdl` description.
     pub fn open(path: &Path, opts: &OpenOptions) -> anyhow::Result<Door> {
-        let kind = if is_gdl_path(path) { Kind::Gdl(gdl::GdlDoor::open(path, opts)?) } else { Kind::Wgdl(wgdl::WgdlDoor::open(path, opts)?) };
+        let kind =
+            if is_gdl_path(path) { Kind::Gdl(gdl::GdlDoor::open(path, opts)?) } else { Kind::Wgdl(wgdl::WgdlDoor::open(path, opts)?) };
         Door::new(kind).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 

@@ -147,7 +147,13 @@ impl WgdlDoor {
             stochastic,
             rewards: reward.is_some(),
             utility: if n == 2 && reward.is_none() { Utility::ZeroSum } else { Utility::GeneralSum },
-            min_utility: if reward.is_some() { f64::NEG_INFINITY } else if n == 1 { 0.0 } else { -1.0 },
+            min_utility: if reward.is_some() {
+                f64::NEG_INFINITY
+            } else if n == 1 {
+                0.0
+            } else {
+                -1.0
+            },
             max_utility: if reward.is_some() { f64::INFINITY } else { 1.0 },
             max_game_length: p.limits.steps as usize,
             players,
