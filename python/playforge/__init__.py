@@ -9,6 +9,10 @@ The game API follows pyspiel's::
         state.apply_action(state.legal_actions()[0])
     print(state.returns())
 
+The same games as OpenSpiel games, PettingZoo and Gymnasium environments (docs/doors.md):
+``playforge.openspiel``, ``playforge.pettingzoo``, ``playforge.gymnasium`` (imported on their
+own; each needs its framework: ``pip install 'playforge[openspiel]'`` …).
+
 Every command of the command line runs as ``python -m playforge …`` (or the ``playforge``
 script this package installs); ``--ray ADDRESS`` runs a command's games on a Ray cluster
 (``pip install 'playforge[ray]'``). Errors raise ``ValueError`` (bad input, with the
