@@ -53,6 +53,34 @@ fn closures_agree_with_bytecode_on_every_shipped_game() {
     }
 }
 
+/// The compiled tier (feature `compiled`): the same comparison with generated code where it
+/// covers an expression, and a check that it did generate some.
+#[cfg(feature = "compiled")]
+#[test]
+fn compiled_tier_agrees_with_bytecode_on_every_shipped_game() {
+    // Every covered expression generated, however small, so that all of them are compared.
+    wgdl::set_compiled_min_nodes(1);
+    let (seen0, made0) = wgdl::compiled_functions();
+    for (name, games, moves) in [
+        ("simple_coins.wgdl", 5, 80),
+        ("magic_land.wgdl", 5, 150),
+        ("connect_four.wgdl", 20, 42),
+        ("hex_arena.wgdl", 10, 200),
+        ("match3.wgdl", 5, 20),
+        ("stacker.wgdl", 5, 60),
+        ("tictactoe.wgdl", 10, 9),
+    ] {
+        let (s0, m0) = wgdl::compiled_functions();
+        let p = Arc::new(util::game(name).program.with_tier(wgdl::Tier::Compiled));
+        let n = compare_on_random_play(&p, games, moves);
+        assert!(n > 100, "{name}: only {n} evaluations compared");
+        let (s1, m1) = wgdl::compiled_functions();
+        eprintln!("{name}: {} of {} expressions generated", m1 - m0, s1 - s0);
+    }
+    let (seen, made) = wgdl::compiled_functions();
+    assert!(made - made0 > (seen - seen0) / 4, "only {} of {} expressions generated", made - made0, seen - seen0);
+}
+
 #[test]
 fn closures_agree_with_bytecode_under_overlays_and_parameters() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("games");

@@ -22,6 +22,9 @@ pub use compile::CompileOptions;
 pub use deps::Dirty;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
+pub use run::fast::Tier;
+#[cfg(feature = "compiled")]
+pub use run::jit::{generated as compiled_functions, set_min_nodes as set_compiled_min_nodes};
 
 use std::path::Path;
 use std::sync::Arc;

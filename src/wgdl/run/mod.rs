@@ -7,6 +7,8 @@
 pub(in crate::wgdl) mod deps;
 pub(in crate::wgdl) mod fast;
 pub mod hex;
+#[cfg(feature = "compiled")]
+pub(in crate::wgdl) mod jit;
 pub mod probe;
 pub mod program;
 pub(in crate::wgdl) mod tiles;

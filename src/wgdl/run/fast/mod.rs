@@ -41,6 +41,7 @@ pub(in crate::wgdl) use lower::line_fn;
 use lower::*;
 use spec::{Get, by_kind_wide};
 use tree::*;
+pub(in crate::wgdl) use tree::{Leaf, T};
 
 /// What an evaluation reads besides the state: the program, and whose action is running, with
 /// the slot bases of `this` and of the bound object looked up once.
@@ -201,10 +202,27 @@ pub(in crate::wgdl) fn fx_of(f: impl Fn(&Env) -> Result<i64, RuntimeError> + Sen
     Shared::new(Arc::new(f) as Arc<FxFn>)
 }
 
+/// Which tier evaluates a program's expressions: the closures, or machine code generated where
+/// the compiled tier covers an expression (cargo feature `compiled`, `wgdl::run::jit`; without
+/// it, `Compiled` runs the closures).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tier {
+    #[default]
+    Interpreted,
+    Compiled,
+}
+
+impl Tier {
+    /// Whether this build can generate code (`Compiled` is only a request without it).
+    pub const AVAILABLE: bool = cfg!(feature = "compiled");
+}
+
 /// The lazily built closures of a program, one slot per code index (only expression starts are
 /// ever filled).
 #[derive(Default)]
 pub struct FastCode {
+    /// The tier its expressions are built for.
+    tier: Tier,
     slots: Vec<OnceLock<Fx>>,
     /// One per consequence ([`Program::conses`]).
     conses: Vec<OnceLock<Cx>>,
@@ -244,6 +262,7 @@ fn cx_of(f: impl Fn(&Program, &mut State, &Frame, u32) -> Result<(), RuntimeErro
 impl Clone for FastCode {
     fn clone(&self) -> FastCode {
         FastCode {
+            tier: self.tier,
             slots: self.slots.clone(),
             conses: self.conses.clone(),
             conds: self.conds.clone(),
@@ -276,6 +295,18 @@ impl FastCode {
         self.conds.resize_with(n, OnceLock::new);
         self.effects.resize_with(n, OnceLock::new);
         self.plans.resize_with(n, OnceLock::new);
+    }
+    /// Room for the same code, consequences and actions, built afresh for `tier`.
+    pub fn for_tier(&self, tier: Tier) -> FastCode {
+        let mut f = FastCode { tier, ..FastCode::default() };
+        f.resize(self.slots.len());
+        f.resize_conses(self.conses.len());
+        f.resize_actions(self.conds.len());
+        f
+    }
+    /// The tier its expressions are built for.
+    pub fn tier(&self) -> Tier {
+        self.tier
     }
     /// Forgets the consequence plans decided on class constants (after the constants changed).
     pub fn forget_plans(&mut self) {
@@ -313,7 +344,27 @@ impl Program {
 
     fn lower_expr(&self, e: ExprId) -> Fx {
         let live = self.fast.live.get_or_init(|| self.live_flags()).get(e.start as usize).copied().unwrap_or(0);
-        lower(assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0))
+        let t = assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0);
+        #[cfg(feature = "compiled")]
+        if self.fast.tier == Tier::Compiled
+            && let Some(native) = crate::wgdl::run::jit::compile(self, &t)
+        {
+            // Generated code, and the closure for where it gives up (errors, with their span).
+            let slow = lower(t);
+            return fx_of(move |env| match native.call(env) {
+                Some(v) => Ok(v),
+                None => slow(env),
+            });
+        }
+        lower(t)
+    }
+
+    /// The same program with its expressions built for `tier` (afresh: nothing built so far is
+    /// kept).
+    pub fn with_tier(&self, tier: Tier) -> Program {
+        let mut p = self.clone();
+        p.fast = self.fast.for_tier(tier);
+        p
     }
 
     /// Which expressions run only with `this` or the bound object live, so that their checked

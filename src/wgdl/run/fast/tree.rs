@@ -6,7 +6,7 @@ use super::*;
 
 /// A value that needs no computation and cannot fail: read it inline.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Leaf {
+pub(in crate::wgdl) enum Leaf {
     Const(i64),
     Slot(u32),
     This(u32),
@@ -69,7 +69,7 @@ impl Leaf {
 }
 
 /// One value-producing piece of code; `at` is the index of the op that reports errors.
-pub(super) enum T {
+pub(in crate::wgdl) enum T {
     Leaf(Leaf),
     /// One operand (`Field`, `FieldConst`, `NameOf`, `NegL`, `NegD`, `L2D`, `Not`, `Load`,
     /// `GridRuns`, `GridSwaps`, `GridHasSwap`, `GridSumRuns`).

@@ -1,0 +1,324 @@
+//! Expression tree → Cranelift IR: one function per expression, `(env, status) -> value`, with
+//! one exit for giving up (`status = 1`, see the module's invariants). What it covers
+//! ([`covered`]) is the subset of the closure compiler's tree made of state reads, arithmetic and
+//! comparisons over longs and doubles, `&&`/`||` (which, as in the bytecode, yield the deciding
+//! operand, not 0/1), and grid cells; the rest keeps its closure. Structural facts of the program
+//! (store size, grid bases and sizes) are immediates; parameters (class constants) are never
+//! baked in, since a program's copies with other parameters share its compiled expressions.
+
+use super::super::fast::{Leaf, T};
+use super::Offsets as O;
+use crate::wgdl::program::{Op, Program};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{Block, Function, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+
+/// Whether every node of `t` is one the generator emits.
+pub(super) fn covered(p: &Program, t: &T) -> bool {
+    match t {
+        T::Leaf(l) => matches!(
+            l,
+            Leaf::Const(_)
+                | Leaf::Slot(_)
+                | Leaf::This(_)
+                | Leaf::Bound(_)
+                | Leaf::StoreOwn(_)
+                | Leaf::StoreSum(_)
+                | Leaf::ThisObj
+                | Leaf::BoundObj
+                | Leaf::Time
+                | Leaf::Sessions
+                | Leaf::Moves
+                | Leaf::Actor
+                | Leaf::Round
+                | Leaf::Turns
+                | Leaf::ToMove
+        ),
+        T::Un(op, a, _) => matches!(op, Op::NegL | Op::NegD | Op::L2D | Op::Not | Op::Load) && covered(p, a),
+        T::Bin(op, a, b, _) => {
+            let known = match op {
+                Op::GridCell(g) => (*g as usize) < p.grids.len(),
+                _ => matches!(
+                    op,
+                    Op::AddL
+                        | Op::SubL
+                        | Op::MulL
+                        | Op::DivL
+                        | Op::AddD
+                        | Op::SubD
+                        | Op::MulD
+                        | Op::DivD
+                        | Op::Eq
+                        | Op::Ne
+                        | Op::LtL
+                        | Op::LeL
+                        | Op::GtL
+                        | Op::GeL
+                        | Op::EqD
+                        | Op::NeD
+                        | Op::LtD
+                        | Op::LeD
+                        | Op::GtD
+                        | Op::GeD
+                        | Op::Xor
+                ),
+            };
+            known && covered(p, a) && covered(p, b)
+        }
+        T::And(a, b) | T::Or(a, b) => covered(p, a) && covered(p, b),
+        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+    }
+}
+
+/// How big a tree is (nodes), for deciding whether generating it pays over its closure.
+pub(super) fn size(t: &T) -> usize {
+    match t {
+        T::Leaf(_) | T::Agg(_) => 1,
+        T::Un(_, a, _) => 1 + size(a),
+        T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => 1 + size(a) + size(b),
+        T::Many(_, v, _) | T::Call(_, v, _) => 1 + v.iter().map(size).sum::<usize>(),
+    }
+}
+
+struct Gen<'a, 'b> {
+    p: &'a Program,
+    b: FunctionBuilder<'b>,
+    env: Value,
+    fail: Block,
+    ptr: Type,
+}
+
+/// Fills `func` (its signature set) with expression `t` of program `p` (`covered` holds).
+pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFrontendConfig) {
+    let ptr = config.pointer_type();
+    let mut fbc = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(func, &mut fbc);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let env = b.block_params(entry)[0];
+    let status = b.block_params(entry)[1];
+    let fail = b.create_block();
+    let mut g = Gen { p, b, env, fail, ptr };
+    let v = g.expr(t);
+    g.b.ins().return_(&[v]);
+    g.b.switch_to_block(fail);
+    let one = g.b.ins().iconst(types::I64, 1);
+    g.b.ins().store(MemFlagsData::trusted(), one, status, 0);
+    let zero = g.b.ins().iconst(types::I64, 0);
+    g.b.ins().return_(&[zero]);
+    g.b.seal_all_blocks();
+    g.b.finalize(config);
+}
+
+impl Gen<'_, '_> {
+    /// A field of the `JitEnv`.
+    fn field(&mut self, off: i32) -> Value {
+        self.b.ins().load(types::I64, MemFlagsData::trusted(), self.env, off)
+    }
+
+    /// Continues only where `cond` (an i8) is false; gives up where it is true.
+    fn fail_if(&mut self, cond: Value) {
+        let ok = self.b.create_block();
+        self.b.ins().brif(cond, self.fail, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// The slot at index `idx` (an i64), checked against the slots' length: the one load from
+    /// the state (invariant 1).
+    fn slot(&mut self, idx: Value) -> Value {
+        let len = self.field(O::LEN);
+        let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
+        self.fail_if(out);
+        let base = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::SLOTS);
+        let byte = self.b.ins().ishl_imm_u(idx, 3);
+        let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
+        let at = self.b.ins().iadd(base, byte);
+        self.b.ins().load(types::I64, MemFlagsData::trusted(), at, 0)
+    }
+
+    fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(types::I64, v)
+    }
+
+    fn bool(&mut self, c: Value) -> Value {
+        self.b.ins().uextend(types::I64, c)
+    }
+
+    fn f(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(types::F64, MemFlagsData::new(), v)
+    }
+
+    fn i(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(types::I64, MemFlagsData::new(), v)
+    }
+
+    fn leaf(&mut self, l: Leaf) -> Value {
+        match l {
+            Leaf::Const(v) => self.iconst(v),
+            Leaf::Slot(s) | Leaf::StoreOwn(s) => {
+                let i = self.iconst(s as i64);
+                self.slot(i)
+            }
+            Leaf::StoreSum(n) => {
+                let sum = self.iconst((self.p.n_store_nodes() + n as usize) as i64);
+                let own = self.iconst(n as i64);
+                let (s, o) = (self.slot(sum), self.slot(own));
+                self.b.ins().isub(s, o)
+            }
+            Leaf::This(o) | Leaf::Bound(o) => {
+                let base = self.field(if matches!(l, Leaf::This(_)) { O::THIS_BASE } else { O::BOUND_BASE });
+                let i = self.b.ins().iadd_imm_s(base, o as i64);
+                self.slot(i)
+            }
+            Leaf::ThisObj => self.field(O::THIS),
+            Leaf::BoundObj => self.field(O::BOUND),
+            Leaf::Time => self.field(O::CLOCK),
+            Leaf::Sessions => self.field(O::SESSIONS),
+            Leaf::Moves => self.field(O::MOVES),
+            Leaf::Actor => self.field(O::ACTOR),
+            Leaf::Round => self.field(O::ROUND),
+            Leaf::Turns => self.field(O::TURNS),
+            Leaf::ToMove => self.field(O::TO_MOVE),
+            _ => unreachable!("not covered: {l:?}"),
+        }
+    }
+
+    fn expr(&mut self, t: &T) -> Value {
+        match t {
+            T::Leaf(l) => self.leaf(*l),
+            T::Un(op, a, _) => {
+                let a = self.expr(a);
+                match op {
+                    Op::NegL => {
+                        let min = self.b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN);
+                        self.fail_if(min);
+                        self.b.ins().ineg(a)
+                    }
+                    Op::NegD => {
+                        let x = self.f(a);
+                        let n = self.b.ins().fneg(x);
+                        self.i(n)
+                    }
+                    Op::L2D => {
+                        let x = self.b.ins().fcvt_from_sint(types::F64, a);
+                        self.i(x)
+                    }
+                    Op::Not => {
+                        let c = self.b.ins().icmp_imm_s(IntCC::Equal, a, 0);
+                        self.bool(c)
+                    }
+                    Op::Load => self.slot(a),
+                    _ => unreachable!("not covered: {op:?}"),
+                }
+            }
+            T::Bin(op, a, b, _) => {
+                let (x, y) = (self.expr(a), self.expr(b));
+                self.bin(*op, x, y)
+            }
+            T::And(a, b) | T::Or(a, b) => {
+                let and = matches!(t, T::And(..));
+                let x = self.expr(a);
+                let rhs = self.b.create_block();
+                let merge = self.b.create_block();
+                self.b.append_block_param(merge, types::I64);
+                // `a && b`: a when a is 0, else b; `a || b`: a when a is not 0, else b.
+                if and {
+                    self.b.ins().brif(x, rhs, &[], merge, &[x.into()]);
+                } else {
+                    self.b.ins().brif(x, merge, &[x.into()], rhs, &[]);
+                }
+                self.b.switch_to_block(rhs);
+                let y = self.expr(b);
+                self.b.ins().jump(merge, &[y.into()]);
+                self.b.switch_to_block(merge);
+                self.b.block_params(merge)[0]
+            }
+            _ => unreachable!("not covered"),
+        }
+    }
+
+    fn bin(&mut self, op: Op, x: Value, y: Value) -> Value {
+        match op {
+            Op::AddL | Op::SubL | Op::MulL => {
+                let (r, over) = match op {
+                    Op::AddL => self.b.ins().sadd_overflow(x, y),
+                    Op::SubL => self.b.ins().ssub_overflow(x, y),
+                    _ => self.b.ins().smul_overflow(x, y),
+                };
+                self.fail_if(over);
+                r
+            }
+            Op::DivL => {
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                self.fail_if(zero);
+                let min = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
+                let neg1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                let both = self.b.ins().band(min, neg1);
+                self.fail_if(both);
+                self.b.ins().sdiv(x, y)
+            }
+            Op::AddD | Op::SubD | Op::MulD | Op::DivD => {
+                let (a, b) = (self.f(x), self.f(y));
+                if op == Op::DivD {
+                    let z = self.b.ins().f64const(0.0);
+                    let zero = self.b.ins().fcmp(FloatCC::Equal, b, z);
+                    self.fail_if(zero);
+                }
+                let r = match op {
+                    Op::AddD => self.b.ins().fadd(a, b),
+                    Op::SubD => self.b.ins().fsub(a, b),
+                    Op::MulD => self.b.ins().fmul(a, b),
+                    _ => self.b.ins().fdiv(a, b),
+                };
+                self.i(r)
+            }
+            Op::Eq | Op::Ne | Op::LtL | Op::LeL | Op::GtL | Op::GeL => {
+                let cc = match op {
+                    Op::Eq => IntCC::Equal,
+                    Op::Ne => IntCC::NotEqual,
+                    Op::LtL => IntCC::SignedLessThan,
+                    Op::LeL => IntCC::SignedLessThanOrEqual,
+                    Op::GtL => IntCC::SignedGreaterThan,
+                    _ => IntCC::SignedGreaterThanOrEqual,
+                };
+                let c = self.b.ins().icmp(cc, x, y);
+                self.bool(c)
+            }
+            Op::EqD | Op::NeD | Op::LtD | Op::LeD | Op::GtD | Op::GeD => {
+                let (a, b) = (self.f(x), self.f(y));
+                let cc = match op {
+                    Op::EqD => FloatCC::Equal,
+                    // Rust's `!=` on floats: true when either is NaN.
+                    Op::NeD => FloatCC::NotEqual,
+                    Op::LtD => FloatCC::LessThan,
+                    Op::LeD => FloatCC::LessThanOrEqual,
+                    Op::GtD => FloatCC::GreaterThan,
+                    _ => FloatCC::GreaterThanOrEqual,
+                };
+                let c = self.b.ins().fcmp(cc, a, b);
+                self.bool(c)
+            }
+            Op::Xor => {
+                let a = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+                let b = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                let c = self.b.ins().bxor(a, b);
+                self.bool(c)
+            }
+            Op::GridCell(g) => {
+                // The cell's slot index (a `Load` reads it), or give up off the grid.
+                let gi = &self.p.grids[g as usize];
+                let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as i64);
+                let xo = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, x, w);
+                let yo = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, y, h);
+                let off = self.b.ins().bor(xo, yo);
+                self.fail_if(off);
+                let row = self.b.ins().imul_imm_s(y, w);
+                let cell = self.b.ins().iadd(row, x);
+                self.b.ins().iadd_imm_s(cell, base)
+            }
+            _ => unreachable!("not covered: {op:?}"),
+        }
+    }
+}

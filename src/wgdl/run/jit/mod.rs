@@ -1,0 +1,182 @@
+//! The compiled tier (cargo feature `compiled`): a program's expressions generated as machine
+//! code by Cranelift when they are first evaluated, over the interpreter's own [`State`], and
+//! called through the same [`Fx`] slot as their closures — so that everything that evaluates an
+//! expression (move listing, consequences, outcomes, policies) runs the generated code without
+//! knowing it. The interpreter stays the reference and the fallback: an expression the
+//! generator does not cover keeps its closure ([`emit::covered`]), and a generated function that
+//! meets anything but the plain path — a slot index out of range, an overflow, a division by
+//! zero, a cell off its grid — returns a status instead of a value, and the expression is
+//! evaluated again through its closure, which reports the error with its span. The tests that
+//! hold the closures to the bytecode (`tests/closures.rs`) run with the tier on.
+//!
+//! **Invariants.** This file holds the tier's only `unsafe`: calling generated code. It rests on
+//! four facts, each kept by the code named:
+//! 1. *Generated code reads memory only through the [`JitEnv`] it is handed, and every slot it
+//!    reads is checked against [`JitEnv::len`] first* ([`emit`]: `slot`, the one helper that
+//!    emits a load from the slots; loads from the `JitEnv` itself use the `#[repr(C)]` offsets of
+//!    `Offsets`, checked against its size at compile time). It writes only the status word it is handed.
+//! 2. *A `JitEnv` is made from live borrows* ([`JitEnv::of`]: a slice of the state's slots and
+//!    its length, the environment's numbers) *and lives on the caller's stack for the call*.
+//! 3. *Generated code is never freed*: the one [`JITModule`] lives in a process-wide mutex and
+//!    leaks its code memory when dropped (Cranelift's documented behaviour), so a function
+//!    pointer, once finalized, is valid for the rest of the process.
+//! 4. *The signature called is the signature generated*: both come from [`signature`] and
+//!    [`RawFn`], next to each other here.
+
+mod emit;
+
+use super::fast::{Env, T};
+use crate::wgdl::program::{NONE, NULL, Program, State};
+use cranelift_codegen::ir::{AbiParam, Signature, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::Module;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, Mutex};
+
+/// What generated code reads: the state's slots and the environment's numbers.
+#[repr(C)]
+pub(in crate::wgdl) struct JitEnv {
+    slots: *const i64,
+    len: u64,
+    this_base: i64,
+    bound_base: i64,
+    this: i64,
+    bound: i64,
+    clock: i64,
+    sessions: i64,
+    moves: i64,
+    actor: i64,
+    round: i64,
+    turns: i64,
+    to_move: i64,
+}
+
+/// Byte offsets of [`JitEnv`]'s fields, in declaration order (all 8 bytes wide, `#[repr(C)]`).
+struct Offsets;
+impl Offsets {
+    pub const SLOTS: i32 = 0;
+    pub const LEN: i32 = 8;
+    pub const THIS_BASE: i32 = 16;
+    pub const BOUND_BASE: i32 = 24;
+    pub const THIS: i32 = 32;
+    pub const BOUND: i32 = 40;
+    pub const CLOCK: i32 = 48;
+    pub const SESSIONS: i32 = 56;
+    pub const MOVES: i32 = 64;
+    pub const ACTOR: i32 = 72;
+    pub const ROUND: i32 = 80;
+    pub const TURNS: i32 = 88;
+    pub const TO_MOVE: i32 = 96;
+}
+const _: () = assert!(std::mem::size_of::<JitEnv>() == 104);
+
+impl JitEnv {
+    #[inline(always)]
+    fn of(e: &Env) -> JitEnv {
+        let st: &State = e.st;
+        JitEnv {
+            slots: st.slots.as_ptr(),
+            len: st.slots.len() as u64,
+            this_base: e.this_base() as i64,
+            bound_base: e.bound_base() as i64,
+            this: e.this as i64,
+            bound: e.bound as i64,
+            clock: st.clock,
+            sessions: st.sessions,
+            moves: st.moves as i64,
+            actor: if st.actor == NONE { NULL } else { st.actor as i64 },
+            round: st.round as i64,
+            turns: st.turns as i64,
+            to_move: st.to_move as i64,
+        }
+    }
+}
+
+/// The generated function: `(env, status) -> value`; `*status` is set non-zero when the
+/// function gave up (the caller then evaluates the closure).
+type RawFn = unsafe extern "C" fn(*const JitEnv, *mut u64) -> i64;
+
+fn signature(m: &JITModule) -> Signature {
+    let ptr = m.target_config().pointer_type();
+    let mut sig = m.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
+
+/// An expression as machine code.
+#[derive(Clone, Copy)]
+pub(in crate::wgdl) struct Native {
+    f: RawFn,
+}
+
+impl Native {
+    /// The expression's value, or `None` where the generated code gave up.
+    #[inline(always)]
+    pub(in crate::wgdl) fn call(&self, e: &Env) -> Option<i64> {
+        let env = JitEnv::of(e);
+        let mut status = 0u64;
+        // SAFETY: `f` was generated by `compile` with `signature` (invariant 4) and is never
+        // freed (invariant 3); it reads only `env`, which lives through the call, and slots
+        // below `env.len` of the state `e` borrows (invariants 1 and 2); it writes only `status`.
+        let v = unsafe { (self.f)(&env, &mut status) };
+        (status == 0).then_some(v)
+    }
+}
+
+/// The process's one code generator (invariant 3); `None` where the host has no Cranelift
+/// backend, and then every expression keeps its closure.
+static JIT: LazyLock<Mutex<Option<JITModule>>> = LazyLock::new(|| Mutex::new(new_module()));
+
+fn new_module() -> Option<JITModule> {
+    let mut flags = settings::builder();
+    flags.set("use_colocated_libcalls", "false").ok()?;
+    flags.set("is_pic", "false").ok()?;
+    flags.set("opt_level", "speed").ok()?;
+    let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
+    Some(JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names())))
+}
+
+/// Trees smaller than this keep their closure: a closure specialised for a small shape (`this.x
+/// < 5`) costs one call, as generated code does, without making the `JitEnv`.
+static MIN_NODES: AtomicUsize = AtomicUsize::new(4);
+
+/// Sets the smallest tree generated (tests set 1, to hold every covered expression to the
+/// bytecode). Affects expressions built after the call.
+pub fn set_min_nodes(n: usize) {
+    MIN_NODES.store(n, Ordering::Relaxed);
+}
+
+/// Generates expression tree `t` of program `p`, if the generator covers all of it and it is
+/// large enough to pay.
+pub(in crate::wgdl) fn compile(p: &Program, t: &T) -> Option<Native> {
+    SEEN.fetch_add(1, Ordering::Relaxed);
+    if emit::size(t) < MIN_NODES.load(Ordering::Relaxed) || !emit::covered(p, t) {
+        return None;
+    }
+    let mut guard = JIT.lock().unwrap_or_else(|e| e.into_inner());
+    let module = guard.as_mut()?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = signature(module);
+    emit::function(p, t, &mut ctx.func, module.target_config());
+    let id = module.declare_anonymous_function(&ctx.func.signature).ok()?;
+    module.define_function(id, &mut ctx).ok()?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().ok()?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the entry of a function just generated with `signature` (invariant 4).
+    let f = unsafe { std::mem::transmute::<*const u8, RawFn>(code) };
+    GENERATED.fetch_add(1, Ordering::Relaxed);
+    Some(Native { f })
+}
+
+static SEEN: AtomicUsize = AtomicUsize::new(0);
+static GENERATED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many expressions this process has built for the compiled tier, and how many of them it
+/// generated as machine code (for tests and the run summary).
+pub fn generated() -> (usize, usize) {
+    (SEEN.load(Ordering::Relaxed), GENERATED.load(Ordering::Relaxed))
+}
