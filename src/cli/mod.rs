@@ -36,6 +36,17 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Which tier evaluates WGDL expressions: `interp` (the closures) or `compiled` (machine code
+    /// generated where the compiled tier covers an expression; builds with the cargo feature
+    /// `compiled` only). Results are the same either way.
+    #[arg(long, global = true, value_enum, default_value_t = TierArg::Interp)]
+    tier: TierArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TierArg {
+    Interp,
+    Compiled,
 }
 
 #[derive(Subcommand)]
@@ -271,6 +282,17 @@ where
             return e.exit_code().clamp(0, 255) as u8;
         }
     };
+    if cli.tier == TierArg::Compiled && !crate::wgdl::Tier::AVAILABLE {
+        eprintln!(
+            "error: --tier compiled: this build has no compiled tier; expected a build with the cargo feature `compiled` (cargo build --release --features compiled)"
+        );
+        return 2;
+    }
+    crate::wgdl::Tier::set_default(if cli.tier == TierArg::Compiled {
+        crate::wgdl::Tier::Compiled
+    } else {
+        crate::wgdl::Tier::Interpreted
+    });
     let result = match cli.command {
         Command::Check { game } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game),
         Command::Check { game } => run::check(&game),

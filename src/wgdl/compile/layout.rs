@@ -243,7 +243,7 @@ impl Compiler<'_> {
             action_groups: Vec::new(),
             filter_flags: Vec::new(),
             fast: {
-                let mut f = crate::wgdl::fast::FastCode::default();
+                let mut f = crate::wgdl::fast::FastCode::default().for_tier(crate::wgdl::Tier::default_for_new());
                 f.resize(n_code);
                 f.resize_conses(n_conses);
                 f.resize_actions(n_actions);

@@ -62,7 +62,7 @@ pub(super) fn bin_checked(op: Op, a: T, b: T, at: usize) -> Fx {
     }
 }
 
-pub(super) fn lower(t: T) -> Fx {
+pub(in crate::wgdl) fn lower(t: T) -> Fx {
     match t {
         T::Leaf(l) => closure(Operand::Leaf(l)),
         T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),

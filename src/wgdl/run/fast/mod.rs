@@ -38,6 +38,8 @@ mod tree;
 
 #[cfg(test)]
 pub(in crate::wgdl) use lower::line_fn;
+#[cfg(feature = "compiled")]
+pub(in crate::wgdl) use lower::lower;
 use lower::*;
 use spec::{Get, by_kind_wide};
 use tree::*;
@@ -215,7 +217,32 @@ pub enum Tier {
 impl Tier {
     /// Whether this build can generate code (`Compiled` is only a request without it).
     pub const AVAILABLE: bool = cfg!(feature = "compiled");
+
+    /// The tier programs compiled from now on start with: the last [`Tier::set_default`], else
+    /// the environment's `PLAYFORGE_TIER` (`interp` or `compiled`), else `Interpreted`.
+    pub fn default_for_new() -> Tier {
+        match DEFAULT_TIER.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Tier::Interpreted,
+            2 => Tier::Compiled,
+            _ => {
+                let t = match std::env::var("PLAYFORGE_TIER").as_deref() {
+                    Ok("compiled") => Tier::Compiled,
+                    _ => Tier::Interpreted,
+                };
+                Tier::set_default(t);
+                t
+            }
+        }
+    }
+
+    /// Sets the tier of programs compiled from now on (the command line's `--tier`).
+    pub fn set_default(t: Tier) {
+        DEFAULT_TIER.store(if t == Tier::Compiled { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
+    }
 }
+
+/// [`Tier::default_for_new`]: 0 not yet decided, 1 interpreted, 2 compiled.
+static DEFAULT_TIER: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// The lazily built closures of a program, one slot per code index (only expression starts are
 /// ever filled).

@@ -1,21 +1,24 @@
 //! Expression tree → Cranelift IR: one function per expression, `(env, status) -> value`, with
-//! one exit for giving up (`status = 1`, see the module's invariants). What it covers
-//! ([`covered`]) is the subset of the closure compiler's tree made of state reads, arithmetic and
-//! comparisons over longs and doubles, `&&`/`||` (which, as in the bytecode, yield the deciding
-//! operand, not 0/1), and grid cells; the rest keeps its closure. Structural facts of the program
+//! one exit for giving up (`status = 1`, see the module's invariants). What it emits itself
+//! ([`native`]) is state reads, arithmetic and comparisons over longs and doubles, `&&`/`||`
+//! (which, as in the bytecode, yield the deciding operand, not 0/1), and grid cells; any other
+//! operand (built-ins, aggregates, reads through object references, class constants) is handed
+//! back to its own closure through [`super::call_closure`]. Structural facts of the program
 //! (store size, grid bases and sizes) are immediates; parameters (class constants) are never
 //! baked in, since a program's copies with other parameters share its compiled expressions.
 
-use super::super::fast::{Leaf, T};
+use super::super::fast::{Fx, Leaf, T, lower};
 use super::Offsets as O;
 use crate::wgdl::program::{Op, Program};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{Block, Function, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types};
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
-/// Whether every node of `t` is one the generator emits.
-pub(super) fn covered(p: &Program, t: &T) -> bool {
+/// Whether the generator emits `t`'s root node itself (its operands may be handed back to
+/// their closures, [`Gen::callback`]).
+pub(super) fn native(p: &Program, t: &T) -> bool {
     match t {
         T::Leaf(l) => matches!(
             l,
@@ -35,49 +38,50 @@ pub(super) fn covered(p: &Program, t: &T) -> bool {
                 | Leaf::Turns
                 | Leaf::ToMove
         ),
-        T::Un(op, a, _) => matches!(op, Op::NegL | Op::NegD | Op::L2D | Op::Not | Op::Load) && covered(p, a),
-        T::Bin(op, a, b, _) => {
-            let known = match op {
-                Op::GridCell(g) => (*g as usize) < p.grids.len(),
-                _ => matches!(
-                    op,
-                    Op::AddL
-                        | Op::SubL
-                        | Op::MulL
-                        | Op::DivL
-                        | Op::AddD
-                        | Op::SubD
-                        | Op::MulD
-                        | Op::DivD
-                        | Op::Eq
-                        | Op::Ne
-                        | Op::LtL
-                        | Op::LeL
-                        | Op::GtL
-                        | Op::GeL
-                        | Op::EqD
-                        | Op::NeD
-                        | Op::LtD
-                        | Op::LeD
-                        | Op::GtD
-                        | Op::GeD
-                        | Op::Xor
-                ),
-            };
-            known && covered(p, a) && covered(p, b)
-        }
-        T::And(a, b) | T::Or(a, b) => covered(p, a) && covered(p, b),
+        T::Un(op, ..) => matches!(op, Op::NegL | Op::NegD | Op::L2D | Op::Not | Op::Load),
+        T::Bin(op, ..) => match op {
+            Op::GridCell(g) => (*g as usize) < p.grids.len(),
+            _ => matches!(
+                op,
+                Op::AddL
+                    | Op::SubL
+                    | Op::MulL
+                    | Op::DivL
+                    | Op::AddD
+                    | Op::SubD
+                    | Op::MulD
+                    | Op::DivD
+                    | Op::Eq
+                    | Op::Ne
+                    | Op::LtL
+                    | Op::LeL
+                    | Op::GtL
+                    | Op::GeL
+                    | Op::EqD
+                    | Op::NeD
+                    | Op::LtD
+                    | Op::LeD
+                    | Op::GtD
+                    | Op::GeD
+                    | Op::Xor
+            ),
+        },
+        T::And(..) | T::Or(..) => true,
         T::Many(..) | T::Call(..) | T::Agg(_) => false,
     }
 }
 
-/// How big a tree is (nodes), for deciding whether generating it pays over its closure.
-pub(super) fn size(t: &T) -> usize {
+/// How many of `t`'s nodes the generator emits itself (an operand handed back to its closure
+/// counts as one), for deciding whether generating it pays over its closure.
+pub(super) fn native_size(p: &Program, t: &T) -> usize {
+    if !native(p, t) {
+        return 1;
+    }
     match t {
         T::Leaf(_) | T::Agg(_) => 1,
-        T::Un(_, a, _) => 1 + size(a),
-        T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => 1 + size(a) + size(b),
-        T::Many(_, v, _) | T::Call(_, v, _) => 1 + v.iter().map(size).sum::<usize>(),
+        T::Un(_, a, _) => 1 + native_size(p, a),
+        T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => 1 + native_size(p, a) + native_size(p, b),
+        T::Many(..) | T::Call(..) => 1,
     }
 }
 
@@ -85,11 +89,15 @@ struct Gen<'a, 'b> {
     p: &'a Program,
     b: FunctionBuilder<'b>,
     env: Value,
+    status: Value,
     fail: Block,
     ptr: Type,
+    /// The signature of [`super::call_closure`], imported once.
+    callback: Option<SigRef>,
+    call_conv: CallConv,
 }
 
-/// Fills `func` (its signature set) with expression `t` of program `p` (`covered` holds).
+/// Fills `func` (its signature set) with expression `t` of program `p` (`native` holds).
 pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFrontendConfig) {
     let ptr = config.pointer_type();
     let mut fbc = FunctionBuilderContext::new();
@@ -100,7 +108,7 @@ pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFr
     let env = b.block_params(entry)[0];
     let status = b.block_params(entry)[1];
     let fail = b.create_block();
-    let mut g = Gen { p, b, env, fail, ptr };
+    let mut g = Gen { p, b, env, status, fail, ptr, callback: None, call_conv: config.default_call_conv };
     let v = g.expr(t);
     g.b.ins().return_(&[v]);
     g.b.switch_to_block(fail);
@@ -185,7 +193,35 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Operand `t` handed back to its closure: a call to [`super::call_closure`] with the
+    /// closure's address (leaked, as the code that holds it), then a check of the status word.
+    fn callback(&mut self, t: &T) -> Value {
+        let fx: &'static Fx = Box::leak(Box::new(lower(t.clone())));
+        let sig = match self.callback {
+            Some(s) => s,
+            None => {
+                let mut sig = Signature::new(self.call_conv);
+                sig.params.extend([AbiParam::new(self.ptr), AbiParam::new(self.ptr), AbiParam::new(self.ptr)]);
+                sig.returns.push(AbiParam::new(types::I64));
+                let s = self.b.import_signature(sig);
+                self.callback = Some(s);
+                s
+            }
+        };
+        let helper: extern "C" fn(*const super::JitEnv, *const Fx, *mut u64) -> i64 = super::call_closure;
+        let callee = self.b.ins().iconst(self.ptr, helper as usize as i64);
+        let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
+        let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, self.status]);
+        let v = self.b.inst_results(call)[0];
+        let s = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.status, 0);
+        self.fail_if(s);
+        v
+    }
+
     fn expr(&mut self, t: &T) -> Value {
+        if !native(self.p, t) {
+            return self.callback(t);
+        }
         match t {
             T::Leaf(l) => self.leaf(*l),
             T::Un(op, a, _) => {

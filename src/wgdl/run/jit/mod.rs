@@ -2,8 +2,9 @@
 //! code by Cranelift when they are first evaluated, over the interpreter's own [`State`], and
 //! called through the same [`Fx`] slot as their closures — so that everything that evaluates an
 //! expression (move listing, consequences, outcomes, policies) runs the generated code without
-//! knowing it. The interpreter stays the reference and the fallback: an expression the
-//! generator does not cover keeps its closure ([`emit::covered`]), and a generated function that
+//! knowing it. The interpreter stays the reference and the fallback: an expression whose root the
+//! generator does not emit keeps its closure, an operand it does not emit is handed back to its
+//! closure ([`call_closure`]), and a generated function that
 //! meets anything but the plain path — a slot index out of range, an overflow, a division by
 //! zero, a cell off its grid — returns a status instead of a value, and the expression is
 //! evaluated again through its closure, which reports the error with its span. The tests that
@@ -25,7 +26,7 @@
 
 mod emit;
 
-use super::fast::{Env, T};
+use super::fast::{Env, Fx, T};
 use crate::wgdl::program::{NONE, NULL, Program, State};
 use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::settings::{self, Configurable};
@@ -50,6 +51,8 @@ pub(in crate::wgdl) struct JitEnv {
     round: i64,
     turns: i64,
     to_move: i64,
+    /// The [`Env`] itself, for the parts generated code hands back to a closure.
+    env: *const std::ffi::c_void,
 }
 
 /// Byte offsets of [`JitEnv`]'s fields, in declaration order (all 8 bytes wide, `#[repr(C)]`).
@@ -69,7 +72,7 @@ impl Offsets {
     pub const TURNS: i32 = 88;
     pub const TO_MOVE: i32 = 96;
 }
-const _: () = assert!(std::mem::size_of::<JitEnv>() == 104);
+const _: () = assert!(std::mem::size_of::<JitEnv>() == 112);
 
 impl JitEnv {
     #[inline(always)]
@@ -89,6 +92,24 @@ impl JitEnv {
             round: st.round as i64,
             turns: st.turns as i64,
             to_move: st.to_move as i64,
+            env: e as *const Env as *const std::ffi::c_void,
+        }
+    }
+}
+
+/// What generated code calls for a part of an expression it does not generate: that part's
+/// closure, evaluated on the caller's [`Env`]; an error (or a panic) sets the status word, and
+/// the whole expression is evaluated again through its own closure, which reports it.
+pub(super) extern "C" fn call_closure(jenv: *const JitEnv, fx: *const Fx, status: *mut u64) -> i64 {
+    // SAFETY: generated code passes the `JitEnv` it was handed (alive for the call, invariant
+    // 2), whose `env` points to the `Env` that made it; `fx` to a closure leaked by `emit`
+    // (never freed, as the code that holds its address); `status` to the caller's status word.
+    let (env, fx, status) = unsafe { (&*((*jenv).env as *const Env), &*fx, &mut *status) };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fx(env))) {
+        Ok(Ok(v)) => v,
+        _ => {
+            *status = 1;
+            0
         }
     }
 }
@@ -149,11 +170,11 @@ pub fn set_min_nodes(n: usize) {
     MIN_NODES.store(n, Ordering::Relaxed);
 }
 
-/// Generates expression tree `t` of program `p`, if the generator covers all of it and it is
+/// Generates expression tree `t` of program `p`, if the generator emits its root and it is
 /// large enough to pay.
 pub(in crate::wgdl) fn compile(p: &Program, t: &T) -> Option<Native> {
     SEEN.fetch_add(1, Ordering::Relaxed);
-    if emit::size(t) < MIN_NODES.load(Ordering::Relaxed) || !emit::covered(p, t) {
+    if !emit::native(p, t) || emit::native_size(p, t) < MIN_NODES.load(Ordering::Relaxed) {
         return None;
     }
     let mut guard = JIT.lock().unwrap_or_else(|e| e.into_inner());
