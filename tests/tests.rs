@@ -61,6 +61,8 @@ mod search;
 mod semantics;
 /// Project tidiness: every source file opens with a `//!` paragraph.
 mod tidy;
+/// The interpreted and the compiled tier in lockstep (feature `compiled`).
+mod tiers;
 /// Connected groups on tile grids: sizes, leaders, counts, distinct values and clears on
 /// crafted boards, and a naive flood fill on random ones.
 mod tile_groups;
