@@ -4,25 +4,31 @@
 //! expression (move listing, consequences, outcomes, policies) runs the generated code without
 //! knowing it. The interpreter stays the reference and the fallback: an expression whose root the
 //! generator does not emit keeps its closure, an operand it does not emit is handed back to its
-//! closure ([`call_closure`]), and a generated function that
-//! meets anything but the plain path — a slot index out of range, an overflow, a division by
-//! zero, a cell off its grid — returns a status instead of a value, and the expression is
-//! evaluated again through its closure, which reports the error with its span. The tests that
-//! hold the closures to the bytecode (`tests/closures.rs`) run with the tier on.
+//! closure ([`call_closure`]), and a generated function that meets anything but the plain path —
+//! a slot index out of range, an overflow, a division by zero, a cell off its grid, an error in a
+//! handed-back operand — returns a status instead of a value, and the expression is evaluated
+//! again through its closure, which reports the error with its span. `tests/closures.rs` and
+//! `tests/tiers.rs` hold the tier to the bytecode and to the interpreted tier.
 //!
-//! **Invariants.** This file holds the tier's only `unsafe`: calling generated code. It rests on
-//! four facts, each kept by the code named:
+//! **Invariants.** This file holds the tier's only `unsafe`: calling generated code, and
+//! generated code calling back ([`call_closure`]). It rests on four facts, each kept by the code
+//! named:
 //! 1. *Generated code reads memory only through the [`JitEnv`] it is handed, and every slot it
 //!    reads is checked against [`JitEnv::len`] first* ([`emit`]: `slot`, the one helper that
 //!    emits a load from the slots; loads from the `JitEnv` itself use the `#[repr(C)]` offsets of
-//!    `Offsets`, checked against its size at compile time). It writes only the status word it is handed.
+//!    `Offsets`, checked against its size at compile time). It writes only the status word it is
+//!    handed, and passes the `JitEnv`, a leaked closure's address and the status word on to
+//!    `call_closure`, which runs that closure on the `Env` the `JitEnv` was made from.
 //! 2. *A `JitEnv` is made from live borrows* ([`JitEnv::of`]: a slice of the state's slots and
-//!    its length, the environment's numbers) *and lives on the caller's stack for the call*.
-//! 3. *Generated code is never freed*: the one [`JITModule`] lives in a process-wide mutex and
-//!    leaks its code memory when dropped (Cranelift's documented behaviour), so a function
-//!    pointer, once finalized, is valid for the rest of the process.
-//! 4. *The signature called is the signature generated*: both come from [`signature`] and
-//!    [`RawFn`], next to each other here.
+//!    its length, the environment's numbers, the `Env` itself) *and lives on the caller's stack
+//!    for the call*.
+//! 3. *Generated code, and the closures it calls back, are never freed*: the one [`JITModule`]
+//!    lives in a process-wide mutex and leaks its code memory when dropped (Cranelift's
+//!    documented behaviour), and `emit` leaks the closures whose addresses it embeds, so a
+//!    function pointer, once finalized, is valid for the rest of the process.
+//! 4. *The signatures called are the signatures generated*: the function's from [`signature`]
+//!    and [`RawFn`], next to each other here; the callback's from `emit::Gen::callback` and
+//!    `call_closure`'s `extern "C"` declaration.
 
 mod emit;
 
