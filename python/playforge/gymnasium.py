@@ -25,7 +25,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import _core
+from ._doors import open_game, render_text
 
 __all__ = ["PlayforgeEnv", "make", "ENV_ID"]
 
@@ -53,14 +53,7 @@ class PlayforgeEnv(gymnasium.Env):
             raise ValueError(f"render_mode={render_mode!r}; expected one of {self.metadata['render_modes']}")
         if illegal not in ("terminate", "raise"):
             raise ValueError(f'illegal={illegal!r}; expected "terminate" or "raise"')
-        self.game = _core.open_door(
-            str(path),
-            params=[(k, float(v)) for k, v in (params or {}).items()],
-            turn_order=turn_order,
-            overlays=list(overlays),
-            objects=objects,
-            reward=reward,
-        )
+        self.game = open_game(path, params, objects, reward, turn_order, overlays)
         if len(self.game.players) != 1:
             raise ValueError(
                 f"{path}: {len(self.game.players)} players ({', '.join(self.game.players)}); Gymnasium's door is for "
@@ -117,13 +110,7 @@ class PlayforgeEnv(gymnasium.Env):
         return self._obs(), reward, terminated, truncated, self._info()
 
     def render(self) -> Optional[str]:
-        if self.render_mode is None or self.state is None:
-            return None
-        text = str(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_text(self.render_mode, self.state)
 
     def close(self) -> None:
         pass

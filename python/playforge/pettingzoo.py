@@ -30,23 +30,12 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from . import _core
+from ._doors import open_game, render_text
 
 __all__ = ["env", "raw_env", "parallel_env"]
 
 _LOW = float(np.finfo(np.float32).min)
 _HIGH = float(np.finfo(np.float32).max)
-
-
-def _open(path, params, objects, reward, turn_order, overlays, simultaneous) -> "_core.DoorGame":
-    return _core.open_door(
-        str(path),
-        params=[(k, float(v)) for k, v in (params or {}).items()],
-        turn_order=turn_order,
-        overlays=list(overlays),
-        objects=objects,
-        reward=reward,
-        simultaneous=simultaneous,
-    )
 
 
 def _agent_names(players: List[str]) -> List[str]:
@@ -98,7 +87,7 @@ class raw_env(AECEnv):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r}; expected one of {self.metadata['render_modes']}")
-        self.game = _open(path, params, objects, reward, turn_order, overlays, simultaneous)
+        self.game = open_game(path, params, objects, reward, turn_order, overlays, simultaneous)
         self.render_mode = render_mode
         self.possible_agents = _agent_names(self.game.players)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
@@ -187,13 +176,7 @@ class raw_env(AECEnv):
             self.render()
 
     def render(self) -> Optional[str]:
-        if self.render_mode is None:
-            return None
-        text = str(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_text(self.render_mode, self.state)
 
     def close(self) -> None:
         pass
@@ -229,7 +212,7 @@ class parallel_env(ParallelEnv):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r}; expected one of {self.metadata['render_modes']}")
-        self.game = _open(path, params, objects, None, turn_order, overlays, simultaneous)
+        self.game = open_game(path, params, objects, None, turn_order, overlays, simultaneous)
         if self.game.language != "gdl":
             raise ValueError(f"{path}: a WGDL game's players move in turn; expected a GDL game here (use env() for this one)")
         self.render_mode = render_mode
@@ -280,13 +263,7 @@ class parallel_env(ParallelEnv):
         return obs, rew, terms, truncs, infos
 
     def render(self) -> Optional[str]:
-        if self.render_mode is None:
-            return None
-        text = str(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_text(self.render_mode, self.state)
 
     def close(self) -> None:
         pass
