@@ -9,7 +9,9 @@
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
 //! a Python loop, playforge's API beside pyspiel's), `lowered` (the arena lowered by hand over the
-//! interpreter's state: what a compiler of whole games would reach) and `ray` (the Ray executor ÷ the local one
+//! interpreter's state: what a compiler of whole games would reach), `tiers` (the interpreted and
+//! compiled tiers side by side with the native twin and OpenSpiel, built with `--features
+//! compiled`) and `ray` (the Ray executor ÷ the local one
 //! on the shipped balance config and a short persona run; needs `bash python/setup.sh`) and
 //! `scale` (paper-scale personas projected onto 32 and 256 CPUs from the job times measured here).
 //!
@@ -74,7 +76,7 @@ impl Opts {
                 "--write-docs" => o.write_docs = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, match3, gdl, playouts, python, ray, scale), --quick, --calls N, --profile SIDE, --install-openspiel or --write-docs"
+                        "unknown option {s}; expected section names (c4, arena, lowered, tiers, match3, gdl, playouts, python, ray, scale), --quick, --calls N, --profile SIDE, --install-openspiel or --write-docs"
                     );
                     std::process::exit(2);
                 }
@@ -497,6 +499,120 @@ fn section_lowered(o: &Opts) {
     }
 }
 
+/// The two tiers side by side (issue 45), with the references the issue measures them against,
+/// all in one run: the hex arena (playouts and MCTS) against its native twin, Connect Four MCTS
+/// against OpenSpiel's C++ `MCTSBot`, Magic Land playouts and a match-3 persona game against the
+/// interpreted tier. Every figure is timed in alternating rounds; a ratio is the median of its
+/// rounds'. Needs `--features compiled` (without it, says so).
+fn section_tiers(o: &Opts) {
+    use playforge::wgdl::Tier;
+    println!("\n### The interpreted and compiled tiers side by side (one core)\n");
+    if !Tier::AVAILABLE {
+        println!("Built without the compiled tier: `cargo bench --features compiled --bench speed -- tiers` measures it.");
+        return;
+    }
+    let rounds = rounds(o);
+    let secs = o.secs(3.0) / rounds as f64;
+    let compiled = |g: &WgdlGame| WgdlGame::new(std::sync::Arc::new(g.program.with_tier(Tier::Compiled)));
+    // Per row: (interpreted, compiled, reference) per round, as rates (higher is faster).
+    let mut rows: Vec<(&str, &str, Vec<(f64, f64, f64)>)> = Vec::new();
+    let arena = load("hex_arena.wgdl");
+    let arena_c = compiled(&arena);
+    let twin = native_hex_arena::NativeHexArena::new(native_hex_arena::Params::default());
+    let cfg = MctsConfig { formula: Formula::ucb1(std::f64::consts::SQRT_2, 2.0), max_playout_moves: 200, ..MctsConfig::default() };
+    let iters = if o.quick { 200 } else { 1000 };
+    let mut v = Vec::new();
+    for _ in 0..rounds {
+        v.push((playouts_per_sec(&arena, None, secs).0, playouts_per_sec(&arena_c, None, secs).0, playouts_per_sec(&twin, None, secs).0));
+    }
+    rows.push(("hex arena, uniform random playouts/s", "native twin", v));
+    let mut v = Vec::new();
+    for _ in 0..rounds {
+        v.push((
+            mcts_per_sec(&arena, &cfg, iters, secs),
+            mcts_per_sec(&arena_c, &cfg, iters, secs),
+            mcts_per_sec(&twin, &cfg, iters, secs),
+        ));
+    }
+    rows.push(("hex arena, MCTS iterations/s", "native twin", v));
+    let c4 = load("connect_four.wgdl");
+    let c4_c = compiled(&c4);
+    let sims = if o.quick { 10_000 } else { 100_000 };
+    let c4_cfg = MctsConfig { formula: Formula::ucb1(1.0, 1.0), ..MctsConfig::default() };
+    let py = openspiel_python(o);
+    let mut v = Vec::new();
+    for _ in 0..rounds {
+        let os = py.clone().and_then(|py| openspiel_c4(&py, sims, secs)).unwrap_or(f64::NAN);
+        v.push((mcts_per_sec(&c4, &c4_cfg, sims, secs), mcts_per_sec(&c4_c, &c4_cfg, sims, secs), os));
+    }
+    rows.push(("Connect Four, MCTS simulations/s", "OpenSpiel C++ MCTSBot", v));
+    let ml = load("magic_land.wgdl");
+    let ml_c = compiled(&ml);
+    let w = ml.group_weights();
+    let mut v = Vec::new();
+    for _ in 0..rounds {
+        v.push((playouts_per_sec(&ml, Some(&w), secs).0, playouts_per_sec(&ml_c, Some(&w), secs).0, f64::NAN));
+    }
+    rows.push(("Magic Land, playouts/s (action-group weights)", "–", v));
+    let persona = |tier: Tier| {
+        use playforge::persona::config::PersonaConfig;
+        use playforge::persona::play::{Agent, play_game};
+        use playforge::persona::run::Setup;
+        // The setup's programs are compiled with the default tier of the moment.
+        Tier::set_default(tier);
+        let path = root().join("configs/personas_paper.toml");
+        let (cfg, text) = PersonaConfig::load(&path).expect("personas_paper.toml");
+        let setup = Setup::new(cfg, text, &path, &std::env::temp_dir()).expect("persona setup");
+        Tier::set_default(Tier::Interpreted);
+        let p = setup.cfg.list.iter().find(|p| p.name == "MaxS").expect("MaxS in the paper config").clone();
+        let m = setup.measured(&p);
+        let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(&p, 2700.0) };
+        move |secs: f64| {
+            let (n, el) = timed(secs, |i| {
+                let mut rng = playforge::rng::stream(1, 0, 0, i);
+                play_game(&m, 1000 + i, setup.score, &agent, &setup.search, &mut rng).expect("game");
+            });
+            n as f64 / el
+        }
+    };
+    let (pi, pc) = (persona(Tier::Interpreted), persona(Tier::Compiled));
+    let mut v = Vec::new();
+    for _ in 0..rounds {
+        v.push((pi(2.0 * secs), pc(2.0 * secs), f64::NAN));
+    }
+    rows.push(("match-3, MaxS persona games/s (paper settings)", "–", v));
+    println!("| measure | interpreted | compiled | compiled ÷ interpreted | reference | reference ÷ compiled |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut detail = Vec::new();
+    for (name, refname, v) in &rows {
+        let mean = |f: fn(&(f64, f64, f64)) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
+        let speedup = median(v.iter().map(|r| r.1 / r.0).collect()).unwrap_or(f64::NAN);
+        let vs = median(v.iter().map(|r| r.2 / r.1).collect()).unwrap_or(f64::NAN);
+        let fmt = |x: f64| match x {
+            x if x.is_nan() => "–".to_string(),
+            x if x < 100.0 => format!("{x:.2}"),
+            x => k(x),
+        };
+        let rf = if refname == &"–" { "–".to_string() } else { format!("{} ({refname})", fmt(mean(|r| r.2))) };
+        let vs = if vs.is_nan() { "–".to_string() } else { format!("{vs:.2}×") };
+        println!("| {name} | {} | {} | **{speedup:.2}×** | {rf} | {vs} |", fmt(mean(|r| r.0)), fmt(mean(|r| r.1)));
+        detail.push(format!("{name}: {}", v.iter().map(|r| format!("{:.2}×", r.1 / r.0)).collect::<Vec<_>>().join(", ")));
+    }
+    let cover = [("hex arena", &arena_c), ("Connect Four", &c4_c), ("Magic Land", &ml_c)]
+        .iter()
+        .map(|(n, g)| match g.program.compiled_lister() {
+            Some((i, a)) => format!("{n} {i} of {a}"),
+            None => format!("{n} none"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (seen, made) = playforge::wgdl::compiled_functions();
+    println!(
+        "\nRates are the {rounds} rounds' means; ratios the medians of the rounds' (compiled ÷ interpreted per round — {}). The compiled tier generated {made} functions (move listers and expressions; {seen} expressions handed to it); the move listers inline the conditions and bindings of these actions (the rest listed by the interpreter's code): {cover}.",
+        detail.join("; ")
+    );
+}
+
 /// Whole match-3 persona games as the paper plays them (250 iterations per move, full
 /// expansion, rollouts to move 20, the formula picks the move), one core, vanilla UCB1.
 fn section_match3(o: &Opts) {
@@ -855,6 +971,9 @@ fn main() {
     }
     if o.wants("lowered") {
         section_lowered(&o);
+    }
+    if o.wants("tiers") {
+        section_tiers(&o);
     }
     if o.wants("match3") {
         section_match3(&o);

@@ -15,6 +15,11 @@
 //! swapped for keywords of the file's own language (WGDL declarations, GDL operators, TOML
 //! keys and values) or for edge values (`0`, `-1`, huge numbers, empty strings); characters are
 //! changed, including to NUL, `\u{feff}` and non-ASCII.
+//!
+//! With the cargo feature `compiled`, `fuzz_campaign_compiled_tier` runs the campaign over the
+//! WGDL games alone against the compiled tier: every mutated game that compiles is played
+//! through both tiers in lockstep (`tests/tiers.rs`), so a mutation on which the tiers part —
+//! in a legal list, a status, a state or an error message — is kept like a panic.
 
 use playforge::rng;
 use rand::RngExt;
@@ -268,7 +273,8 @@ fn scratch() -> PathBuf {
 
 /// Reads one input as the CLI would. `Ok(true)`: it loaded (and played) fine; `Ok(false)`: it
 /// was refused with an error (checked to name a place when it is a game).
-fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path) -> bool {
+/// `tiers`: also play a game that compiles through both tiers in lockstep (feature `compiled`).
+fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path, tiers: bool) -> bool {
     match kind {
         Kind::Wgdl => {
             let opts = playforge::wgdl::CompileOptions { base_dir: root().join(rel).parent().map(Path::to_path_buf), ..Default::default() };
@@ -282,6 +288,14 @@ fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path) -> b
                     return false;
                 }
             };
+            #[cfg(feature = "compiled")]
+            if tiers {
+                use playforge::wgdl::Tier;
+                let (a, b) = (c.program.with_tier(Tier::Interpreted), c.program.with_tier(Tier::Compiled));
+                super::tiers::lockstep::lockstep(&a, &b, 2, 60, &format!("mutated {name} (seed {seed})"));
+            }
+            #[cfg(not(feature = "compiled"))]
+            let _ = tiers;
             super::util::random_moves(&c.program, seed, 60).is_ok()
         }
         Kind::Gdl => {
@@ -361,9 +375,13 @@ fn keep(why: &str, seed: u64, rel: &Path, text: &str) -> PathBuf {
 }
 
 /// Runs mutated inputs for `secs` seconds from seed `first`; returns (inputs, errors, fine).
-fn campaign(secs: f64, first: u64) -> (u64, u64, u64) {
-    let corpus = corpus();
+/// `tiers`: WGDL games alone, each that compiles also played through both tiers in lockstep.
+fn campaign(secs: f64, first: u64, tiers: bool) -> (u64, u64, u64) {
+    let mut corpus = corpus();
     assert!(corpus.len() >= 20, "the corpus holds the shipped games and configs ({} files)", corpus.len());
+    if tiers {
+        corpus.retain(|(_, kind, _)| *kind == Kind::Wgdl);
+    }
     let scratch = scratch();
     // The watchdog: an input running past HANG_SECONDS is kept and ends the process.
     let current: Arc<Mutex<(u64, PathBuf, String)>> = Arc::new(Mutex::new((0, PathBuf::new(), String::new())));
@@ -396,7 +414,7 @@ fn campaign(secs: f64, first: u64) -> (u64, u64, u64) {
         }
         *current.lock().unwrap_or_else(|e| e.into_inner()) = (seed, rel.clone(), text.clone());
         started.store(t0.elapsed().as_secs(), Ordering::Relaxed);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_input(rel, *kind, &text, seed, &scratch)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_input(rel, *kind, &text, seed, &scratch, tiers)));
         started.store(u64::MAX, Ordering::Relaxed);
         match outcome {
             Ok(true) => fine += 1,
@@ -433,9 +451,21 @@ fn campaign(secs: f64, first: u64) -> (u64, u64, u64) {
 fn fuzz_campaign() {
     let secs: f64 = std::env::var("FUZZ_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20.0);
     let first: u64 = std::env::var("FUZZ_FIRST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let (n, errors, fine) = campaign(secs, first);
+    let (n, errors, fine) = campaign(secs, first, false);
     // The mutations reach both sides: refused inputs and inputs that still load and play.
     assert!(n > 100 && errors > n / 10 && fine > n / 20, "{n} inputs: {errors} errors, {fine} fine");
+}
+
+/// The campaign against the compiled tier: mutated WGDL games played through both tiers in
+/// lockstep (`FUZZ_SECONDS`, `FUZZ_FIRST_SEED` as for the campaign).
+#[cfg(feature = "compiled")]
+#[test]
+fn fuzz_campaign_compiled_tier() {
+    playforge::wgdl::set_compiled_min_nodes(1);
+    let secs: f64 = std::env::var("FUZZ_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20.0);
+    let first: u64 = std::env::var("FUZZ_FIRST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let (n, errors, fine) = campaign(secs, first, true);
+    assert!(n > 50 && errors > 0 && fine > n / 20, "{n} inputs: {errors} errors, {fine} fine");
 }
 
 /// Every kept crash input loads without a panic now.
@@ -454,7 +484,7 @@ fn fuzz_regressions() {
         let rel = PathBuf::from(&original);
         let kind = Kind::of(&rel).expect("a known kind");
         let text = std::fs::read_to_string(&p).expect("a crash input");
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_input(&rel, kind, &text, 0, &scratch)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_input(&rel, kind, &text, 0, &scratch, false)));
         assert!(r.is_ok(), "{} panics again", p.display());
     }
     let _ = std::fs::remove_dir_all(&scratch);

@@ -7,14 +7,16 @@
 //! the copies is held to each vector.
 
 #[cfg(feature = "compiled")]
-mod lockstep {
+pub(crate) mod lockstep {
     use crate::util;
     use playforge::wgdl::{self, CompileOptions, Program, State, Status, Tier};
     use rand::{RngExt, SeedableRng};
     use std::path::Path;
 
-    /// Plays `games` random games of at most `moves` moves on both tiers; returns the moves compared.
-    fn lockstep(interp: &Program, compiled: &Program, games: u64, moves: usize, what: &str) -> usize {
+    /// Plays `games` random games of at most `moves` moves on both tiers; returns the moves
+    /// compared. Panics, naming `what`, the seed and the move, where the tiers part (the fuzz
+    /// campaign's compiled-tier run calls it on mutated games).
+    pub(crate) fn lockstep(interp: &Program, compiled: &Program, games: u64, moves: usize, what: &str) -> usize {
         assert_eq!(interp.fast.tier(), Tier::Interpreted);
         assert_eq!(compiled.fast.tier(), Tier::Compiled);
         let mut compared = 0;
@@ -90,14 +92,31 @@ mod lockstep {
         }
     }
 
+    /// 1 000 random parameter vectors of every shipped game that declares parameters (each
+    /// game's moves per vector chosen to keep the test near ten seconds).
     #[test]
     fn random_parameter_vectors_play_the_same_on_both_tiers() {
         wgdl::set_compiled_min_nodes(1);
-        for (name, vectors, moves) in [("hex_arena.wgdl", 1000, 60), ("match3.wgdl", 1000, 10), ("magic_land.wgdl", 200, 100)] {
+        let mut games: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("games"))
+            .expect("games/")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wgdl"))
+            .collect();
+        games.sort();
+        let mut with_params = Vec::new();
+        for name in &games {
+            let moves = match name.as_str() {
+                "match3.wgdl" => 10,
+                "magic_land.wgdl" => 40,
+                _ => 60,
+            };
+            let vectors = 1000;
             let p = util::game(name).program;
             if p.params.is_empty() {
                 continue;
             }
+            with_params.push(name.clone());
             // Each tier's program once; a vector is written into copies that share its code
             // (parameters are read at run time, never baked into generated code).
             let (ta, tb) = both(&p);
@@ -117,6 +136,10 @@ mod lockstep {
                 played += lockstep(&a, &b, 1, moves, &format!("{name}, vector {k}"));
             }
             assert!(played > tried, "{name}: {played} moves over {tried} vectors");
+        }
+        // The games the issue names, and any added since.
+        for name in ["hex_arena.wgdl", "magic_land.wgdl", "match3.wgdl", "stacker.wgdl"] {
+            assert!(with_params.iter().any(|g| g == name), "{name} declares parameters");
         }
     }
 }

@@ -268,6 +268,12 @@ pub struct FastCode {
     /// Per consequence, the same for `this` and the bound object while it runs
     /// ([`Program::live_cons_flags`]).
     live_conses: OnceLock<Box<[u8]>>,
+    /// The compiled tier's move lister (`None`: none generated, the interpreter lists).
+    #[cfg(feature = "compiled")]
+    lister: OnceLock<Option<crate::wgdl::run::jit::Lister>>,
+    /// The class constants as the lister reads them (forgotten with the plans).
+    #[cfg(feature = "compiled")]
+    consts: OnceLock<crate::wgdl::run::jit::ConstTable>,
 }
 
 /// [`FastCode::live`]: `this` is a live object whenever the expression runs.
@@ -297,6 +303,10 @@ impl Clone for FastCode {
             plans: self.plans.clone(),
             live: self.live.clone(),
             live_conses: self.live_conses.clone(),
+            #[cfg(feature = "compiled")]
+            lister: self.lister.clone(),
+            #[cfg(feature = "compiled")]
+            consts: self.consts.clone(),
         }
     }
 }
@@ -338,6 +348,23 @@ impl FastCode {
     /// Forgets the consequence plans decided on class constants (after the constants changed).
     pub fn forget_plans(&mut self) {
         self.plans.iter_mut().for_each(|p| *p = OnceLock::new());
+        #[cfg(feature = "compiled")]
+        {
+            self.consts = OnceLock::new();
+        }
+    }
+
+    /// The program's generated move lister and its constant table, on the compiled tier
+    /// (generated when first asked for; `None` on the interpreted tier or where the program has
+    /// no action the lister inlines).
+    #[cfg(feature = "compiled")]
+    #[inline]
+    pub(in crate::wgdl) fn lister(&self, p: &Program) -> Option<(&crate::wgdl::run::jit::Lister, &crate::wgdl::run::jit::ConstTable)> {
+        if self.tier != Tier::Compiled {
+            return None;
+        }
+        let l = self.lister.get_or_init(|| crate::wgdl::run::jit::lister(p)).as_ref()?;
+        Some((l, self.consts.get_or_init(|| crate::wgdl::run::jit::ConstTable::of(p))))
     }
 }
 
@@ -367,6 +394,26 @@ impl Program {
             Some(f) => f(env),
             None => self.eval_bytecode(env.st, e, Ctx { this: env.this, bound: env.bound }),
         }
+    }
+
+    /// On the compiled tier, the generated move lister's coverage: (actions it inlines, player
+    /// actions owned by some class); `None` where no lister was generated (the interpreted tier,
+    /// a build without the feature, or a program with no action the lister inlines).
+    pub fn compiled_lister(&self) -> Option<(usize, usize)> {
+        #[cfg(feature = "compiled")]
+        {
+            self.fast.lister(self).map(|(l, _)| (l.inlined, l.actions))
+        }
+        #[cfg(not(feature = "compiled"))]
+        None
+    }
+
+    /// Expression `e`'s tree as its closure is built from (live reads where the owner or the
+    /// binding is surely live): what the compiled tier's lister generates conditions from.
+    #[cfg(feature = "compiled")]
+    pub(in crate::wgdl) fn live_tree(&self, e: ExprId) -> T {
+        let live = self.fast.live.get_or_init(|| self.live_flags()).get(e.start as usize).copied().unwrap_or(0);
+        assume_live(self.tree(e), live & LIVE_THIS != 0, live & LIVE_BOUND != 0)
     }
 
     fn lower_expr(&self, e: ExprId) -> Fx {

@@ -69,7 +69,7 @@ impl Leaf {
 }
 
 /// One value-producing piece of code; `at` is the index of the op that reports errors.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(in crate::wgdl) enum T {
     Leaf(Leaf),
     /// One operand (`Field`, `FieldConst`, `NameOf`, `NegL`, `NegD`, `L2D`, `Not`, `Load`,

@@ -9,7 +9,7 @@
 
 use super::super::fast::{Fx, Leaf, T, lower};
 use super::Offsets as O;
-use crate::wgdl::program::{Op, Program};
+use crate::wgdl::program::{ObjRec, Op, Program};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types};
 use cranelift_codegen::isa::CallConv;
@@ -71,6 +71,20 @@ pub(super) fn native(p: &Program, t: &T) -> bool {
     }
 }
 
+/// Whether the generator emits all of `t` itself, with no operand handed back to a closure, class
+/// constants included (read from the program's constant table, [`super::ConstTable`]): what the
+/// generated move lister inlines ([`super::list`]), which has no closure environment to hand
+/// operands back to.
+pub(super) fn fully_native(p: &Program, t: &T) -> bool {
+    match t {
+        T::Leaf(l) => native(p, t) || matches!(l, Leaf::ThisConst(_) | Leaf::BoundConst(_) | Leaf::GodConst(_) | Leaf::NamedConst(..)),
+        T::Un(Op::Field(_) | Op::FieldConst(_), a, _) => fully_native(p, a),
+        T::Un(_, a, _) => native(p, t) && fully_native(p, a),
+        T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => native(p, t) && fully_native(p, a) && fully_native(p, b),
+        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+    }
+}
+
 /// How many of `t`'s nodes the generator emits itself (an operand handed back to its closure
 /// counts as one), for deciding whether generating it pays over its closure.
 pub(super) fn native_size(p: &Program, t: &T) -> usize {
@@ -85,21 +99,25 @@ pub(super) fn native_size(p: &Program, t: &T) -> usize {
     }
 }
 
-struct Gen<'a, 'b> {
-    p: &'a Program,
-    b: FunctionBuilder<'b>,
-    env: Value,
-    status: Value,
-    fail: Block,
-    ptr: Type,
+pub(super) struct Gen<'a, 'b> {
+    pub(super) p: &'a Program,
+    pub(super) b: FunctionBuilder<'b>,
+    /// The `JitEnv` expressions read.
+    pub(super) env: Value,
+    pub(super) status: Value,
+    /// Where the function gives up (sets the status word, returns 0).
+    pub(super) fail: Block,
+    pub(super) ptr: Type,
     /// The signature of [`super::call_closure`], imported once.
     callback: Option<SigRef>,
-    call_conv: CallConv,
+    pub(super) call_conv: CallConv,
+    /// Class constants emitted as reads of the constant table (the lister), instead of handed
+    /// back to their closures.
+    pub(super) consts: bool,
 }
 
 /// Fills `func` (its signature set) with expression `t` of program `p` (`native` holds).
 pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFrontendConfig) {
-    let ptr = config.pointer_type();
     let mut fbc = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(func, &mut fbc);
     let entry = b.create_block();
@@ -108,26 +126,42 @@ pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFr
     let env = b.block_params(entry)[0];
     let status = b.block_params(entry)[1];
     let fail = b.create_block();
-    let mut g = Gen { p, b, env, status, fail, ptr, callback: None, call_conv: config.default_call_conv };
+    let mut g = Gen::new(p, b, env, status, fail, &config);
     let v = g.expr(t);
     g.b.ins().return_(&[v]);
-    g.b.switch_to_block(fail);
-    let one = g.b.ins().iconst(types::I64, 1);
-    g.b.ins().store(MemFlagsData::trusted(), one, status, 0);
-    let zero = g.b.ins().iconst(types::I64, 0);
-    g.b.ins().return_(&[zero]);
-    g.b.seal_all_blocks();
-    g.b.finalize(config);
+    g.finish(config);
 }
 
-impl Gen<'_, '_> {
+impl<'a, 'b> Gen<'a, 'b> {
+    pub(super) fn new(
+        p: &'a Program,
+        b: FunctionBuilder<'b>,
+        env: Value,
+        status: Value,
+        fail: Block,
+        config: &TargetFrontendConfig,
+    ) -> Self {
+        Gen { p, b, env, status, fail, ptr: config.pointer_type(), callback: None, call_conv: config.default_call_conv, consts: false }
+    }
+
+    /// Emits the giving-up block (status 1, return 0), seals and finalizes the function.
+    pub(super) fn finish(mut self, config: TargetFrontendConfig) {
+        self.b.switch_to_block(self.fail);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().store(MemFlagsData::trusted(), one, self.status, 0);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().return_(&[zero]);
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
+    }
+
     /// A field of the `JitEnv`.
-    fn field(&mut self, off: i32) -> Value {
+    pub(super) fn field(&mut self, off: i32) -> Value {
         self.b.ins().load(types::I64, MemFlagsData::trusted(), self.env, off)
     }
 
     /// Continues only where `cond` (an i8) is false; gives up where it is true.
-    fn fail_if(&mut self, cond: Value) {
+    pub(super) fn fail_if(&mut self, cond: Value) {
         let ok = self.b.create_block();
         self.b.ins().brif(cond, self.fail, &[], ok, &[]);
         self.b.switch_to_block(ok);
@@ -135,7 +169,7 @@ impl Gen<'_, '_> {
 
     /// The slot at index `idx` (an i64), checked against the slots' length: the one load from
     /// the state (invariant 1).
-    fn slot(&mut self, idx: Value) -> Value {
+    pub(super) fn slot(&mut self, idx: Value) -> Value {
         let len = self.field(O::LEN);
         let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
         self.fail_if(out);
@@ -146,7 +180,7 @@ impl Gen<'_, '_> {
         self.b.ins().load(types::I64, MemFlagsData::trusted(), at, 0)
     }
 
-    fn iconst(&mut self, v: i64) -> Value {
+    pub(super) fn iconst(&mut self, v: i64) -> Value {
         self.b.ins().iconst(types::I64, v)
     }
 
@@ -180,6 +214,16 @@ impl Gen<'_, '_> {
                 let i = self.b.ins().iadd_imm_s(base, o as i64);
                 self.slot(i)
             }
+            Leaf::ThisConst(i) | Leaf::BoundConst(i) | Leaf::GodConst(i) | Leaf::NamedConst(_, i) if self.consts => {
+                let god = match l {
+                    Leaf::ThisConst(_) => self.field(O::THIS_GOD),
+                    Leaf::BoundConst(_) => self.field(O::BOUND_GOD),
+                    Leaf::GodConst(_) => self.field(O::BOUND),
+                    Leaf::NamedConst(g, _) => self.iconst(g as i64),
+                    _ => unreachable!(),
+                };
+                self.constant(god, i)
+            }
             Leaf::ThisObj => self.field(O::THIS),
             Leaf::BoundObj => self.field(O::BOUND),
             Leaf::Time => self.field(O::CLOCK),
@@ -191,6 +235,54 @@ impl Gen<'_, '_> {
             Leaf::ToMove => self.field(O::TO_MOVE),
             _ => unreachable!("not covered: {l:?}"),
         }
+    }
+
+    /// The address of object `o`'s record (`o` below the object count: checked by the caller).
+    pub(super) fn record(&mut self, o: Value) -> Value {
+        let objects = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::OBJECTS);
+        let size = std::mem::size_of::<ObjRec>() as i64;
+        let off = self.b.ins().imul_imm_s(o, size);
+        let off = if self.ptr == types::I64 { off } else { self.b.ins().ireduce(self.ptr, off) };
+        self.b.ins().iadd(objects, off)
+    }
+
+    /// The record of the live object that reference `v` names, or give up (a null, dead or
+    /// unknown reference: the interpreter reports it).
+    fn live_record(&mut self, v: Value) -> Value {
+        let n = self.field(O::N_OBJECTS);
+        let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, v, n);
+        self.fail_if(out);
+        let rec = self.record(v);
+        let alive = self.b.ins().uload8(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, alive) as i32);
+        let dead = self.b.ins().icmp_imm_s(IntCC::Equal, alive, 0);
+        self.fail_if(dead);
+        rec
+    }
+
+    /// Constant `i` of description `god` (an i64) from the constant table: the description
+    /// checked against the table's count, the index against the description's constant count,
+    /// the entry against the table's length (invariant 1).
+    fn constant(&mut self, god: Value, i: u32) -> Value {
+        let n = self.field(O::N_GODS);
+        let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, god, n);
+        self.fail_if(out);
+        let at = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::CONSTS_AT);
+        let byte = self.b.ins().ishl_imm_u(god, 4);
+        let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
+        let entry = self.b.ins().iadd(at, byte);
+        let off = self.b.ins().load(types::I64, MemFlagsData::trusted(), entry, 0);
+        let len = self.b.ins().load(types::I64, MemFlagsData::trusted(), entry, 8);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, i as i64);
+        self.fail_if(short);
+        let idx = self.b.ins().iadd_imm_s(off, i as i64);
+        let flat = self.field(O::CONSTS_LEN);
+        let past = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, flat);
+        self.fail_if(past);
+        let base = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::CONSTS);
+        let byte = self.b.ins().ishl_imm_u(idx, 3);
+        let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
+        let addr = self.b.ins().iadd(base, byte);
+        self.b.ins().load(types::I64, MemFlagsData::trusted(), addr, 0)
     }
 
     /// Operand `t` handed back to its closure: a call to [`super::call_closure`] with the
@@ -218,8 +310,8 @@ impl Gen<'_, '_> {
         v
     }
 
-    fn expr(&mut self, t: &T) -> Value {
-        if !native(self.p, t) {
+    pub(super) fn expr(&mut self, t: &T) -> Value {
+        if !native(self.p, t) && !(self.consts && fully_native(self.p, t)) {
             return self.callback(t);
         }
         match t {
@@ -246,6 +338,18 @@ impl Gen<'_, '_> {
                         self.bool(c)
                     }
                     Op::Load => self.slot(a),
+                    // Through an object reference (the lister only: `fully_native`).
+                    Op::Field(o) => {
+                        let rec = self.live_record(a);
+                        let base = self.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);
+                        let i = self.b.ins().iadd_imm_s(base, *o as i64);
+                        self.slot(i)
+                    }
+                    Op::FieldConst(i) => {
+                        let rec = self.live_record(a);
+                        let god = self.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, god) as i32);
+                        self.constant(god, *i)
+                    }
                     _ => unreachable!("not covered: {op:?}"),
                 }
             }

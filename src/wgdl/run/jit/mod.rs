@@ -31,6 +31,9 @@
 //!    `call_closure`'s `extern "C"` declaration.
 
 mod emit;
+mod list;
+
+pub(in crate::wgdl) use list::{Lister, lister};
 
 use super::fast::{Env, Fx, T};
 use crate::wgdl::program::{NONE, NULL, Program, State};
@@ -57,8 +60,21 @@ pub(in crate::wgdl) struct JitEnv {
     round: i64,
     turns: i64,
     to_move: i64,
-    /// The [`Env`] itself, for the parts generated code hands back to a closure.
+    /// The [`Env`] itself, for the parts generated code hands back to a closure (null in the
+    /// move lister, which hands nothing back).
     env: *const std::ffi::c_void,
+    /// The program's class constants ([`ConstTable`]; the lister reads them, expressions hand
+    /// them back to their closures and leave these null).
+    consts: *const i64,
+    consts_len: u64,
+    consts_at: *const [u64; 2],
+    n_gods: u64,
+    /// The description of `this` and of the bound object (the lister's, for class constants).
+    this_god: i64,
+    bound_god: i64,
+    /// The state's object records (the lister reads them; expressions leave these null).
+    objects: *const crate::wgdl::program::ObjRec,
+    n_objects: u64,
 }
 
 /// Byte offsets of [`JitEnv`]'s fields, in declaration order (all 8 bytes wide, `#[repr(C)]`).
@@ -77,8 +93,20 @@ impl Offsets {
     pub const ROUND: i32 = 80;
     pub const TURNS: i32 = 88;
     pub const TO_MOVE: i32 = 96;
+    pub const ENV: i32 = 104;
+    pub const CONSTS: i32 = 112;
+    pub const CONSTS_LEN: i32 = 120;
+    pub const CONSTS_AT: i32 = 128;
+    pub const N_GODS: i32 = 136;
+    pub const THIS_GOD: i32 = 144;
+    pub const BOUND_GOD: i32 = 152;
+    pub const OBJECTS: i32 = 160;
+    pub const N_OBJECTS: i32 = 168;
 }
-const _: () = assert!(std::mem::size_of::<JitEnv>() == 112);
+const _: () = assert!(std::mem::size_of::<JitEnv>() == 176);
+const _: () = assert!(std::mem::offset_of!(JitEnv, n_objects) == Offsets::N_OBJECTS as usize);
+const _: () = assert!(std::mem::offset_of!(JitEnv, env) == Offsets::ENV as usize);
+const _: () = assert!(std::mem::offset_of!(JitEnv, bound_god) == Offsets::BOUND_GOD as usize);
 
 impl JitEnv {
     #[inline(always)]
@@ -99,7 +127,35 @@ impl JitEnv {
             turns: st.turns as i64,
             to_move: st.to_move as i64,
             env: e as *const Env as *const std::ffi::c_void,
+            consts: std::ptr::null(),
+            consts_len: 0,
+            consts_at: std::ptr::null(),
+            n_gods: 0,
+            this_god: -1,
+            bound_god: -1,
+            objects: std::ptr::null(),
+            n_objects: 0,
         }
+    }
+}
+
+/// Every description's class constants in one array, with each description's (start, count):
+/// what the generated lister reads class constants from. Built from a program's descriptions
+/// when first needed and forgotten when its parameters change ([`super::fast::FastCode::forget_plans`]).
+#[derive(Clone, Debug, Default)]
+pub(in crate::wgdl) struct ConstTable {
+    flat: Vec<i64>,
+    at: Vec<[u64; 2]>,
+}
+
+impl ConstTable {
+    pub(in crate::wgdl) fn of(p: &Program) -> ConstTable {
+        let mut t = ConstTable::default();
+        for g in &p.gods {
+            t.at.push([t.flat.len() as u64, g.consts.len() as u64]);
+            t.flat.extend_from_slice(&g.consts);
+        }
+        t
     }
 }
 

@@ -182,6 +182,23 @@ impl Program {
                 scratch.global.clear();
                 scratch.global.resize(self.actions.len(), 0);
                 scratch.bound_class = None;
+                // The compiled tier's lister, where it has one; where it gives up, the
+                // interpreter lists afresh (and reports the error).
+                #[cfg(feature = "compiled")]
+                if let Some((lister, consts)) = self.fast.lister(self) {
+                    let skip_hidden = !for_policy && !self.unless_sees_policy_only;
+                    let scratch = &mut *scratch;
+                    let mut slow = |a: ActionId, this: u32, out: &mut Vec<Action>| {
+                        let gated = self.classes[st.objects[this as usize].class as usize].actor_gate.is_some();
+                        self.candidates_of(st, out, skip_hidden, occ, scratch, a, this, gated)
+                    };
+                    if lister.run(self, st, consts, skip_hidden, out, &mut slow) {
+                        return Ok(());
+                    }
+                    out.clear();
+                    scratch.global.iter_mut().for_each(|g| *g = 0);
+                    scratch.bound_class = None;
+                }
                 self.candidates(st, out, for_policy, occ, &mut scratch)
             }
             // Nested (not expected): with scratch space of its own.
@@ -197,7 +214,6 @@ impl Program {
         occ: Option<&OccCache>,
         scratch: &mut Scratch,
     ) -> Result<(), RuntimeError> {
-        let global = &mut scratch.global[..];
         let skip_hidden = !for_policy && !self.unless_sees_policy_only;
         for (oid, obj) in st.objects.iter().enumerate() {
             let class = &self.classes[obj.class as usize];
@@ -207,129 +223,146 @@ impl Program {
             // Every action's own gate is the class's, just found open.
             let gated = class.actor_gate.is_some();
             for &a in &class.actions {
-                let info = &self.actions[a as usize];
-                if skip_hidden && info.policy_only {
-                    continue;
+                self.candidates_of(st, out, skip_hidden, occ, scratch, a, oid as u32, gated)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The moves of action `a` with owner `this` (a live object of a class that owns `a`, whose
+    /// class gate, if any, is open), appended to `out`: one turn of [`Program::candidates`]'s
+    /// loop, and what the compiled tier's lister calls for an action it does not inline.
+    #[inline(always)]
+    pub(super) fn candidates_of(
+        &self,
+        st: &State,
+        out: &mut Vec<Action>,
+        skip_hidden: bool,
+        occ: Option<&OccCache>,
+        scratch: &mut Scratch,
+        a: ActionId,
+        this: u32,
+        gated: bool,
+    ) -> Result<(), RuntimeError> {
+        let global = &mut scratch.global[..];
+        let info = &self.actions[a as usize];
+        if skip_hidden && info.policy_only {
+            return Ok(());
+        }
+        // `unless`: a move of a named action is listed already, so the filter would drop
+        // every move of this one (conditions not evaluated, as `choose` leaves some).
+        if !info.unless.is_empty() && out.iter().any(|m| info.unless.contains(&m.def)) {
+            return Ok(());
+        }
+        if info.global_conds > 0 {
+            match global.get(a as usize) {
+                // Known already this generation: the owner-free conditions fail.
+                Some(1) => return Ok(()),
+                // Only owner-free conditions, known to hold: a move for every owner.
+                Some(2) if info.global_conds == info.conditions.len() && info.bind == BindKind::None => {
+                    out.push(Action { def: a, this, bound: NONE });
+                    return Ok(());
                 }
-                // `unless`: a move of a named action is listed already, so the filter would drop
-                // every move of this one (conditions not evaluated, as `choose` leaves some).
-                if !info.unless.is_empty() && out.iter().any(|m| info.unless.contains(&m.def)) {
-                    continue;
+                _ => {}
+            }
+        }
+        match info.bind {
+            BindKind::None => {
+                if self.owner_ok(st, a, this, occ, global, gated)?
+                    && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
+                {
+                    out.push(Action { def: a, this, bound: NONE });
                 }
-                let this = oid as u32;
-                if info.global_conds > 0 {
-                    match global.get(a as usize) {
-                        // Known already this generation: the owner-free conditions fail.
-                        Some(1) => continue,
-                        // Only owner-free conditions, known to hold: a move for every owner.
-                        Some(2) if info.global_conds == info.conditions.len() && info.bind == BindKind::None => {
-                            out.push(Action { def: a, this, bound: NONE });
-                            continue;
-                        }
-                        _ => {}
+            }
+            BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
+                if !self.owner_ok(st, a, this, occ, global, gated)? => {}
+            // The bindings share one environment, rebound for each.
+            BindKind::God(c) => {
+                let conds = &self.cond_fxs(a)[info.owner_conds..];
+                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                for &g in &self.classes[c as usize].gods {
+                    env.rebind(g as u32, 0);
+                    if self.all_hold(&env, conds)? {
+                        out.push(Action { def: a, this, bound: g as u32 });
                     }
                 }
-                match info.bind {
-                    BindKind::None => {
-                        if self.owner_ok(st, a, this, occ, global, gated)?
-                            && self.conditions_hold_from(st, info, Ctx { this, bound: NONE }, info.owner_conds, occ)?
-                        {
-                            out.push(Action { def: a, this, bound: NONE });
+            }
+            BindKind::Instance(c) => {
+                if scratch.bound_class != Some(c) {
+                    scratch.bound_class = Some(c);
+                    scratch.bound.clear();
+                    // A plain loop: `extend` over a filter pushes through the general path.
+                    for (i, b) in st.objects.iter().enumerate() {
+                        if b.alive && self.is_sub(b.class, c) {
+                            scratch.bound.push((i as u32, b.base));
                         }
                     }
-                    BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
-                        if !self.owner_ok(st, a, this, occ, global, gated)? => {}
-                    // The bindings share one environment, rebound for each.
-                    BindKind::God(c) => {
-                        let conds = &self.cond_fxs(a)[info.owner_conds..];
-                        let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                        for &g in &self.classes[c as usize].gods {
-                            env.rebind(g as u32, 0);
-                            if self.all_hold(&env, conds)? {
-                                out.push(Action { def: a, this, bound: g as u32 });
-                            }
-                        }
+                }
+                let conds = &self.cond_fxs(a)[info.owner_conds..];
+                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                for &(bound, base) in &scratch.bound {
+                    env.rebind(bound, base);
+                    if self.all_hold(&env, conds)? {
+                        out.push(Action { def: a, this, bound });
                     }
-                    BindKind::Instance(c) => {
-                        if scratch.bound_class != Some(c) {
-                            scratch.bound_class = Some(c);
-                            scratch.bound.clear();
-                            // A plain loop: `extend` over a filter pushes through the general path.
-                            for (i, b) in st.objects.iter().enumerate() {
-                                if b.alive && self.is_sub(b.class, c) {
-                                    scratch.bound.push((i as u32, b.base));
-                                }
-                            }
-                        }
-                        let conds = &self.cond_fxs(a)[info.owner_conds..];
-                        let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                        for &(bound, base) in &scratch.bound {
-                            env.rebind(bound, base);
-                            if self.all_hold(&env, conds)? {
-                                out.push(Action { def: a, this, bound });
-                            }
-                        }
-                    }
-                    BindKind::Number(lo, hi) => match info.swap_filter {
-                        // The swap set of the board, once (from the cache when the rules just
-                        // made it), then a bit per number.
-                        Some((g, min)) => self.with_swap_set(st, g, min, |bits| -> Result<(), RuntimeError> {
-                            // The filter is the last condition and every number is a swap: the
-                            // moves are the set bits.
-                            if info.conditions.len() == info.owner_conds + 1
-                                && self.swap_in_range(g, lo as i64)
-                                && self.swap_in_range(g, hi as i64)
-                            {
-                                for (w, &word) in bits.iter().enumerate() {
-                                    let mut b = word;
-                                    while b != 0 {
-                                        let bound = (w * 64) as u32 + b.trailing_zeros();
-                                        b &= b - 1;
-                                        if (lo..=hi).contains(&bound) {
-                                            out.push(Action { def: a, this, bound });
-                                        }
-                                    }
-                                }
-                                return Ok(());
-                            }
-                            for bound in lo..=hi {
-                                let from = match self.swap_in_range(g, bound as i64) {
-                                    true if bits[bound as usize / 64] >> (bound % 64) & 1 == 0 => continue,
-                                    true => info.owner_conds + 1,
-                                    // Out of range: the interpreted condition reports it.
-                                    false => info.owner_conds,
-                                };
-                                if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
-                                    out.push(Action { def: a, this, bound });
-                                }
-                            }
-                            Ok(())
-                        })?,
-                        // One pass along a grid row (the cells the condition would read).
-                        None if let Some(scan) = info.row_scan => {
-                            let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
-                            out.reserve(cells.len());
-                            scan.each_holding(cells, lo, |bound| out.push(Action { def: a, this, bound }));
-                        }
-                        None => {
-                            let conds = &self.cond_fxs(a)[info.owner_conds..];
-                            let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                            for bound in lo..=hi {
-                                env.rebind(bound, 0);
-                                if self.all_hold(&env, conds)? {
+                }
+            }
+            BindKind::Number(lo, hi) => match info.swap_filter {
+                // The swap set of the board, once (from the cache when the rules just
+                // made it), then a bit per number.
+                Some((g, min)) => self.with_swap_set(st, g, min, |bits| -> Result<(), RuntimeError> {
+                    // The filter is the last condition and every number is a swap: the
+                    // moves are the set bits.
+                    if info.conditions.len() == info.owner_conds + 1 && self.swap_in_range(g, lo as i64) && self.swap_in_range(g, hi as i64)
+                    {
+                        for (w, &word) in bits.iter().enumerate() {
+                            let mut b = word;
+                            while b != 0 {
+                                let bound = (w * 64) as u32 + b.trailing_zeros();
+                                b &= b - 1;
+                                if (lo..=hi).contains(&bound) {
                                     out.push(Action { def: a, this, bound });
                                 }
                             }
                         }
-                    },
-                    BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out, occ)? => {}
-                    BindKind::Hex => {
-                        let Some(h) = &self.hex else { continue };
-                        for bound in 0..h.len() as u32 {
-                            if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
-                                out.push(Action { def: a, this, bound });
-                            }
+                        return Ok(());
+                    }
+                    for bound in lo..=hi {
+                        let from = match self.swap_in_range(g, bound as i64) {
+                            true if bits[bound as usize / 64] >> (bound % 64) & 1 == 0 => continue,
+                            true => info.owner_conds + 1,
+                            // Out of range: the interpreted condition reports it.
+                            false => info.owner_conds,
+                        };
+                        if self.conditions_hold_from(st, info, Ctx { this, bound }, from, occ)? {
+                            out.push(Action { def: a, this, bound });
                         }
+                    }
+                    Ok(())
+                })?,
+                // One pass along a grid row (the cells the condition would read).
+                None if let Some(scan) = info.row_scan => {
+                    let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
+                    out.reserve(cells.len());
+                    scan.each_holding(cells, lo, |bound| out.push(Action { def: a, this, bound }));
+                }
+                None => {
+                    let conds = &self.cond_fxs(a)[info.owner_conds..];
+                    let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                    for bound in lo..=hi {
+                        env.rebind(bound, 0);
+                        if self.all_hold(&env, conds)? {
+                            out.push(Action { def: a, this, bound });
+                        }
+                    }
+                }
+            },
+            BindKind::Hex if info.walk_order.is_some() && self.walk_ordered(st, info, a, this, out, occ)? => {}
+            BindKind::Hex => {
+                let Some(h) = &self.hex else { return Ok(()) };
+                for bound in 0..h.len() as u32 {
+                    if !h.wall[bound as usize] && self.conditions_hold_from(st, info, Ctx { this, bound }, info.owner_conds, occ)? {
+                        out.push(Action { def: a, this, bound });
                     }
                 }
             }
