@@ -61,6 +61,9 @@ mod search;
 mod semantics;
 /// Project tidiness: every source file opens with a `//!` paragraph.
 mod tidy;
+/// Every shipped config run by the CLI on both tiers: the same files, byte for byte, and the same
+/// standard output (feature `compiled`).
+mod tier_outputs;
 /// The interpreted and the compiled tier in lockstep (feature `compiled`).
 mod tiers;
 /// Connected groups on tile grids: sizes, leaders, counts, distinct values and clears on

@@ -14,7 +14,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::isa::TargetFrontendConfig;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 /// Whether the generator emits `t`'s root node itself (its operands may be handed back to
 /// their closures, [`Gen::callback`]).
@@ -114,6 +114,9 @@ pub(super) struct Gen<'a, 'b> {
     /// Class constants emitted as reads of the constant table (the lister), instead of handed
     /// back to their closures.
     pub(super) consts: bool,
+    /// `JitEnv` fields held in variables instead of read from memory (the lister: it reads
+    /// every field once and sets the owner's and binding's as it loops), by byte offset.
+    locals: Vec<(i32, Variable)>,
 }
 
 /// Fills `func` (its signature set) with expression `t` of program `p` (`native` holds).
@@ -141,7 +144,37 @@ impl<'a, 'b> Gen<'a, 'b> {
         fail: Block,
         config: &TargetFrontendConfig,
     ) -> Self {
-        Gen { p, b, env, status, fail, ptr: config.pointer_type(), callback: None, call_conv: config.default_call_conv, consts: false }
+        Gen {
+            p,
+            b,
+            env,
+            status,
+            fail,
+            ptr: config.pointer_type(),
+            callback: None,
+            call_conv: config.default_call_conv,
+            consts: false,
+            locals: Vec::new(),
+        }
+    }
+
+    /// Reads every `JitEnv` field (the field at offset `off` is a pointer when `ptrs` holds it)
+    /// into a variable, here, at the entry: from now on [`Gen::field`] reads the variable, and
+    /// [`Gen::set`] sets it.
+    pub(super) fn fields_to_locals(&mut self, all: &[i32], ptrs: &[i32]) {
+        for &off in all {
+            let ty = if ptrs.contains(&off) { self.ptr } else { types::I64 };
+            let v = self.b.ins().load(ty, MemFlagsData::trusted(), self.env, off);
+            let var = self.b.declare_var(ty);
+            self.b.def_var(var, v);
+            self.locals.push((off, var));
+        }
+    }
+
+    /// Sets field `off`, held in a variable ([`Gen::fields_to_locals`]).
+    pub(super) fn set(&mut self, off: i32, v: Value) {
+        let var = self.locals.iter().find(|l| l.0 == off).expect("a field held in a variable").1;
+        self.b.def_var(var, v);
     }
 
     /// Emits the giving-up block (status 1, return 0), seals and finalizes the function.
@@ -157,7 +190,18 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// A field of the `JitEnv`.
     pub(super) fn field(&mut self, off: i32) -> Value {
-        self.b.ins().load(types::I64, MemFlagsData::trusted(), self.env, off)
+        match self.locals.iter().find(|l| l.0 == off) {
+            Some(&(_, var)) => self.b.use_var(var),
+            None => self.b.ins().load(types::I64, MemFlagsData::trusted(), self.env, off),
+        }
+    }
+
+    /// A pointer field of the `JitEnv`.
+    fn ptr_field(&mut self, off: i32) -> Value {
+        match self.locals.iter().find(|l| l.0 == off) {
+            Some(&(_, var)) => self.b.use_var(var),
+            None => self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, off),
+        }
     }
 
     /// Continues only where `cond` (an i8) is false; gives up where it is true.
@@ -173,7 +217,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let len = self.field(O::LEN);
         let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
         self.fail_if(out);
-        let base = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::SLOTS);
+        let base = self.ptr_field(O::SLOTS);
         let byte = self.b.ins().ishl_imm_u(idx, 3);
         let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
         let at = self.b.ins().iadd(base, byte);
@@ -239,7 +283,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// The address of object `o`'s record (`o` below the object count: checked by the caller).
     pub(super) fn record(&mut self, o: Value) -> Value {
-        let objects = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::OBJECTS);
+        let objects = self.ptr_field(O::OBJECTS);
         let size = std::mem::size_of::<ObjRec>() as i64;
         let off = self.b.ins().imul_imm_s(o, size);
         let off = if self.ptr == types::I64 { off } else { self.b.ins().ireduce(self.ptr, off) };
@@ -266,7 +310,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let n = self.field(O::N_GODS);
         let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, god, n);
         self.fail_if(out);
-        let at = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::CONSTS_AT);
+        let at = self.ptr_field(O::CONSTS_AT);
         let byte = self.b.ins().ishl_imm_u(god, 4);
         let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
         let entry = self.b.ins().iadd(at, byte);
@@ -278,7 +322,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let flat = self.field(O::CONSTS_LEN);
         let past = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, flat);
         self.fail_if(past);
-        let base = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.env, O::CONSTS);
+        let base = self.ptr_field(O::CONSTS);
         let byte = self.b.ins().ishl_imm_u(idx, 3);
         let byte = if self.ptr == types::I64 { byte } else { self.b.ins().ireduce(self.ptr, byte) };
         let addr = self.b.ins().iadd(base, byte);
@@ -289,6 +333,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// closure's address (leaked, as the code that holds it), then a check of the status word.
     fn callback(&mut self, t: &T) -> Value {
         let fx: &'static Fx = Box::leak(Box::new(lower(t.clone())));
+        if self.consts {
+            return self.lister_callback(fx);
+        }
         let sig = match self.callback {
             Some(s) => s,
             None => {
@@ -304,6 +351,32 @@ impl<'a, 'b> Gen<'a, 'b> {
         let callee = self.b.ins().iconst(self.ptr, helper as usize as i64);
         let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
         let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, self.status]);
+        let v = self.b.inst_results(call)[0];
+        let s = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.status, 0);
+        self.fail_if(s);
+        v
+    }
+
+    /// The lister's [`Gen::callback`]: [`super::list::closure`] with the owner and the binding
+    /// (the lister's variables), which makes the closure's environment from them.
+    fn lister_callback(&mut self, fx: &'static Fx) -> Value {
+        let sig = match self.callback {
+            Some(s) => s,
+            None => {
+                let mut sig = Signature::new(self.call_conv);
+                sig.params.extend([AbiParam::new(self.ptr), AbiParam::new(self.ptr)]);
+                sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(types::I64)]);
+                sig.params.push(AbiParam::new(self.ptr));
+                sig.returns.push(AbiParam::new(types::I64));
+                let s = self.b.import_signature(sig);
+                self.callback = Some(s);
+                s
+            }
+        };
+        let callee = self.b.ins().iconst(self.ptr, super::list::CLOSURE as usize as i64);
+        let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
+        let (this, bound, bound_base) = (self.field(O::THIS), self.field(O::BOUND), self.field(O::BOUND_BASE));
+        let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, this, bound, bound_base, self.status]);
         let v = self.b.inst_results(call)[0];
         let s = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.status, 0);
         self.fail_if(s);

@@ -16,10 +16,11 @@
 //! again after its class's gate): the list is the same, and an error met only by generated code
 //! makes the interpreter list again, which then does not meet it.
 
-use super::emit::{Gen, fully_native};
+use super::emit::Gen;
 use super::{ConstTable, JIT, JitEnv, Offsets as O};
-use crate::wgdl::fast::T;
-use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
+use crate::wgdl::fast::{Env, Fx, T};
+use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, Ctx, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
+use crate::wgdl::turns::OccCache;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -44,8 +45,11 @@ impl L {
 }
 const _: () = assert!(std::mem::offset_of!(ListEnv, skip_hidden) == L::SKIP_HIDDEN as usize);
 
-/// What [`push`] and [`slow`] reach through [`ListEnv::cb`].
+/// What [`push`], [`slow`] and [`closure`] reach through [`ListEnv::cb`].
 struct Callbacks<'a> {
+    p: &'a Program,
+    st: &'a State,
+    occ: Option<&'a OccCache>,
     out: &'a mut Vec<Action>,
     slow: &'a mut dyn FnMut(ActionId, u32, &mut Vec<Action>) -> Result<(), RuntimeError>,
 }
@@ -69,6 +73,27 @@ extern "C" fn slow(env: *const ListEnv, a: u64, this: u64, status: *mut u64) {
     }
 }
 
+/// An operand the lister does not emit (a built-in, an aggregate, …): its closure, on the
+/// environment of owner `this` and binding `bound` (`bound_base`: its first slot, or 0), made
+/// as the interpreter's listing makes it; an error (or a panic) sets the status.
+extern "C" fn closure(env: *const ListEnv, fx: *const Fx, this: u64, bound: u64, bound_base: u64, status: *mut u64) -> i64 {
+    // SAFETY: as for `push`; `fx` points to a closure leaked by `emit` (never freed, as the code
+    // that holds its address, invariant 3).
+    let (cb, fx, status) = unsafe { (&*((*env).cb as *const Callbacks), &*fx, &mut *status) };
+    let mut e = Env::with_occ(cb.p, cb.st, Ctx { this: this as u32, bound: NONE }, cb.occ);
+    e.rebind(bound as u32, bound_base as u32);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fx(&e))) {
+        Ok(Ok(v)) => v,
+        _ => {
+            *status = 1;
+            0
+        }
+    }
+}
+
+/// [`closure`]'s address, for `emit`.
+pub(super) const CLOSURE: extern "C" fn(*const ListEnv, *const Fx, u64, u64, u64, *mut u64) -> i64 = closure;
+
 /// The lister's signature: `(env, status) -> 0`.
 type RawList = unsafe extern "C" fn(*mut ListEnv, *mut u64) -> i64;
 
@@ -90,11 +115,12 @@ impl Lister {
         p: &Program,
         st: &State,
         consts: &ConstTable,
+        occ: Option<&OccCache>,
         skip_hidden: bool,
         out: &mut Vec<Action>,
         slow: &mut dyn FnMut(ActionId, u32, &mut Vec<Action>) -> Result<(), RuntimeError>,
     ) -> bool {
-        let mut cb = Callbacks { out, slow };
+        let mut cb = Callbacks { p, st, occ, out, slow };
         let mut env = ListEnv {
             jit: JitEnv {
                 slots: st.slots.as_ptr(),
@@ -163,15 +189,8 @@ fn plan(p: &Program, a: ActionId) -> How {
         }
         _ => return How::Slow,
     };
+    // Operands it does not emit are handed back to their closures (`closure`).
     let trees: Vec<T> = info.conditions.iter().map(|&e| p.live_tree(e)).collect();
-    if !trees.iter().all(|t| fully_native(p, t)) {
-        if std::env::var_os("PLAYFORGE_DEBUG_LISTER").is_some() {
-            for t in trees.iter().filter(|t| !fully_native(p, t)) {
-                eprintln!("lister: {} keeps the interpreter for {t:?}", info.name);
-            }
-        }
-        return How::Slow;
-    }
     let rest = trees[info.owner_conds.min(trees.len())..].to_vec();
     let owner = trees[..info.owner_conds.min(trees.len())].to_vec();
     How::Inline { owner, rest, bind }
@@ -232,6 +251,33 @@ fn function(p: &Program, plans: &[Option<How>], func: &mut cranelift_codegen::ir
     let fail = b.create_block();
     let mut g = Gen::new(p, b, env, status, fail, &config);
     g.consts = true;
+    // Every field read once; the owner's and the binding's live in variables.
+    g.fields_to_locals(
+        &[
+            O::SLOTS,
+            O::LEN,
+            O::THIS_BASE,
+            O::BOUND_BASE,
+            O::THIS,
+            O::BOUND,
+            O::CLOCK,
+            O::SESSIONS,
+            O::MOVES,
+            O::ACTOR,
+            O::ROUND,
+            O::TURNS,
+            O::TO_MOVE,
+            O::CONSTS,
+            O::CONSTS_LEN,
+            O::CONSTS_AT,
+            O::N_GODS,
+            O::THIS_GOD,
+            O::BOUND_GOD,
+            O::OBJECTS,
+            O::N_OBJECTS,
+        ],
+        &[O::SLOTS, O::CONSTS, O::CONSTS_AT, O::OBJECTS],
+    );
     let ptr = g.ptr;
     let calls = {
         let mut push = Signature::new(g.call_conv);
@@ -252,7 +298,7 @@ fn function(p: &Program, plans: &[Option<How>], func: &mut cranelift_codegen::ir
     // head: while oid < n_objects
     g.b.switch_to_block(head);
     let o = g.b.use_var(oid);
-    let n = g.b.ins().load(types::I64, MemFlagsData::trusted(), env, O::N_OBJECTS);
+    let n = g.field(O::N_OBJECTS);
     let done = g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, o, n);
     g.b.ins().brif(done, exit, &[], body, &[]);
 
@@ -330,8 +376,9 @@ fn object(g: &mut Gen, o: Value) -> Value {
     g.record(o)
 }
 
+/// Sets the owner's or the binding's field `off` (a variable).
 fn store(g: &mut Gen, v: Value, off: i32) {
-    g.b.ins().store(MemFlagsData::trusted(), v, g.env, off);
+    g.set(off, v);
 }
 
 /// Branches to `skip` unless every condition of `conds` holds.
@@ -423,7 +470,7 @@ fn action(g: &mut Gen, calls: &Calls, a: ActionId, how: &How, o: Value, after: B
             g.b.ins().jump(head, &[]);
             g.b.switch_to_block(head);
             let jv = g.b.use_var(j);
-            let n = g.b.ins().load(types::I64, MemFlagsData::trusted(), g.env, O::N_OBJECTS);
+            let n = g.field(O::N_OBJECTS);
             let done = g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, jv, n);
             g.b.ins().brif(done, after, &[], body, &[]);
             g.b.switch_to_block(body);
