@@ -274,6 +274,9 @@ pub struct FastCode {
     /// The class constants as the lister reads them (forgotten with the plans).
     #[cfg(feature = "compiled")]
     consts: OnceLock<crate::wgdl::run::jit::ConstTable>,
+    /// Per action, a rule's conditions generated as one function ([`FastCode::rule_check`]).
+    #[cfg(feature = "compiled")]
+    rule_checks: OnceLock<Box<[Option<crate::wgdl::run::jit::Native>]>>,
 }
 
 /// [`FastCode::live`]: `this` is a live object whenever the expression runs.
@@ -307,6 +310,8 @@ impl Clone for FastCode {
             lister: self.lister.clone(),
             #[cfg(feature = "compiled")]
             consts: self.consts.clone(),
+            #[cfg(feature = "compiled")]
+            rule_checks: self.rule_checks.clone(),
         }
     }
 }
@@ -364,7 +369,39 @@ impl FastCode {
             return None;
         }
         let l = self.lister.get_or_init(|| crate::wgdl::run::jit::lister(p)).as_ref()?;
-        Some((l, self.consts.get_or_init(|| crate::wgdl::run::jit::ConstTable::of(p))))
+        Some((l, self.consts(p)))
+    }
+
+    /// Program `p`'s class constants as generated code reads them.
+    #[cfg(feature = "compiled")]
+    #[inline]
+    pub(in crate::wgdl) fn consts(&self, p: &Program) -> &crate::wgdl::run::jit::ConstTable {
+        self.consts.get_or_init(|| crate::wgdl::run::jit::ConstTable::of(p))
+    }
+
+    /// On the compiled tier, rule `r`'s conditions as one generated function (their
+    /// conjunction; `None`: the interpreter checks them).
+    #[cfg(feature = "compiled")]
+    #[inline]
+    pub(in crate::wgdl) fn rule_check(&self, p: &Program, r: ActionId) -> Option<&crate::wgdl::run::jit::Native> {
+        if self.tier != Tier::Compiled {
+            return None;
+        }
+        let all = self.rule_checks.get_or_init(|| {
+            (0..p.actions.len())
+                .map(|a| {
+                    let info = &p.actions[a];
+                    if info.kind != ActionKind::Rule || info.conditions.is_empty() {
+                        return None;
+                    }
+                    let mut conds = info.conditions.iter().map(|&e| p.live_tree(e));
+                    let first = conds.next()?;
+                    let t = conds.fold(first, |acc, c| T::And(Box::new(acc), Box::new(c)));
+                    crate::wgdl::run::jit::compile(p, &t)
+                })
+                .collect()
+        });
+        all.get(r as usize)?.as_ref()
     }
 }
 

@@ -111,9 +111,12 @@ pub(super) struct Gen<'a, 'b> {
     /// The signature of [`super::call_closure`], imported once.
     callback: Option<SigRef>,
     pub(super) call_conv: CallConv,
-    /// Class constants emitted as reads of the constant table (the lister), instead of handed
-    /// back to their closures.
+    /// Class constants and reads through object references emitted (from the constant table and
+    /// the object records), instead of handed back to their closures.
     pub(super) consts: bool,
+    /// Operands handed back through the lister's callback ([`super::list::closure`]), which
+    /// makes their environment from the lister's variables, instead of [`super::call_closure`].
+    pub(super) lister: bool,
     /// `JitEnv` fields held in variables instead of read from memory (the lister: it reads
     /// every field once and sets the owner's and binding's as it loops), by byte offset.
     locals: Vec<(i32, Variable)>,
@@ -153,7 +156,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             ptr: config.pointer_type(),
             callback: None,
             call_conv: config.default_call_conv,
-            consts: false,
+            consts: true,
+            lister: false,
             locals: Vec::new(),
         }
     }
@@ -333,7 +337,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// closure's address (leaked, as the code that holds it), then a check of the status word.
     fn callback(&mut self, t: &T) -> Value {
         let fx: &'static Fx = Box::leak(Box::new(lower(t.clone())));
-        if self.consts {
+        if self.lister {
             return self.lister_callback(fx);
         }
         let sig = match self.callback {

@@ -250,7 +250,7 @@ fn function(p: &Program, plans: &[Option<How>], func: &mut cranelift_codegen::ir
     let status = b.block_params(entry)[1];
     let fail = b.create_block();
     let mut g = Gen::new(p, b, env, status, fail, &config);
-    g.consts = true;
+    g.lister = true;
     // Every field read once; the owner's and the binding's live in variables.
     g.fields_to_locals(
         &[

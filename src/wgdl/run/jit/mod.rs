@@ -61,10 +61,9 @@ pub(in crate::wgdl) struct JitEnv {
     turns: i64,
     to_move: i64,
     /// The [`Env`] itself, for the parts generated code hands back to a closure (null in the
-    /// move lister, which hands nothing back).
+    /// move lister, whose callback makes an `Env` of its own).
     env: *const std::ffi::c_void,
-    /// The program's class constants ([`ConstTable`]; the lister reads them, expressions hand
-    /// them back to their closures and leave these null).
+    /// The program's class constants ([`ConstTable`]).
     consts: *const i64,
     consts_len: u64,
     consts_at: *const [u64; 2],
@@ -72,7 +71,7 @@ pub(in crate::wgdl) struct JitEnv {
     /// The description of `this` and of the bound object (the lister's, for class constants).
     this_god: i64,
     bound_god: i64,
-    /// The state's object records (the lister reads them; expressions leave these null).
+    /// The state's object records.
     objects: *const crate::wgdl::program::ObjRec,
     n_objects: u64,
 }
@@ -112,6 +111,7 @@ impl JitEnv {
     #[inline(always)]
     fn of(e: &Env) -> JitEnv {
         let st: &State = e.st;
+        let consts = e.p.fast.consts(e.p);
         JitEnv {
             slots: st.slots.as_ptr(),
             len: st.slots.len() as u64,
@@ -127,14 +127,14 @@ impl JitEnv {
             turns: st.turns as i64,
             to_move: st.to_move as i64,
             env: e as *const Env as *const std::ffi::c_void,
-            consts: std::ptr::null(),
-            consts_len: 0,
-            consts_at: std::ptr::null(),
-            n_gods: 0,
-            this_god: -1,
-            bound_god: -1,
-            objects: std::ptr::null(),
-            n_objects: 0,
+            consts: consts.flat.as_ptr(),
+            consts_len: consts.flat.len() as u64,
+            consts_at: consts.at.as_ptr(),
+            n_gods: consts.at.len() as u64,
+            this_god: e.this_god() as i64,
+            bound_god: st.objects.get(e.bound as usize).map_or(-1, |o| o.god as i64),
+            objects: st.objects.as_ptr(),
+            n_objects: st.objects.len() as u64,
         }
     }
 }
@@ -233,7 +233,7 @@ pub fn set_min_nodes(n: usize) {
 }
 
 /// Generates expression tree `t` of program `p`, if the generator emits its root and it is
-/// large enough to pay.
+/// large enough to pay (rules' conditions: their conjunction, [`crate::wgdl::fast`]).
 pub(in crate::wgdl) fn compile(p: &Program, t: &T) -> Option<Native> {
     SEEN.fetch_add(1, Ordering::Relaxed);
     if !emit::native(p, t) || emit::native_size(p, t) < MIN_NODES.load(Ordering::Relaxed) {

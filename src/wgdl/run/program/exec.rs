@@ -136,6 +136,19 @@ impl Program {
         self.fire_rules_pass(st)
     }
 
+    /// Whether rule `a`'s conditions hold: on the compiled tier through their generated
+    /// conjunction, where it does not give up; else (and to report an error) as interpreted.
+    #[inline]
+    fn rule_holds(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
+        #[cfg(feature = "compiled")]
+        if let Some(check) = self.fast.rule_check(self, a.id)
+            && let Some(v) = check.call(&crate::wgdl::fast::Env::new(self, st, ctx))
+        {
+            return Ok(v != 0);
+        }
+        self.conditions_hold(st, a, ctx)
+    }
+
     fn fire_rules_pass(&self, st: &mut State) -> Result<(), RuntimeError> {
         let ctx = Ctx { this: NONE, bound: NONE };
         let mut firings = 0u32;
@@ -147,7 +160,7 @@ impl Program {
                 if a.reads & st.dirty.rules == 0 {
                     continue;
                 }
-                if self.conditions_hold(st, a, ctx)? {
+                if self.rule_holds(st, a, ctx)? {
                     firings += 1;
                     if firings > self.limits.rule_firings {
                         return Err(rt(RtKind::RunawayRule { rule: a.name.clone(), limit: self.limits.rule_firings }, a.span));
