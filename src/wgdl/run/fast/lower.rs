@@ -68,7 +68,7 @@ pub(in crate::wgdl) fn lower(t: T) -> Fx {
         T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),
         // `max`/`min` of two operands: a two-operand closure, not the built-in dispatch.
         T::Call(b @ (Builtin::MaxL | Builtin::MinL | Builtin::MaxD | Builtin::MinD), args, _) if args.len() == 2 => {
-            let [x, y]: [T; 2] = args.try_into().ok().expect("two operands");
+            let [x, y]: [T; 2] = args.try_into().expect("two operands");
             match b {
                 Builtin::MaxL => bin(x, y, |x, y| x.max(y)),
                 Builtin::MinL => bin(x, y, |x, y| x.min(y)),

@@ -388,7 +388,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     pub(super) fn expr(&mut self, t: &T) -> Value {
-        if !native(self.p, t) && !(self.consts && fully_native(self.p, t)) {
+        if !(native(self.p, t) || self.consts && fully_native(self.p, t)) {
             return self.callback(t);
         }
         match t {

@@ -10,25 +10,35 @@
 //! again through its closure, which reports the error with its span. `tests/closures.rs` and
 //! `tests/tiers.rs` hold the tier to the bytecode and to the interpreted tier.
 //!
-//! **Invariants.** This file holds the tier's only `unsafe`: calling generated code, and
-//! generated code calling back ([`call_closure`]). It rests on four facts, each kept by the code
-//! named:
-//! 1. *Generated code reads memory only through the [`JitEnv`] it is handed, and every slot it
-//!    reads is checked against [`JitEnv::len`] first* ([`emit`]: `slot`, the one helper that
-//!    emits a load from the slots; loads from the `JitEnv` itself use the `#[repr(C)]` offsets of
-//!    `Offsets`, checked against its size at compile time). It writes only the status word it is
-//!    handed, and passes the `JitEnv`, a leaked closure's address and the status word on to
-//!    `call_closure`, which runs that closure on the `Env` the `JitEnv` was made from.
-//! 2. *A `JitEnv` is made from live borrows* ([`JitEnv::of`]: a slice of the state's slots and
-//!    its length, the environment's numbers, the `Env` itself) *and lives on the caller's stack
-//!    for the call*.
+//! The same machinery generates, per program, a **move lister** (`list.rs`: the object loop,
+//! class gates, each action's conditions inline, its bindings looped in the interpreter's order)
+//! and, per rule, its conditions' conjunction (checked by `Program::rule_holds`).
+//!
+//! **Invariants.** This file and `list.rs` hold the tier's only `unsafe`: calling generated
+//! code, and generated code calling back ([`call_closure`]; the lister's `push`, `slow` and
+//! `closure`). It rests on four facts, each kept by the code named:
+//! 1. *Generated code reads memory only through the [`JitEnv`] (or the lister's `ListEnv`) it is
+//!    handed, and checks every index it reads against a length read from there first*
+//!    ([`emit`]: `slot` against [`JitEnv::len`], the one helper that loads a slot; `live_record`
+//!    an object reference against the object count; `constant` a description against the
+//!    constant table's count and the index against that description's; the lister's loops
+//!    stop at the object count). Loads from the `JitEnv` itself use the `#[repr(C)]` offsets
+//!    of `Offsets`, checked against the struct at compile time, and records are read at
+//!    `offset_of!` their fields. It writes only the status word it is handed (the lister keeps
+//!    its owner and binding in variables), and passes the env, a leaked closure's address and
+//!    the status word on to the callbacks, which run closures on an `Env` of the same state.
+//! 2. *A `JitEnv` is made from live borrows* ([`JitEnv::of`], `Lister::run`: the state's slots
+//!    and object records with their lengths, the program's constant table, the environment's
+//!    numbers, the `Env` or the lister's callbacks) *and lives on the caller's stack for the
+//!    call*; nothing else touches what the callbacks borrow while generated code runs.
 //! 3. *Generated code, and the closures it calls back, are never freed*: the one [`JITModule`]
 //!    lives in a process-wide mutex and leaks its code memory when dropped (Cranelift's
 //!    documented behaviour), and `emit` leaks the closures whose addresses it embeds, so a
 //!    function pointer, once finalized, is valid for the rest of the process.
 //! 4. *The signatures called are the signatures generated*: the function's from [`signature`]
-//!    and [`RawFn`], next to each other here; the callback's from `emit::Gen::callback` and
-//!    `call_closure`'s `extern "C"` declaration.
+//!    and [`RawFn`], next to each other here (the lister's from `list::lister` and `RawList`);
+//!    the callbacks' from `emit::Gen::callback` / `lister_callback` and `list::function`, next
+//!    to the `extern "C"` declarations they call.
 
 mod emit;
 mod list;
