@@ -606,7 +606,10 @@ fn section_tiers(o: &Opts) {
         })
         .collect::<Vec<_>>()
         .join(", ");
+    #[cfg(feature = "compiled")]
     let (seen, made) = playforge::wgdl::compiled_functions();
+    #[cfg(not(feature = "compiled"))]
+    let (seen, made) = (0, 0);
     println!(
         "\nRates are the {rounds} rounds' means; ratios the medians of the rounds' (compiled ÷ interpreted per round — {}). The compiled tier generated {made} functions (move listers and expressions; {seen} expressions handed to it); the move listers inline the conditions and bindings of these actions (the rest listed by the interpreter's code): {cover}.",
         detail.join("; ")

@@ -114,9 +114,6 @@ pub(super) struct Gen<'a, 'b> {
     /// Class constants and reads through object references emitted (from the constant table and
     /// the object records), instead of handed back to their closures.
     pub(super) consts: bool,
-    /// Operands handed back through the lister's callback ([`super::list::closure`]), which
-    /// makes their environment from the lister's variables, instead of [`super::call_closure`].
-    pub(super) lister: bool,
     /// `JitEnv` fields held in variables instead of read from memory (the lister: it reads
     /// every field once and sets the owner's and binding's as it loops), by byte offset.
     locals: Vec<(i32, Variable)>,
@@ -157,7 +154,6 @@ impl<'a, 'b> Gen<'a, 'b> {
             callback: None,
             call_conv: config.default_call_conv,
             consts: true,
-            lister: false,
             locals: Vec::new(),
         }
     }
@@ -337,9 +333,6 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// closure's address (leaked, as the code that holds it), then a check of the status word.
     fn callback(&mut self, t: &T) -> Value {
         let fx: &'static Fx = Box::leak(Box::new(lower(t.clone())));
-        if self.lister {
-            return self.lister_callback(fx);
-        }
         let sig = match self.callback {
             Some(s) => s,
             None => {
@@ -355,32 +348,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         let callee = self.b.ins().iconst(self.ptr, helper as usize as i64);
         let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
         let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, self.status]);
-        let v = self.b.inst_results(call)[0];
-        let s = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.status, 0);
-        self.fail_if(s);
-        v
-    }
-
-    /// The lister's [`Gen::callback`]: [`super::list::closure`] with the owner and the binding
-    /// (the lister's variables), which makes the closure's environment from them.
-    fn lister_callback(&mut self, fx: &'static Fx) -> Value {
-        let sig = match self.callback {
-            Some(s) => s,
-            None => {
-                let mut sig = Signature::new(self.call_conv);
-                sig.params.extend([AbiParam::new(self.ptr), AbiParam::new(self.ptr)]);
-                sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(types::I64)]);
-                sig.params.push(AbiParam::new(self.ptr));
-                sig.returns.push(AbiParam::new(types::I64));
-                let s = self.b.import_signature(sig);
-                self.callback = Some(s);
-                s
-            }
-        };
-        let callee = self.b.ins().iconst(self.ptr, super::list::CLOSURE as usize as i64);
-        let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
-        let (this, bound, bound_base) = (self.field(O::THIS), self.field(O::BOUND), self.field(O::BOUND_BASE));
-        let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, this, bound, bound_base, self.status]);
         let v = self.b.inst_results(call)[0];
         let s = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.status, 0);
         self.fail_if(s);
@@ -415,7 +382,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                         self.bool(c)
                     }
                     Op::Load => self.slot(a),
-                    // Through an object reference (the lister only: `fully_native`).
+                    // Through an object reference (`fully_native`).
                     Op::Field(o) => {
                         let rec = self.live_record(a);
                         let base = self.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);

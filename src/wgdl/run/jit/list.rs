@@ -4,7 +4,8 @@
 //! declaration order, its conditions inline, its bindings looped in the interpreter's order
 //! (descriptions, live objects of the bound class, numbers), each move handed to [`push`]. An
 //! action the lister does not inline — a condition with an operand it does not emit (built-ins,
-//! aggregates, object paths), `unless`, a `forEveryHex` binding, the swap and row fast paths —
+//! aggregates, paths longer than one hop), `unless`, a `forEveryHex` binding, the swap and row
+//! fast paths —
 //! is listed for that owner by the interpreter's own code through [`slow`], at its place in the
 //! order, so that the two tiers' lists compare equal. Where generated code meets anything but
 //! the plain path (an index out of range, an overflow, an error in a slow action), it gives up,
@@ -16,11 +17,10 @@
 //! again after its class's gate): the list is the same, and an error met only by generated code
 //! makes the interpreter list again, which then does not meet it.
 
-use super::emit::Gen;
+use super::emit::{Gen, fully_native};
 use super::{ConstTable, JIT, JitEnv, Offsets as O};
-use crate::wgdl::fast::{Env, Fx, T};
-use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, Ctx, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
-use crate::wgdl::turns::OccCache;
+use crate::wgdl::fast::T;
+use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -45,11 +45,8 @@ impl L {
 }
 const _: () = assert!(std::mem::offset_of!(ListEnv, skip_hidden) == L::SKIP_HIDDEN as usize);
 
-/// What [`push`], [`slow`] and [`closure`] reach through [`ListEnv::cb`].
+/// What [`push`] and [`slow`] reach through [`ListEnv::cb`].
 struct Callbacks<'a> {
-    p: &'a Program,
-    st: &'a State,
-    occ: Option<&'a OccCache>,
     out: &'a mut Vec<Action>,
     slow: &'a mut dyn FnMut(ActionId, u32, &mut Vec<Action>) -> Result<(), RuntimeError>,
 }
@@ -73,27 +70,6 @@ extern "C" fn slow(env: *const ListEnv, a: u64, this: u64, status: *mut u64) {
     }
 }
 
-/// An operand the lister does not emit (a built-in, an aggregate, …): its closure, on the
-/// environment of owner `this` and binding `bound` (`bound_base`: its first slot, or 0), made
-/// as the interpreter's listing makes it; an error (or a panic) sets the status.
-extern "C" fn closure(env: *const ListEnv, fx: *const Fx, this: u64, bound: u64, bound_base: u64, status: *mut u64) -> i64 {
-    // SAFETY: as for `push`; `fx` points to a closure leaked by `emit` (never freed, as the code
-    // that holds its address, invariant 3).
-    let (cb, fx, status) = unsafe { (&*((*env).cb as *const Callbacks), &*fx, &mut *status) };
-    let mut e = Env::with_occ(cb.p, cb.st, Ctx { this: this as u32, bound: NONE }, cb.occ);
-    e.rebind(bound as u32, bound_base as u32);
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fx(&e))) {
-        Ok(Ok(v)) => v,
-        _ => {
-            *status = 1;
-            0
-        }
-    }
-}
-
-/// [`closure`]'s address, for `emit`.
-pub(super) const CLOSURE: extern "C" fn(*const ListEnv, *const Fx, u64, u64, u64, *mut u64) -> i64 = closure;
-
 /// The lister's signature: `(env, status) -> 0`.
 type RawList = unsafe extern "C" fn(*mut ListEnv, *mut u64) -> i64;
 
@@ -115,12 +91,11 @@ impl Lister {
         p: &Program,
         st: &State,
         consts: &ConstTable,
-        occ: Option<&OccCache>,
         skip_hidden: bool,
         out: &mut Vec<Action>,
         slow: &mut dyn FnMut(ActionId, u32, &mut Vec<Action>) -> Result<(), RuntimeError>,
     ) -> bool {
-        let mut cb = Callbacks { p, st, occ, out, slow };
+        let mut cb = Callbacks { out, slow };
         let mut env = ListEnv {
             jit: JitEnv {
                 slots: st.slots.as_ptr(),
@@ -189,8 +164,13 @@ fn plan(p: &Program, a: ActionId) -> How {
         }
         _ => return How::Slow,
     };
-    // Operands it does not emit are handed back to their closures (`closure`).
+    // Every operand emitted: handing an operand back to its closure would make an environment
+    // per call, which measured slower than the interpreter's listing (the arena's abilities,
+    // whose range and sight tests are built-ins: 0.87× its interpreted playouts).
     let trees: Vec<T> = info.conditions.iter().map(|&e| p.live_tree(e)).collect();
+    if !trees.iter().all(|t| fully_native(p, t)) {
+        return How::Slow;
+    }
     let rest = trees[info.owner_conds.min(trees.len())..].to_vec();
     let owner = trees[..info.owner_conds.min(trees.len())].to_vec();
     How::Inline { owner, rest, bind }
@@ -250,7 +230,6 @@ fn function(p: &Program, plans: &[Option<How>], func: &mut cranelift_codegen::ir
     let status = b.block_params(entry)[1];
     let fail = b.create_block();
     let mut g = Gen::new(p, b, env, status, fail, &config);
-    g.lister = true;
     // Every field read once; the owner's and the binding's live in variables.
     g.fields_to_locals(
         &[

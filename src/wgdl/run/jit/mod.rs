@@ -15,8 +15,7 @@
 //! and, per rule, its conditions' conjunction (checked by `Program::rule_holds`).
 //!
 //! **Invariants.** This file and `list.rs` hold the tier's only `unsafe`: calling generated
-//! code, and generated code calling back ([`call_closure`]; the lister's `push`, `slow` and
-//! `closure`). It rests on four facts, each kept by the code named:
+//! code, and generated code calling back ([`call_closure`]; the lister's `push` and `slow`). It rests on four facts, each kept by the code named:
 //! 1. *Generated code reads memory only through the [`JitEnv`] (or the lister's `ListEnv`) it is
 //!    handed, and checks every index it reads against a length read from there first*
 //!    ([`emit`]: `slot` against [`JitEnv::len`], the one helper that loads a slot; `live_record`
@@ -37,7 +36,7 @@
 //!    function pointer, once finalized, is valid for the rest of the process.
 //! 4. *The signatures called are the signatures generated*: the function's from [`signature`]
 //!    and [`RawFn`], next to each other here (the lister's from `list::lister` and `RawList`);
-//!    the callbacks' from `emit::Gen::callback` / `lister_callback` and `list::function`, next
+//!    the callbacks' from `emit::Gen::callback` and `list::function`, next
 //!    to the `extern "C"` declarations they call.
 
 mod emit;

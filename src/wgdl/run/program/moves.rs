@@ -192,7 +192,7 @@ impl Program {
                         let gated = self.classes[st.objects[this as usize].class as usize].actor_gate.is_some();
                         self.candidates_of(st, out, skip_hidden, occ, scratch, a, this, gated)
                     };
-                    if lister.run(self, st, consts, occ, skip_hidden, out, &mut slow) {
+                    if lister.run(self, st, consts, skip_hidden, out, &mut slow) {
                         return Ok(());
                     }
                     out.clear();
