@@ -119,8 +119,9 @@ pub(super) struct Gen<'a, 'b> {
     locals: Vec<(i32, Variable)>,
 }
 
-/// Fills `func` (its signature set) with expression `t` of program `p` (`native` holds).
-pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFrontendConfig) {
+/// Fills `func` (its signature `(env, status) -> i64`, [`super::signature`]) with what `body`
+/// emits from the entry block, then the giving-up block: the frame of every generated function.
+pub(super) fn build(p: &Program, func: &mut Function, config: TargetFrontendConfig, body: impl FnOnce(&mut Gen)) {
     let mut fbc = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(func, &mut fbc);
     let entry = b.create_block();
@@ -130,9 +131,16 @@ pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFr
     let status = b.block_params(entry)[1];
     let fail = b.create_block();
     let mut g = Gen::new(p, b, env, status, fail, &config);
-    let v = g.expr(t);
-    g.b.ins().return_(&[v]);
+    body(&mut g);
     g.finish(config);
+}
+
+/// Fills `func` with expression `t` of program `p` (`native` holds).
+pub(super) fn function(p: &Program, t: &T, func: &mut Function, config: TargetFrontendConfig) {
+    build(p, func, config, |g| {
+        let v = g.expr(t);
+        g.b.ins().return_(&[v]);
+    });
 }
 
 impl<'a, 'b> Gen<'a, 'b> {

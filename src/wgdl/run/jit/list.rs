@@ -16,16 +16,14 @@
 //! again after its class's gate): the list is the same, and an error met only by generated code
 //! makes the interpreter list again, which then does not meet it.
 
-use super::emit::{Gen, fully_native};
-use super::{ConstTable, JIT, JitEnv, Offsets as O};
+use super::emit::{Gen, build, fully_native};
+use super::{ConstTable, JitEnv, Offsets as O};
 use crate::wgdl::fast::T;
 use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::TargetFrontendConfig;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use cranelift_module::Module;
-use std::sync::atomic::Ordering;
+use cranelift_frontend::Variable;
 
 /// What the lister reads: the expressions' [`JitEnv`] (read once at entry; the owner and the
 /// binding then live in variables), and the caller's [`Callbacks`].
@@ -193,23 +191,10 @@ pub(in crate::wgdl) fn lister(p: &Program) -> Option<Lister> {
     if inlined == 0 {
         return None;
     }
-    let mut guard = JIT.lock().unwrap_or_else(|e| e.into_inner());
-    let module = guard.as_mut()?;
-    let mut ctx = module.make_context();
-    let ptr = module.target_config().pointer_type();
-    ctx.func.signature.params.extend([AbiParam::new(ptr), AbiParam::new(ptr)]);
-    ctx.func.signature.returns.push(AbiParam::new(types::I64));
-    ctx.func.signature.call_conv = module.target_config().default_call_conv;
-    function(p, &plans, &mut ctx.func, module.target_config());
-    let id = module.declare_anonymous_function(&ctx.func.signature).ok()?;
-    module.define_function(id, &mut ctx).ok()?;
-    module.clear_context(&mut ctx);
-    module.finalize_definitions().ok()?;
-    let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the entry of a function just generated with `RawList`'s signature
-    // (invariant 4).
+    let code = super::define(|func, config| function(p, &plans, func, config))?;
+    // SAFETY: `code` is the entry of a function just generated with `signature`, which is
+    // `RawList`'s (invariant 4).
     let f = unsafe { std::mem::transmute::<*const u8, RawList>(code) };
-    super::GENERATED.fetch_add(1, Ordering::Relaxed);
     Some(Lister { f, inlined, actions })
 }
 
@@ -220,133 +205,125 @@ struct Calls {
 }
 
 fn function(p: &Program, plans: &[Option<How>], func: &mut cranelift_codegen::ir::Function, config: TargetFrontendConfig) {
-    let mut fbc = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(func, &mut fbc);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let env = b.block_params(entry)[0];
-    let status = b.block_params(entry)[1];
-    let fail = b.create_block();
-    let mut g = Gen::new(p, b, env, status, fail, &config);
-    // Every field read once; the owner's and the binding's live in variables.
-    g.fields_to_locals(
-        &[
-            O::SLOTS,
-            O::LEN,
-            O::THIS_BASE,
-            O::BOUND_BASE,
-            O::THIS,
-            O::BOUND,
-            O::CLOCK,
-            O::SESSIONS,
-            O::MOVES,
-            O::ACTOR,
-            O::ROUND,
-            O::TURNS,
-            O::TO_MOVE,
-            O::CONSTS,
-            O::CONSTS_LEN,
-            O::CONSTS_AT,
-            O::N_GODS,
-            O::THIS_GOD,
-            O::BOUND_GOD,
-            O::OBJECTS,
-            O::N_OBJECTS,
-        ],
-        &[O::SLOTS, O::CONSTS, O::CONSTS_AT, O::OBJECTS],
-    );
-    let ptr = g.ptr;
-    let calls = {
-        let mut push = Signature::new(g.call_conv);
-        push.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(types::I64)]);
-        let mut slow = Signature::new(g.call_conv);
-        slow.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(ptr)]);
-        Calls { push: g.b.import_signature(push), slow: g.b.import_signature(slow) }
-    };
-    let oid = g.b.declare_var(types::I64);
-    let zero = g.iconst(0);
-    g.b.def_var(oid, zero);
-    let head = g.b.create_block();
-    let body = g.b.create_block();
-    let next = g.b.create_block();
-    let exit = g.b.create_block();
-    g.b.ins().jump(head, &[]);
+    build(p, func, config, |g| {
+        // Every field read once; the owner's and the binding's live in variables.
+        g.fields_to_locals(
+            &[
+                O::SLOTS,
+                O::LEN,
+                O::THIS_BASE,
+                O::BOUND_BASE,
+                O::THIS,
+                O::BOUND,
+                O::CLOCK,
+                O::SESSIONS,
+                O::MOVES,
+                O::ACTOR,
+                O::ROUND,
+                O::TURNS,
+                O::TO_MOVE,
+                O::CONSTS,
+                O::CONSTS_LEN,
+                O::CONSTS_AT,
+                O::N_GODS,
+                O::THIS_GOD,
+                O::BOUND_GOD,
+                O::OBJECTS,
+                O::N_OBJECTS,
+            ],
+            &[O::SLOTS, O::CONSTS, O::CONSTS_AT, O::OBJECTS],
+        );
+        let ptr = g.ptr;
+        let calls = {
+            let mut push = Signature::new(g.call_conv);
+            push.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(types::I64)]);
+            let mut slow = Signature::new(g.call_conv);
+            slow.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(ptr)]);
+            Calls { push: g.b.import_signature(push), slow: g.b.import_signature(slow) }
+        };
+        let oid = g.b.declare_var(types::I64);
+        let zero = g.iconst(0);
+        g.b.def_var(oid, zero);
+        let head = g.b.create_block();
+        let body = g.b.create_block();
+        let next = g.b.create_block();
+        let exit = g.b.create_block();
+        g.b.ins().jump(head, &[]);
 
-    // head: while oid < n_objects
-    g.b.switch_to_block(head);
-    let o = g.b.use_var(oid);
-    let n = g.field(O::N_OBJECTS);
-    let done = g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, o, n);
-    g.b.ins().brif(done, exit, &[], body, &[]);
+        // head: while oid < n_objects
+        g.b.switch_to_block(head);
+        let o = g.b.use_var(oid);
+        let n = g.field(O::N_OBJECTS);
+        let done = g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, o, n);
+        g.b.ins().brif(done, exit, &[], body, &[]);
 
-    // body: the record of object oid, live, dispatched on its class
-    g.b.switch_to_block(body);
-    let rec = object(&mut g, o);
-    let alive = g.b.ins().uload8(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, alive) as i32);
-    let live = g.b.create_block();
-    g.b.ins().brif(alive, live, &[], next, &[]);
-    g.b.switch_to_block(live);
-    let class = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, class) as i32);
-    let base = g.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);
-    let god = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, god) as i32);
-    // The owner's fields, for every condition of its actions.
-    store(&mut g, o, O::THIS);
-    store(&mut g, base, O::THIS_BASE);
-    store(&mut g, god, O::THIS_GOD);
-    for (k, c) in p.classes.iter().enumerate() {
-        if c.actions.is_empty() {
-            continue;
-        }
-        let this_class = g.b.create_block();
-        let other = g.b.create_block();
-        let is = g.b.ins().icmp_imm_u(IntCC::Equal, class, k as i64);
-        g.b.ins().brif(is, this_class, &[], other, &[]);
-        g.b.switch_to_block(this_class);
-        // The class's actor gate: an object that fails it has no move.
-        if let Some(gate) = c.actor_gate {
-            let owner = match gate {
-                ActorGate::This => o,
-                ActorGate::Attr(off) => {
-                    let i = g.b.ins().iadd_imm_s(base, off as i64);
-                    g.slot(i)
-                }
-            };
-            let actor = g.field(O::ACTOR);
-            let open = g.b.ins().icmp(IntCC::Equal, owner, actor);
-            let go = g.b.create_block();
-            g.b.ins().brif(open, go, &[], next, &[]);
-            g.b.switch_to_block(go);
-        }
-        for &a in &c.actions {
-            let after = g.b.create_block();
-            let how = plans[a as usize].as_ref().expect("planned");
-            if p.actions[a as usize].policy_only {
-                let skip = g.b.ins().load(types::I64, MemFlagsData::trusted(), env, L::SKIP_HIDDEN);
+        // body: the record of object oid, live, dispatched on its class
+        g.b.switch_to_block(body);
+        let rec = object(g, o);
+        let alive = g.b.ins().uload8(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, alive) as i32);
+        let live = g.b.create_block();
+        g.b.ins().brif(alive, live, &[], next, &[]);
+        g.b.switch_to_block(live);
+        let class = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, class) as i32);
+        let base = g.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);
+        let god = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, god) as i32);
+        // The owner's fields, for every condition of its actions.
+        store(g, o, O::THIS);
+        store(g, base, O::THIS_BASE);
+        store(g, god, O::THIS_GOD);
+        for (k, c) in p.classes.iter().enumerate() {
+            if c.actions.is_empty() {
+                continue;
+            }
+            let this_class = g.b.create_block();
+            let other = g.b.create_block();
+            let is = g.b.ins().icmp_imm_u(IntCC::Equal, class, k as i64);
+            g.b.ins().brif(is, this_class, &[], other, &[]);
+            g.b.switch_to_block(this_class);
+            // The class's actor gate: an object that fails it has no move.
+            if let Some(gate) = c.actor_gate {
+                let owner = match gate {
+                    ActorGate::This => o,
+                    ActorGate::Attr(off) => {
+                        let i = g.b.ins().iadd_imm_s(base, off as i64);
+                        g.slot(i)
+                    }
+                };
+                let actor = g.field(O::ACTOR);
+                let open = g.b.ins().icmp(IntCC::Equal, owner, actor);
                 let go = g.b.create_block();
-                g.b.ins().brif(skip, after, &[], go, &[]);
+                g.b.ins().brif(open, go, &[], next, &[]);
                 g.b.switch_to_block(go);
             }
-            action(&mut g, &calls, a, how, o, after);
-            g.b.ins().jump(after, &[]);
-            g.b.switch_to_block(after);
+            for &a in &c.actions {
+                let after = g.b.create_block();
+                let how = plans[a as usize].as_ref().expect("planned");
+                if p.actions[a as usize].policy_only {
+                    let skip = g.b.ins().load(types::I64, MemFlagsData::trusted(), g.env, L::SKIP_HIDDEN);
+                    let go = g.b.create_block();
+                    g.b.ins().brif(skip, after, &[], go, &[]);
+                    g.b.switch_to_block(go);
+                }
+                action(g, &calls, a, how, o, after);
+                g.b.ins().jump(after, &[]);
+                g.b.switch_to_block(after);
+            }
+            g.b.ins().jump(next, &[]);
+            g.b.switch_to_block(other);
         }
         g.b.ins().jump(next, &[]);
-        g.b.switch_to_block(other);
-    }
-    g.b.ins().jump(next, &[]);
 
-    // next: oid + 1
-    g.b.switch_to_block(next);
-    let o = g.b.use_var(oid);
-    let o1 = g.b.ins().iadd_imm_s(o, 1);
-    g.b.def_var(oid, o1);
-    g.b.ins().jump(head, &[]);
+        // next: oid + 1
+        g.b.switch_to_block(next);
+        let o = g.b.use_var(oid);
+        let o1 = g.b.ins().iadd_imm_s(o, 1);
+        g.b.def_var(oid, o1);
+        g.b.ins().jump(head, &[]);
 
-    g.b.switch_to_block(exit);
-    let z = g.iconst(0);
-    g.b.ins().return_(&[z]);
-    g.finish(config);
+        g.b.switch_to_block(exit);
+        let z = g.iconst(0);
+        g.b.ins().return_(&[z]);
+    });
 }
 
 /// The address of object `o`'s record (`o` below the object count, checked by the loops).
@@ -417,70 +394,73 @@ fn action(g: &mut Gen, calls: &Calls, a: ActionId, how: &How, o: Value, after: B
             }
         }
         Bind::Numbers(lo, hi) => {
-            let k = g.b.declare_var(types::I64);
-            let lo = g.iconst(*lo as i64);
-            g.b.def_var(k, lo);
-            let (head, body, skip) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
-            g.b.ins().jump(head, &[]);
-            g.b.switch_to_block(head);
-            let kv = g.b.use_var(k);
-            let past = g.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, kv, *hi as i64);
-            g.b.ins().brif(past, after, &[], body, &[]);
-            g.b.switch_to_block(body);
-            store(g, kv, O::BOUND);
-            conditions(g, rest, skip);
-            call_push(g, calls, a, o, kv);
-            g.b.ins().jump(skip, &[]);
-            g.b.switch_to_block(skip);
-            let kv = g.b.use_var(k);
-            let k1 = g.b.ins().iadd_imm_s(kv, 1);
-            g.b.def_var(k, k1);
-            g.b.ins().jump(head, &[]);
-            // Unreachable continuation (the loop leaves to `after`).
-            let dead = g.b.create_block();
-            g.b.switch_to_block(dead);
+            let hi = *hi as i64;
+            counted(
+                g,
+                *lo as i64,
+                after,
+                |g, k| g.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, k, hi),
+                |g, k, skip| {
+                    store(g, k, O::BOUND);
+                    conditions(g, rest, skip);
+                    call_push(g, calls, a, o, k);
+                },
+            );
         }
         Bind::Objects(classes) => {
-            let j: Variable = g.b.declare_var(types::I64);
-            let z = g.iconst(0);
-            g.b.def_var(j, z);
-            let (head, body, live, skip) = (g.b.create_block(), g.b.create_block(), g.b.create_block(), g.b.create_block());
-            g.b.ins().jump(head, &[]);
-            g.b.switch_to_block(head);
-            let jv = g.b.use_var(j);
-            let n = g.field(O::N_OBJECTS);
-            let done = g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, jv, n);
-            g.b.ins().brif(done, after, &[], body, &[]);
-            g.b.switch_to_block(body);
-            let rec = object(g, jv);
-            let alive = g.b.ins().uload8(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, alive) as i32);
-            let check = g.b.create_block();
-            g.b.ins().brif(alive, check, &[], skip, &[]);
-            g.b.switch_to_block(check);
-            let class = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, class) as i32);
-            for &c in classes {
-                let no = g.b.create_block();
-                let is = g.b.ins().icmp_imm_u(IntCC::Equal, class, c as i64);
-                g.b.ins().brif(is, live, &[], no, &[]);
-                g.b.switch_to_block(no);
-            }
-            g.b.ins().jump(skip, &[]);
-            g.b.switch_to_block(live);
-            let base = g.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);
-            let god = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, god) as i32);
-            store(g, jv, O::BOUND);
-            store(g, base, O::BOUND_BASE);
-            store(g, god, O::BOUND_GOD);
-            conditions(g, rest, skip);
-            call_push(g, calls, a, o, jv);
-            g.b.ins().jump(skip, &[]);
-            g.b.switch_to_block(skip);
-            let jv = g.b.use_var(j);
-            let j1 = g.b.ins().iadd_imm_s(jv, 1);
-            g.b.def_var(j, j1);
-            g.b.ins().jump(head, &[]);
-            let dead = g.b.create_block();
-            g.b.switch_to_block(dead);
+            let done = |g: &mut Gen, j| {
+                let n = g.field(O::N_OBJECTS);
+                g.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, j, n)
+            };
+            counted(g, 0, after, done, |g, j, skip| {
+                let rec = object(g, j);
+                let alive = g.b.ins().uload8(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, alive) as i32);
+                let check = g.b.create_block();
+                g.b.ins().brif(alive, check, &[], skip, &[]);
+                g.b.switch_to_block(check);
+                let class = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, class) as i32);
+                let live = g.b.create_block();
+                for &c in classes {
+                    let no = g.b.create_block();
+                    let is = g.b.ins().icmp_imm_u(IntCC::Equal, class, c as i64);
+                    g.b.ins().brif(is, live, &[], no, &[]);
+                    g.b.switch_to_block(no);
+                }
+                g.b.ins().jump(skip, &[]);
+                g.b.switch_to_block(live);
+                let base = g.b.ins().uload32(MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, base) as i32);
+                let god = g.b.ins().uload16(types::I64, MemFlagsData::trusted(), rec, std::mem::offset_of!(ObjRec, god) as i32);
+                store(g, j, O::BOUND);
+                store(g, base, O::BOUND_BASE);
+                store(g, god, O::BOUND_GOD);
+                conditions(g, rest, skip);
+                call_push(g, calls, a, o, j);
+            });
         }
     }
+}
+
+/// A loop over `k` = `start`, `start` + 1, … while `done(k)` (an i8) is false, leaving to
+/// `after`: `body` emits one turn for `k`, and jumps to (or falls through to) the block it is
+/// handed for the next. Emission goes on in an unreachable block after the loop.
+fn counted(g: &mut Gen, start: i64, after: Block, done: impl Fn(&mut Gen, Value) -> Value, body: impl FnOnce(&mut Gen, Value, Block)) {
+    let k: Variable = g.b.declare_var(types::I64);
+    let s = g.iconst(start);
+    g.b.def_var(k, s);
+    let (head, turn, next) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
+    g.b.ins().jump(head, &[]);
+    g.b.switch_to_block(head);
+    let kv = g.b.use_var(k);
+    let stop = done(g, kv);
+    g.b.ins().brif(stop, after, &[], turn, &[]);
+    g.b.switch_to_block(turn);
+    body(g, kv, next);
+    g.b.ins().jump(next, &[]);
+    g.b.switch_to_block(next);
+    let kv = g.b.use_var(k);
+    let k1 = g.b.ins().iadd_imm_s(kv, 1);
+    g.b.def_var(k, k1);
+    g.b.ins().jump(head, &[]);
+    let dead = g.b.create_block();
+    g.b.switch_to_block(dead);
 }

@@ -35,7 +35,8 @@
 //!    documented behaviour), and `emit` leaks the closures whose addresses it embeds, so a
 //!    function pointer, once finalized, is valid for the rest of the process.
 //! 4. *The signatures called are the signatures generated*: the function's from [`signature`]
-//!    and [`RawFn`], next to each other here (the lister's from `list::lister` and `RawList`);
+//!    and [`RawFn`], next to each other here, for every generated function ([`define`]; the
+//!    lister's `RawList` is the same signature with its own env);
 //!    the callbacks' from `emit::Gen::callback` and `list::function`, next
 //!    to the `extern "C"` declarations they call.
 
@@ -248,20 +249,27 @@ pub(in crate::wgdl) fn compile(p: &Program, t: &T) -> Option<Native> {
     if !emit::native(p, t) || emit::native_size(p, t) < MIN_NODES.load(Ordering::Relaxed) {
         return None;
     }
+    let code = define(|func, config| emit::function(p, t, func, config))?;
+    // SAFETY: `code` is the entry of a function just generated with `signature` (invariant 4).
+    let f = unsafe { std::mem::transmute::<*const u8, RawFn>(code) };
+    Some(Native { f })
+}
+
+/// Generates one function with [`signature`], its body filled by `fill`, in the process's one
+/// module; returns its entry (`None` where the host has no code generator or Cranelift refuses
+/// the function).
+fn define(fill: impl FnOnce(&mut cranelift_codegen::ir::Function, cranelift_codegen::isa::TargetFrontendConfig)) -> Option<*const u8> {
     let mut guard = JIT.lock().unwrap_or_else(|e| e.into_inner());
     let module = guard.as_mut()?;
     let mut ctx = module.make_context();
     ctx.func.signature = signature(module);
-    emit::function(p, t, &mut ctx.func, module.target_config());
+    fill(&mut ctx.func, module.target_config());
     let id = module.declare_anonymous_function(&ctx.func.signature).ok()?;
     module.define_function(id, &mut ctx).ok()?;
     module.clear_context(&mut ctx);
     module.finalize_definitions().ok()?;
-    let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the entry of a function just generated with `signature` (invariant 4).
-    let f = unsafe { std::mem::transmute::<*const u8, RawFn>(code) };
     GENERATED.fetch_add(1, Ordering::Relaxed);
-    Some(Native { f })
+    Some(module.get_finalized_function(id))
 }
 
 static SEEN: AtomicUsize = AtomicUsize::new(0);
