@@ -38,6 +38,18 @@ mod hex_arena_damage;
 /// The hex arena against its hand-written native twin, move for move on random encounters, and
 /// against the arena lowered by hand in benches/lowered/, state for state.
 mod hex_arena_native;
+/// Hostile GDL: infinite term sets, huge rulesheets and the GGP server under bad requests,
+/// each refused in time and bounded memory.
+mod hostile_gdl;
+/// Hostile nesting: formulas and target expressions past the parsers' depth limits.
+mod hostile_parse;
+/// Hostile run folders: corrupt checkpoints, moved folders, stale locks, games named portably.
+mod hostile_runs;
+/// Hostile clients of `serve`: slow connections, other origins, other players' games, reports
+/// that would read or run what they should not.
+mod hostile_serve;
+/// Hostile WGDL and configs: compile time linear in the input, bounded error echoes, non-finite numbers.
+mod hostile_wgdl;
 /// Nothing lost: balance, personas, playtest and experiment killed with SIGKILL and resumed
 /// give byte-identical outputs.
 mod kill_resume;
