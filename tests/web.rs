@@ -34,7 +34,7 @@ fn assert_self_contained(html: &str, name: &str) {
         assert!(!html.contains(bad), "{name}: `{bad}` in the page");
     }
     // The only addresses are SVG namespaces (names, never fetched).
-    for (i, _) in html.match_indices("http") {
+    for (i, _) in html.match_indices("http").filter(|(i, _)| !html[*i..].starts_with("http-equiv=")) {
         let rest = &html[i..(i + 40).min(html.len())];
         assert!(rest.starts_with("http://www.w3.org/"), "{name}: an address in the page: {rest}");
     }
@@ -99,8 +99,11 @@ fn every_run_folder_command_writes_a_self_contained_report() {
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("expected a run folder"));
 }
 
+/// The token the test servers run with (the API needs it in `X-Playforge-Token`).
+pub const TOKEN: &str = "test-token-0123456789";
+
 /// Starts `serve` on a free loopback port in this process.
-fn start_server(outputs: &Path) -> SocketAddr {
+pub fn start_server(outputs: &Path) -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     let opts = playforge::web::serve::ServeOptions {
         host: "127.0.0.1".into(),
@@ -109,6 +112,7 @@ fn start_server(outputs: &Path) -> SocketAddr {
         games: root().join("games"),
         configs: root().join("configs"),
         mcts_iterations: 200,
+        token: Some(TOKEN.into()),
     };
     std::thread::spawn(move || {
         let _ = playforge::web::serve::serve(opts, |a| tx.send(a).unwrap());
@@ -117,7 +121,7 @@ fn start_server(outputs: &Path) -> SocketAddr {
 }
 
 /// One raw request; the status and the body.
-fn request(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
+pub fn request(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(raw).unwrap();
     let mut out = Vec::new();
@@ -128,13 +132,17 @@ fn request(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
     (code, body)
 }
 
-fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    request(addr, format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+pub fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    request(addr, format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
 }
 
-fn post(addr: SocketAddr, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+/// A POST as the app's page sends it (its Host, its token).
+pub fn post(addr: SocketAddr, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
     let b = body.to_string();
-    let (code, text) = request(addr, format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{b}", b.len()).as_bytes());
+    let (code, text) = request(
+        addr,
+        format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nX-Playforge-Token: {TOKEN}\r\nContent-Length: {}\r\n\r\n{b}", b.len()).as_bytes(),
+    );
     (code, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}")))
 }
 
@@ -165,7 +173,10 @@ fn serve_refuses_bad_requests_and_nothing_outside_its_folder() {
         assert_eq!(code, 403, "{body}");
     }
     assert_eq!(get(addr, "/nowhere").0, 404);
-    let (code, body) = request(addr, b"POST /api/new HTTP/1.1\r\nContent-Length: 5\r\n\r\n{nope");
+    let (code, body) = request(
+        addr,
+        format!("POST /api/new HTTP/1.1\r\nHost: {addr}\r\nX-Playforge-Token: {TOKEN}\r\nContent-Length: 5\r\n\r\n{{nope").as_bytes(),
+    );
     assert_eq!(code, 400, "{body}");
     assert!(body.contains("not JSON"));
     let (code, v) = post(addr, "/api/new", &serde_json::json!({"game": "../../etc/passwd", "seats": ["human"]}));
@@ -175,10 +186,12 @@ fn serve_refuses_bad_requests_and_nothing_outside_its_folder() {
     assert_eq!(code, 400, "one seat for a two-sided game: {v}");
     let (code, v) = post(addr, "/api/new", &serde_json::json!({"game": "connect_four", "seats": ["human", "wizard"]}));
     assert!(code == 400 && v["error"].as_str().unwrap().contains("wizard"), "{v}");
-    let (code, v) = post(addr, "/api/move", &serde_json::json!({"id": "999999", "i": 0}));
+    let (code, v) = post(addr, "/api/move", &serde_json::json!({"id": "999999-0123", "i": 0}));
     assert!(code == 400 && v["error"].as_str().unwrap().contains("no game"), "{v}");
-    let (code, _) = request(addr, format!("POST /api/new HTTP/1.1\r\nContent-Length: {}\r\n\r\n", 10_000_000).as_bytes());
-    assert_eq!(code, 400, "an oversized body is refused before it is read");
+    let (code, v) = post(addr, "/api/move", &serde_json::json!({"id": "999999", "i": 0}));
+    assert!(code == 403 && v["error"].as_str().unwrap().contains("not a game of this client"), "{v}");
+    let (code, _) = request(addr, format!("POST /api/new HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n\r\n", 10_000_000).as_bytes());
+    assert_eq!(code, 413, "an oversized body is refused before it is read");
     let (code, _) = request(addr, b"\x00\x01garbage\r\n\r\n");
     assert_eq!(code, 400);
     // Still serving after all that.

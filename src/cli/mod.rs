@@ -131,7 +131,10 @@ enum Command {
     /// browser — alone, against an AI (random, MCTS, the game's policies, a persona of a personas
     /// run), or watching AIs play.
     /// Each game a person plays is saved as a trace (the replay format, with its chance seed)
-    /// under <outputs>/traces/. Listens on 127.0.0.1 only unless --host says otherwise.
+    /// under <outputs>/traces/ (one file per game played; a finished one is never rewritten).
+    /// Listens on 127.0.0.1 only unless --host says otherwise: on any other address every page
+    /// needs the server's token, given in the address printed at start (http://…/?token=…).
+    /// Each game started gets a secret id: no other client can move, undo or restart it.
     Serve {
         /// The port (0: any free port, printed at start).
         #[arg(long, default_value_t = 8765)]
@@ -152,6 +155,10 @@ enum Command {
         /// MCTS iterations per AI move.
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
         mcts_iterations: u64,
+        /// The server's token (default: a random one, printed in the address when needed); at
+        /// least 16 characters of letters, digits, `-` and `_`.
+        #[arg(long, value_parser = parse_token)]
+        token: Option<String>,
     },
     /// Play matches of a GDL game (.kif) between in-process players — Player2 under start and
     /// play clocks, MCTS, random — seats rotating; write the move records, matches.csv and a
@@ -218,6 +225,14 @@ impl std::error::Error for Interrupted {}
 /// Writes `dir/report.html` at the end of a run and says where. A failure is a warning: the
 /// run's own outputs are already written.
 pub(crate) fn write_report(dir: &std::path::Path) -> std::io::Result<()> {
+    // An interrupted run says so in its report (and in a report rendered later): the mark stays
+    // until a run of the folder ends whole.
+    let mark = dir.join(crate::web::report::INTERRUPTED);
+    if STOPPED.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = crate::report::write_atomic(&mark, b"interrupted: resume with --resume\n");
+    } else if mark.exists() {
+        let _ = std::fs::remove_file(&mark);
+    }
     match crate::web::report::write(dir) {
         Ok(p) => outln!("report: {} (opens in a browser, no network)", p.display()),
         Err(e) => {
@@ -227,8 +242,20 @@ pub(crate) fn write_report(dir: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+/// `--token`: long enough to guess in no lifetime, and safe in an address and a cookie.
+fn parse_token(s: &str) -> Result<String, String> {
+    if s.len() < 16 || s.len() > 256 || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err("expected 16 to 256 letters, digits, `-` or `_`".into());
+    }
+    Ok(s.to_string())
+}
+
+/// Set by the first Ctrl-C of any command: the run ends interrupted.
+static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str) {
     let _ = ctrlc::set_handler(move || {
+        STOPPED.store(true, std::sync::atomic::Ordering::SeqCst);
         if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
@@ -316,10 +343,17 @@ where
             outln!("wrote {}", p.display())?;
             Ok(())
         }),
-        Command::Serve { port, host, outputs, games, configs, mcts_iterations } => {
-            let opts = crate::web::serve::ServeOptions { host, port, outputs, games, configs, mcts_iterations };
+        Command::Serve { port, host, outputs, games, configs, mcts_iterations, token } => {
+            let token = token.unwrap_or_else(crate::web::serve::guard::secret);
+            let opts = crate::web::serve::ServeOptions { host, port, outputs, games, configs, mcts_iterations, token: Some(token.clone()) };
             crate::web::serve::serve(opts, |addr| {
-                let _ = outln!("playforge serve: open http://{addr}/ in a browser (Ctrl-C stops)");
+                let url = crate::web::serve::url(addr, &token);
+                if !addr.ip().is_loopback() {
+                    eprintln!(
+                        "warning: listening on {addr}, beyond this machine: every page needs the token in the address below; share it only with the people who should play"
+                    );
+                }
+                let _ = outln!("playforge serve: open {url} in a browser (Ctrl-C stops)");
             })
         }
         Command::Replay { file } => crate::experiment::tournament::replay(&file, &mut std::io::stdout().lock()),

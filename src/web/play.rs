@@ -7,7 +7,8 @@
 //! it on a copy and comparing, so that any board is clickable without knowing the game — and the
 //! moves so far. After every move the game is saved as a trace in the replay format (chance seed,
 //! overlays, players, moves, result), so the same board and refill stream can be given to the
-//! personas. AI moves draw from a stream derived from (seed, move number): the same game replays
+//! personas. One trace file per game *played*: a finished trace is sealed, and an undo or a
+//! restart after the end starts a new file, so a finished game's trace is never shortened. AI moves draw from a stream derived from (seed, move number): the same game replays
 //! the same way.
 
 use crate::game::{Game, Status, WgdlGame};
@@ -96,13 +97,34 @@ pub struct Table {
     /// The states so far: `states[k]` before move k.
     pub states: Vec<State>,
     pub moves: Vec<String>,
+    /// The current trace file, if this table keeps traces.
     pub trace: Option<PathBuf>,
+    /// The folder of this table's traces.
+    traces: Option<PathBuf>,
+    /// The moves of the finished game the current trace holds (sealed: never rewritten).
+    sealed: Option<Vec<String>>,
     pub error: Option<String>,
+}
+
+/// A new trace file for a game on `seed` in `dir`: `seed-<seed>-<n>.json` with the first free
+/// `n`, created here (so that two games started at once, by one server or two, never share one).
+pub fn new_trace(dir: &Path, seed: u64) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+    for n in 1..1_000_000 {
+        let p = dir.join(format!("seed-{seed}-{n}.json"));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => bail!("{}: {e}", p.display()),
+        }
+    }
+    bail!("{}: no free trace name", dir.display())
 }
 
 impl Table {
     /// A new game of `path` on chance seed `seed`, with `seats` (one per side; a one-player game
-    /// has one), AIs searching `mcts_iterations` iterations a move, `persona` resolving a seat
+    /// has one), AIs searching `mcts_iterations` iterations a move, its traces in `traces` (a
+    /// folder; the first file is made once the game is set up), `persona` resolving a seat
     /// named `persona:<name>`.
     pub fn new(
         path: &Path,
@@ -110,7 +132,7 @@ impl Table {
         overlays: Vec<String>,
         seats: Vec<Seat>,
         mcts_iterations: u64,
-        trace: Option<PathBuf>,
+        traces: Option<PathBuf>,
         persona: &dyn Fn(&str) -> Result<PersonaSeat>,
     ) -> Result<Table> {
         let opts = crate::wgdl::CompileOptions { overlays: overlays.clone(), ..Default::default() };
@@ -150,10 +172,15 @@ impl Table {
             agents,
             states: vec![st],
             moves: Vec::new(),
-            trace,
+            trace: None,
+            traces,
+            sealed: None,
             error: None,
         };
         t.advance()?;
+        if let Some(dir) = &t.traces {
+            t.trace = Some(new_trace(dir, seed)?);
+        }
         Ok(t)
     }
 
@@ -294,11 +321,29 @@ impl Table {
         }
     }
 
+    /// Whether the game is over (or cannot go on).
+    pub fn is_over(&self) -> bool {
+        !matches!(self.status(), Ok(Status::Running))
+    }
+
     /// Writes the trace (atomically), if this table keeps one: from the start, so that an
-    /// abandoned game is a trace too (an unfinished one, which `humans` skips and says so).
-    pub fn save(&self) -> Result<()> {
+    /// abandoned game is a trace too (an unfinished one, which `humans` skips and says so). A
+    /// trace that holds a finished game is sealed: if the moves changed since (an undo or a
+    /// restart after the end), the game goes on in a new file; if not, nothing is written.
+    pub fn save(&mut self) -> Result<()> {
+        let Some(dir) = &self.traces else { return Ok(()) };
+        if let Some(done) = &self.sealed {
+            if *done == self.moves {
+                return Ok(());
+            }
+            self.trace = Some(new_trace(dir, self.seed)?);
+            self.sealed = None;
+        }
         if let Some(p) = &self.trace {
             crate::report::write_atomic(p, serde_json::to_string_pretty(&self.replay())?.as_bytes())?;
+            if self.is_over() {
+                self.sealed = Some(self.moves.clone());
+            }
         }
         Ok(())
     }
@@ -354,7 +399,7 @@ impl Table {
     }
 
     /// What the page shows.
-    pub fn view(&self, id: u64) -> Value {
+    pub fn view(&self, id: &str) -> Value {
         let status = self.status();
         let over = !matches!(status, Ok(Status::Running));
         let legal = if over { Vec::new() } else { self.legal().unwrap_or_default() };
@@ -367,7 +412,7 @@ impl Table {
         let title = self.game_path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let side = self.side_to_move();
         json!({
-            "id": id.to_string(),
+            "id": id,
             "game": title,
             "seed": self.seed,
             "seats": self.seats.iter().map(Seat::label).collect::<Vec<_>>(),

@@ -7,6 +7,12 @@
 //! and its start drawn by `view`, a replay viewer stepping through the recorded games on the
 //! board view (WGDL replays, and GDL match records drawn from their facts), the CSV tables, the config, and every file. Nothing is fetched: styles and the
 //! viewer's script are inline, and the page opens from disk with no network.
+//!
+//! Nothing in a run folder is trusted. Files are read only where they really lie inside the
+//! folder (a symbolic link out of it is not followed), SVG files are inlined only as rebuilt by
+//! [`super::sanitize`], every text is escaped, and the games that replays and records name are
+//! read only under the roots a caller gives ([`render_confined`]: `serve` gives its outputs and
+//! games folders). A run that has not finished says so at the top ([`UNFINISHED`]).
 
 use super::html::{self, escape, markdown, section};
 use crate::players::ai::Replay;
@@ -23,6 +29,63 @@ const TABLE_ROWS: usize = 60;
 const MAX_DEPTH: usize = 3;
 /// Files larger than this are linked, never read into the page.
 const MAX_READ: u64 = 8 << 20;
+
+/// The mark of a run that ended interrupted (Ctrl-C: its checkpoint saved, `--resume` goes on);
+/// the command line writes it, and removes it when a run of the folder ends whole.
+pub const INTERRUPTED: &str = ".interrupted";
+
+/// Why the run of `dir` has not finished, if it has not: it ended interrupted, or another
+/// process holds its lock (running now, or killed before its end).
+fn unfinished(dir: &Path) -> Option<String> {
+    if dir.join(INTERRUPTED).exists() {
+        return Some("This run was interrupted before its end: what is shown is what it had done by then. `--resume` continues it.".into());
+    }
+    let lock = std::fs::read_to_string(dir.join(crate::report::run_dir::LOCK)).ok()?;
+    let pid: u32 = lock.split_whitespace().next()?.parse().ok()?;
+    (pid != std::process::id()).then(|| {
+        format!(
+            "This run has not finished: it is running now (process {pid}), or it was stopped before its end. What is shown is what it had done by then; `--resume` continues a stopped run."
+        )
+    })
+}
+
+/// Where a report may read: its run folder, and games only under `games` (any game when `None`).
+struct Reader<'a> {
+    dir: PathBuf,
+    games: Option<&'a [PathBuf]>,
+}
+
+impl Reader<'_> {
+    /// `rel`'s text, if it lies inside the run folder (links resolved), is a file and is not
+    /// over [`MAX_READ`].
+    fn read(&self, rel: &Path) -> Option<String> {
+        let p = self.dir.join(rel).canonicalize().ok()?;
+        if !p.starts_with(&self.dir) || std::fs::metadata(&p).ok()?.len() > MAX_READ {
+            return None;
+        }
+        std::fs::read_to_string(p).ok()
+    }
+
+    /// The game file `named` (as a replay or game.txt names it), found from `near`, if it lies
+    /// under the roots games may be read from.
+    fn game(&self, named: &Path, near: &Path) -> Result<PathBuf> {
+        let found = super::replay::find_game(named, near)
+            .and_then(|p| p.canonicalize().ok())
+            .ok_or_else(|| anyhow::anyhow!("the game {} was not found (from here or above {})", named.display(), near.display()))?;
+        match self.games {
+            Some(roots) if !roots.iter().any(|r| found.starts_with(r)) => {
+                anyhow::bail!("the game {} lies outside the folders this server reads", named.display())
+            }
+            _ => Ok(found),
+        }
+    }
+
+    /// `rep` played again into frames, its game found and confined first.
+    fn frames(&self, rep: &Replay, near: &Path, title: &str) -> Result<super::replay::Frames> {
+        let game = self.game(&rep.game, near)?;
+        super::replay::frames(&Replay { game, ..rep.clone() }, near, title)
+    }
+}
 
 /// Writes `dir/report.html` (atomically) and returns its path.
 pub fn write(dir: &Path) -> Result<PathBuf> {
@@ -59,14 +122,6 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn read(dir: &Path, rel: &Path) -> Option<String> {
-    let p = dir.join(rel);
-    if std::fs::metadata(&p).ok()?.len() > MAX_READ {
-        return None;
-    }
-    std::fs::read_to_string(p).ok()
-}
-
 fn ext(p: &Path) -> &str {
     p.extension().and_then(|e| e.to_str()).unwrap_or("")
 }
@@ -94,7 +149,7 @@ fn base64(bytes: &[u8]) -> String {
 
 /// The content's start, drawn: a `best_encounter.toml` (its `[team.*]` tables) or a generated
 /// `best.toml` (its `[held]` table) names a game and every parameter.
-fn content_board(dir: &Path, text: &str) -> Option<String> {
+fn content_board(reader: &Reader, text: &str) -> Option<String> {
     let v: toml::Table = toml::from_str(text).ok()?;
     let game = PathBuf::from(v.get("game")?.as_str()?);
     let mut params = Vec::new();
@@ -123,7 +178,7 @@ fn content_board(dir: &Path, text: &str) -> Option<String> {
         chance_seed: 0,
         overlays: Vec::new(),
     };
-    let f = super::replay::frames(&rep, dir, "the content's start").ok()?;
+    let f = reader.frames(&rep, &reader.dir, "the content's start").ok()?;
     f.svgs.into_iter().next()
 }
 
@@ -164,14 +219,27 @@ const VIEWER_JS: &str = r#"
 })();
 "#;
 
-/// The page for the run folder `dir`.
+/// The page for the run folder `dir` (its games read from wherever its outputs name them).
 pub fn render(dir: &Path) -> Result<String> {
-    if !dir.is_dir() {
-        anyhow::bail!(
+    render_with(dir, None)
+}
+
+/// The page for the run folder `dir`, reading games only under `games` (a server's folders).
+pub fn render_confined(dir: &Path, games: &[PathBuf]) -> Result<String> {
+    render_with(dir, Some(games))
+}
+
+fn render_with(dir: &Path, games: Option<&[PathBuf]>) -> Result<String> {
+    let not_a_run = || {
+        anyhow::anyhow!(
             "{}: not a folder; expected a run folder (one a playforge command wrote, such as outputs/<name>/seed-1)",
             dir.display()
-        );
+        )
+    };
+    if !dir.is_dir() {
+        return Err(not_a_run());
     }
+    let reader = Reader { dir: dir.canonicalize().map_err(|_| not_a_run())?, games };
     let all = files(dir);
     let mut body = String::new();
     let mut nav: Vec<(String, String)> = Vec::new();
@@ -183,31 +251,38 @@ pub fn render(dir: &Path) -> Result<String> {
     };
 
     // What the run found: its Markdown reports, top level first.
-    let mut found = String::new();
+    let mut found = match unfinished(dir) {
+        Some(why) => format!("<p class=\"err\" id=\"unfinished\"><b>Unfinished.</b> {}</p>\n", html::inline(&why)),
+        None => String::new(),
+    };
     let mut mds: Vec<&PathBuf> = all.iter().filter(|p| ext(p) == "md").collect();
     mds.sort_by_key(|p| (p.components().count(), p.to_path_buf()));
     for p in &mds {
-        if let Some(t) = read(dir, p) {
+        if let Some(t) = reader.read(p) {
             found.push_str(&format!("<h3>{}</h3>\n{}", escape(&name(p)), markdown(&t)));
         }
     }
     for p in all.iter().filter(|p| p.file_name().is_some_and(|n| n == "report.json")) {
-        if let Some(t) = read(dir, p) {
+        if let Some(t) = reader.read(p) {
             found.push_str(&format!("<h3>{}</h3><pre>{}</pre>\n", escape(&name(p)), escape(&t)));
         }
     }
     add(&mut body, "found", "What the run found", found);
 
-    // Charts: each SVG inline; a PNG without an SVG twin as data.
+    // Charts: each SVG inline as rebuilt from the allow-list; a PNG without an SVG twin as data.
     let mut charts = String::new();
     for p in all.iter().filter(|p| ext(p) == "svg") {
-        if let Some(t) = read(dir, p) {
-            let svg = t.find("<svg").map_or("", |i| &t[i..]);
-            charts.push_str(&format!("<h3>{}</h3><div class=\"chart\">{svg}</div>\n", escape(&name(p))));
+        if let Some(t) = reader.read(p) {
+            match super::sanitize::svg(&t) {
+                Some(svg) => charts.push_str(&format!("<h3>{}</h3><div class=\"chart\">{svg}</div>\n", escape(&name(p)))),
+                None => charts.push_str(&format!("<p class=\"err\">{}: not drawn (not plain SVG markup)</p>\n", escape(&name(p)))),
+            }
         }
     }
     for p in all.iter().filter(|p| ext(p) == "png" && !all.contains(&p.with_extension("svg"))) {
-        if let Ok(bytes) = std::fs::read(dir.join(p)) {
+        let inside = dir.join(p).canonicalize().ok().filter(|f| f.starts_with(&reader.dir));
+        let small = inside.as_ref().and_then(|f| std::fs::metadata(f).ok()).is_some_and(|m| m.len() <= MAX_READ);
+        if let Some(bytes) = inside.filter(|_| small).and_then(|f| std::fs::read(f).ok()) {
             charts.push_str(&format!(
                 "<h3>{}</h3><div class=\"chart\"><img alt=\"{}\" src=\"data:image/png;base64,{}\"></div>\n",
                 escape(&name(p)),
@@ -224,9 +299,9 @@ pub fn render(dir: &Path) -> Result<String> {
         let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         matches!(n, "best_encounter.toml" | "best.toml" | "best_dna.txt" | "best_formula.txt")
     }) {
-        if let Some(t) = read(dir, p) {
+        if let Some(t) = reader.read(p) {
             best.push_str(&format!("<h3>{}</h3>", escape(&name(p))));
-            let board = if ext(p) == "toml" { content_board(dir, &t) } else { None };
+            let board = if ext(p) == "toml" { content_board(&reader, &t) } else { None };
             match board {
                 Some(svg) => {
                     best.push_str(&format!("<div class=\"row\"><pre>{}</pre><div class=\"board\">{svg}</div></div>\n", escape(&t)))
@@ -239,7 +314,7 @@ pub fn render(dir: &Path) -> Result<String> {
     if !elites.is_empty() {
         best.push_str(&format!("<details><summary>{} elites (elites/*.toml)</summary>", elites.len()));
         for p in elites.iter().take(40) {
-            if let Some(t) = read(dir, p) {
+            if let Some(t) = reader.read(p) {
                 best.push_str(&format!("<h3>{}</h3><pre>{}</pre>", escape(&name(p)), escape(&t)));
             }
         }
@@ -251,17 +326,17 @@ pub fn render(dir: &Path) -> Result<String> {
     let mut reps = Vec::new();
     let mut rep_notes = String::new();
     for p in all.iter().filter(|p| p.starts_with("replays") && ext(p) == "json").take(MAX_REPLAYS) {
-        let Some(t) = read(dir, p) else { continue };
+        let Some(t) = reader.read(p) else { continue };
         let made = serde_json::from_str::<Replay>(&t)
             .map_err(anyhow::Error::from)
-            .and_then(|rep| super::replay::frames(&rep, dir.join(p).parent().unwrap_or(dir), &name(p)));
+            .and_then(|rep| reader.frames(&rep, dir.join(p).parent().unwrap_or(dir), &name(p)));
         match made {
             Ok(f) => reps.push(viewer_entry(p, f)),
             Err(e) => rep_notes.push_str(&format!("<p class=\"err\">{}: {}</p>\n", escape(&name(p)), escape(&format!("{e:#}")))),
         }
     }
     // GDL match records (`gdl-match`, `ggp match`): the game named in game.txt, the first few.
-    if let Some(game) = read(dir, Path::new("game.txt")).map(|t| PathBuf::from(t.trim())) {
+    if let Some(game) = reader.read(Path::new("game.txt")).map(|t| PathBuf::from(t.trim())) {
         let mut records: Vec<(u64, &PathBuf)> = all
             .iter()
             .filter_map(|p| {
@@ -272,11 +347,11 @@ pub fn render(dir: &Path) -> Result<String> {
             })
             .collect();
         records.sort();
-        let found = super::replay::find_game(&game, dir);
+        let found = reader.game(&game, dir);
         for (_, p) in records.into_iter().take(MAX_REPLAYS) {
-            let made = match (&found, read(dir, p)) {
-                (Some(g), Some(t)) => super::replay::gdl_frames(g, &t, &name(p)),
-                (None, _) => Err(anyhow::anyhow!("the game {} named in game.txt was not found", game.display())),
+            let made = match (&found, reader.read(p)) {
+                (Ok(g), Some(t)) => super::replay::gdl_frames(g, &t, &name(p)),
+                (Err(e), _) => Err(anyhow::anyhow!("game.txt: {e:#}")),
                 (_, None) => continue,
             };
             match made {
@@ -319,7 +394,7 @@ pub fn render(dir: &Path) -> Result<String> {
             tables.push_str(&format!("<p class=\"muted\">{} more CSV files are listed under Files.</p>", csvs.len() - MAX_TABLES));
             break;
         }
-        if let Some(t) = read(dir, p) {
+        if let Some(t) = reader.read(p) {
             let rows = html::csv_rows(&t);
             let open = if i < 2 { " open" } else { "" };
             tables.push_str(&format!(
@@ -333,7 +408,7 @@ pub fn render(dir: &Path) -> Result<String> {
     add(&mut body, "tables", "Tables", tables);
 
     // The config and every file.
-    if let Some(t) = read(dir, Path::new("config.toml")) {
+    if let Some(t) = reader.read(Path::new("config.toml")) {
         add(&mut body, "config", "Config", format!("<pre>{}</pre>\n", escape(&t)));
     }
     let list: String = all.iter().map(|p| format!("<div><a href=\"{}\">{}</a></div>", escape(&name(p)), escape(&name(p)))).collect();

@@ -1,32 +1,53 @@
-//! `playforge serve`: a small local web app over HTTP/1.1, written on `std::net` (one thread per
-//! connection, at most [`MAX_CONNECTIONS`] at once; every response closes its connection). It
-//! lists the run folders under the outputs folder with their reports (a folder without a
-//! `report.html` gets one rendered on the fly) and the games of the games folder, and plays any
-//! WGDL game in the browser through [`super::play::Table`]. It listens on the loopback address
-//! unless told otherwise. Nothing a request says can make it panic or read outside its two
-//! folders: a request is read within limits (head 16 KiB, body 64 KiB, 15 s), a file path is
-//! resolved and must stay under the outputs folder, a game is named from the list it was started
-//! with, and a handler that fails answers with a status and a message.
+//! `playforge serve`: a small web app over HTTP/1.1, written on `std::net`, that people can
+//! share safely. It lists the run folders under the outputs folder with their reports (a folder
+//! without a `report.html` gets one rendered on the fly, reading only inside the outputs and
+//! games folders) and the games of the games folder, and plays any WGDL game in the browser
+//! through [`super::play::Table`], each game played kept as its own trace. It listens on the
+//! loopback address unless told otherwise. Every limit is a constant here or in [`http`]: one
+//! thread per connection, at most [`MAX_CONNECTIONS`] (past that a 503 read whole), a whole
+//! request within [`http::REQUEST_DEADLINE`], at most [`MAX_BUSY`] requests at work, at most
+//! [`MAX_GAMES`] games in memory (a game in play is never dropped; a new one is refused). Who
+//! may do what is [`guard`]'s: Host and Origin checked, a token for the API (and for every page
+//! on an address that is not loopback), a key per game. Nothing a request says can make it
+//! panic or read outside its folders; a handler that fails answers with a status and a message.
 
 use super::html::{self, escape};
 use super::play::{Seat, Table, ai_names};
 use anyhow::{Result, anyhow, bail};
+use guard::{Guard, Pass};
+use http::{Kind, Reply, Request, clip};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-pub const MAX_CONNECTIONS: usize = 32;
-const MAX_HEAD: usize = 16 * 1024;
-const MAX_BODY: usize = 64 * 1024;
-/// Games kept in memory; the oldest untouched one goes first.
-const MAX_TABLES: usize = 64;
+pub mod guard;
+pub mod http;
 
-const PLAY_HTML: &str = include_str!("play.html");
+/// Connections served at once, each on its own thread (reading, then answering). A client that
+/// dribbles holds one for at most [`http::REQUEST_DEADLINE`]; past this many the next are
+/// answered 503.
+pub const MAX_CONNECTIONS: usize = 512;
+/// Connections being refused at once (each read briefly so that its 503 arrives whole); past
+/// this many a connection is closed unanswered.
+pub const MAX_REFUSING: usize = 64;
+/// Requests doing real work at once (playing moves, compiling games, drawing reports): the
+/// machine's cores are few, and a request past this waits up to [`BUSY_WAIT`], then gets 503.
+pub const MAX_BUSY: usize = 4;
+/// How long a request waits for one of the [`MAX_BUSY`] places.
+pub const BUSY_WAIT: Duration = Duration::from_secs(20);
+/// Files larger than this are not served (they would be read whole into memory).
+pub const MAX_FILE: u64 = 256 << 20;
+/// Games held in memory. A game in play is never dropped to make room: only finished games
+/// and games untouched for [`IDLE`] are; past that a new game is refused with 503.
+pub const MAX_GAMES: usize = 256;
+/// A game untouched this long is closed when room is needed (its trace stays on disk).
+pub const IDLE: Duration = Duration::from_secs(3600);
+
+const PLAY_HTML: &str = include_str!("../play.html");
 /// A hex in the header's colour (browsers ask for one).
 const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><polygon points="8,1 14,4.5 14,11.5 8,15 2,11.5 2,4.5" fill="#2c3e50"/></svg>"##;
 
@@ -43,29 +64,44 @@ pub struct ServeOptions {
     /// folder are offered as players of their game.
     pub configs: PathBuf,
     pub mcts_iterations: u64,
+    /// The server's token ([`guard`]); a random one when `None`.
+    pub token: Option<String>,
+}
+
+/// A game in memory: its table, the secret half of its id, whether it is over, when last used.
+struct Held {
+    key: String,
+    table: Arc<Mutex<Table>>,
+    over: bool,
+    seen: Instant,
 }
 
 struct Server {
     opts: ServeOptions,
     outputs: PathBuf,
+    games_dir: PathBuf,
     games: Vec<(String, PathBuf)>,
-    tables: Mutex<HashMap<u64, (Arc<Mutex<Table>>, Instant)>>,
+    guard: Guard,
+    tables: Mutex<HashMap<u64, Held>>,
     next: AtomicU64,
+    busy: (Mutex<usize>, Condvar),
 }
 
-/// An answer: status, content type, body.
-struct Reply(u16, &'static str, Vec<u8>);
+/// Refusals that are not the client's mistake in the request's form: their own status.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// 403: a game's key is missing or wrong.
+    #[error("{0}")]
+    Denied(String),
+    /// 503: no room for another game.
+    #[error("{0}")]
+    Full(String),
+}
 
-impl Reply {
-    fn json(v: Value) -> Reply {
-        Reply(200, "application/json", v.to_string().into_bytes())
-    }
-    fn error(code: u16, msg: impl Into<String>) -> Reply {
-        Reply(code, "application/json", json!({"error": msg.into()}).to_string().into_bytes())
-    }
-    fn html(s: String) -> Reply {
-        Reply(200, "text/html; charset=utf-8", s.into_bytes())
-    }
+/// The address to open in a browser for a server listening on `addr` with `token`: with the
+/// token when the address is not loopback (every page needs it there).
+pub fn url(addr: SocketAddr, token: &str) -> String {
+    Guard::new(addr, Some(token.to_string())).url(addr)
 }
 
 /// Starts the server and serves until the process ends; `ready` hears the bound address first.
@@ -74,7 +110,9 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         std::fs::create_dir_all(&opts.outputs).map_err(|e| anyhow!("{}: {e}", opts.outputs.display()))?;
         opts.outputs.canonicalize().map_err(|e| anyhow!("{}: {e}", opts.outputs.display()))?
     };
-    let mut games: Vec<(String, PathBuf)> = std::fs::read_dir(&opts.games)
+    let games_dir =
+        opts.games.canonicalize().map_err(|e| anyhow!("{}: {e}; expected the folder of .wgdl games (--games)", opts.games.display()))?;
+    let mut games: Vec<(String, PathBuf)> = std::fs::read_dir(&games_dir)
         .map_err(|e| anyhow!("{}: {e}; expected the folder of .wgdl games (--games)", opts.games.display()))?
         .flatten()
         .map(|e| e.path())
@@ -88,114 +126,48 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let listener =
         TcpListener::bind((opts.host.as_str(), opts.port)).map_err(|e| anyhow!("cannot listen on {}:{}: {e}", opts.host, opts.port))?;
     let addr = listener.local_addr()?;
-    let server = Arc::new(Server { opts, outputs, games, tables: Mutex::new(HashMap::new()), next: AtomicU64::new(1) });
+    let guard = Guard::new(addr, opts.token.clone());
+    let server = Arc::new(Server {
+        opts,
+        outputs,
+        games_dir,
+        games,
+        guard,
+        tables: Mutex::new(HashMap::new()),
+        next: AtomicU64::new(1),
+        busy: (Mutex::new(0), Condvar::new()),
+    });
     ready(addr);
     let open = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { continue };
+        let Ok(stream) = stream else { continue };
         if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
-            let _ = respond(&mut stream, Reply::error(503, "too many connections; try again"));
+            if refusing.fetch_add(1, Ordering::SeqCst) < MAX_REFUSING {
+                let refusing2 = refusing.clone();
+                let spawned = std::thread::Builder::new().spawn(move || {
+                    http::refuse(stream, &format!("{MAX_CONNECTIONS} connections are open; try again"));
+                    refusing2.fetch_sub(1, Ordering::SeqCst);
+                });
+                if spawned.is_err() {
+                    refusing.fetch_sub(1, Ordering::SeqCst);
+                }
+            } else {
+                refusing.fetch_sub(1, Ordering::SeqCst);
+            }
             continue;
         }
         open.fetch_add(1, Ordering::SeqCst);
-        let (server, open) = (server.clone(), open.clone());
-        std::thread::spawn(move || {
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(15)));
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
-            let reply = match read_request(&mut stream) {
-                Ok((method, target, body)) => {
-                    // A handler that panics (a bug, never input) answers 500 and the server goes on.
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.route(&method, &target, &body)))
-                        .unwrap_or_else(|_| Reply::error(500, "internal error (a bug in playforge: please report it)"))
-                }
-                Err(e) => Reply::error(400, format!("bad request: {e}")),
-            };
-            let _ = respond(&mut stream, reply);
-            open.fetch_sub(1, Ordering::SeqCst);
+        let (server2, open2) = (server.clone(), open.clone());
+        let spawned = std::thread::Builder::new().spawn(move || {
+            server2.connection(stream);
+            open2.fetch_sub(1, Ordering::SeqCst);
         });
+        if spawned.is_err() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
     }
     Ok(())
-}
-
-/// The method, target and body of one request, within the limits.
-fn read_request(stream: &mut TcpStream) -> Result<(String, String, Vec<u8>)> {
-    let mut r = BufReader::new(stream.try_clone()?);
-    let mut head = Vec::new();
-    loop {
-        let mut line = Vec::new();
-        let n = (&mut r).take((MAX_HEAD - head.len().min(MAX_HEAD)) as u64 + 1).read_until(b'\n', &mut line)?;
-        if n == 0 {
-            bail!("the connection closed in the request head");
-        }
-        head.extend_from_slice(&line);
-        if head.len() > MAX_HEAD {
-            bail!("request head over {MAX_HEAD} bytes");
-        }
-        if line == b"\r\n" || line == b"\n" {
-            break;
-        }
-    }
-    let head = String::from_utf8(head).map_err(|_| anyhow!("request head is not UTF-8"))?;
-    let mut lines = head.lines();
-    let first = lines.next().unwrap_or("");
-    let mut parts = first.split_whitespace();
-    let (Some(method), Some(target)) = (parts.next(), parts.next()) else { bail!("request line `{first}`") };
-    let mut len = 0usize;
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':')
-            && k.trim().eq_ignore_ascii_case("content-length")
-        {
-            len = v.trim().parse().map_err(|_| anyhow!("Content-Length `{}`", v.trim()))?;
-        }
-    }
-    if len > MAX_BODY {
-        bail!("body of {len} bytes; at most {MAX_BODY}");
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    Ok((method.to_string(), target.to_string(), body))
-}
-
-fn respond(stream: &mut TcpStream, Reply(code, ty, body): Reply) -> std::io::Result<()> {
-    let reason = match code {
-        200 => "OK",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        _ => "Error",
-    };
-    write!(
-        stream,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: {ty}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n",
-        body.len()
-    )?;
-    stream.write_all(&body)?;
-    stream.flush()
-}
-
-/// `%XX` and `+` decoded (bad escapes kept as written).
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match ((b[i + 1] as char).to_digit(16), (b[i + 2] as char).to_digit(16)) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).to_string()
 }
 
 fn content_type(p: &Path) -> &'static str {
@@ -210,13 +182,77 @@ fn content_type(p: &Path) -> &'static str {
 }
 
 impl Server {
-    fn route(&self, method: &str, target: &str, body: &[u8]) -> Reply {
-        let (path, _query) = target.split_once('?').unwrap_or((target, ""));
-        let path = decode(path);
-        match (method, path.as_str()) {
+    /// One connection: its request read within the deadline, answered, closed.
+    fn connection(&self, mut stream: TcpStream) {
+        let reply = match http::read_request(&stream, Instant::now() + http::REQUEST_DEADLINE) {
+            // A handler that panics (a bug, never input) answers 500 and the server goes on.
+            Ok(req) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(&req)))
+                .unwrap_or_else(|_| Reply::error(500, "internal error (a bug in playforge: please report it)")),
+            Err(e) => match e.reply() {
+                Some(r) => r,
+                None => return,
+            },
+        };
+        let _ = http::respond(&mut stream, reply);
+    }
+
+    /// A request checked by the guard, then routed; real work waits for one of the
+    /// [`MAX_BUSY`] places.
+    fn handle(&self, req: &Request) -> Reply {
+        let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+        let path = http::decode(path);
+        match self.guard.check(req, &path, query) {
+            Err(refused) => return refused,
+            Ok(Pass::SetCookie(_)) => return self.guard.set_cookie(&path, query),
+            Ok(Pass::Route) => {}
+        }
+        match (req.method.as_str(), path.as_str()) {
+            ("GET", "/play") => return self.play_page(),
+            ("GET", "/favicon.ico") => return Reply::new(200, "image/svg+xml", FAVICON.as_bytes().to_vec()).kind(Kind::File),
+            _ => {}
+        }
+        let Some(_place) = self.busy_place() else {
+            return Reply::error(503, format!("the server is busy ({MAX_BUSY} requests at work); try again"))
+                .header("Retry-After", "2".into());
+        };
+        self.route(&req.method, &path, &req.body)
+    }
+
+    /// One of the [`MAX_BUSY`] places, waited for up to [`BUSY_WAIT`]; given back on drop.
+    fn busy_place(&self) -> Option<impl Drop + '_> {
+        struct Place<'a>(&'a (Mutex<usize>, Condvar));
+        impl Drop for Place<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut n) = self.0.0.lock() {
+                    *n -= 1;
+                }
+                self.0.1.notify_one();
+            }
+        }
+        let (lock, cv) = &self.busy;
+        let n = lock.lock().ok()?;
+        let (mut n, _) = cv.wait_timeout_while(n, BUSY_WAIT, |n| *n >= MAX_BUSY).ok()?;
+        if *n >= MAX_BUSY {
+            return None;
+        }
+        *n += 1;
+        Some(Place(&self.busy))
+    }
+
+    /// The play page with this server's token and a fresh nonce for its one script.
+    fn play_page(&self) -> Reply {
+        let nonce = guard::secret();
+        let page = PLAY_HTML.replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1).replacen(
+            "<head>",
+            &format!("<head><meta name=\"playforge-token\" content=\"{}\">", self.guard.token),
+            1,
+        );
+        Reply::html(page).kind(Kind::App(nonce))
+    }
+
+    fn route(&self, method: &str, path: &str, body: &[u8]) -> Reply {
+        match (method, path) {
             ("GET", "/") => Reply::html(self.index()),
-            ("GET", "/play") => Reply::html(PLAY_HTML.to_string()),
-            ("GET", "/favicon.ico") => Reply(200, "image/svg+xml", FAVICON.as_bytes().to_vec()),
             ("GET", "/api/games") => Reply::json(self.games_json()),
             ("POST", api) if api.starts_with("/api/") => {
                 let req: Value = match serde_json::from_slice(body) {
@@ -225,11 +261,15 @@ impl Server {
                 };
                 match self.api(&api[5..], &req) {
                     Ok(v) => Reply::json(v),
-                    Err(e) => Reply::error(400, format!("{e:#}")),
+                    Err(e) => match e.downcast_ref::<Refusal>() {
+                        Some(Refusal::Denied(m)) => Reply::error(403, m.clone()),
+                        Some(Refusal::Full(m)) => Reply::error(503, m.clone()),
+                        None => Reply::error(400, format!("{e:#}")),
+                    },
                 }
             }
             ("GET", p) if p == "/runs" || p.starts_with("/runs/") => self.file(p.trim_start_matches("/runs").trim_start_matches('/')),
-            ("GET", _) => Reply(
+            ("GET", _) => Reply::new(
                 404,
                 "text/html; charset=utf-8",
                 html::page("not found", "", &[], "<p>No such page. <a href=\"/\">Back to the start.</a></p>", "").into_bytes(),
@@ -304,29 +344,43 @@ impl Server {
         json!({"games": list, "mcts_iterations": self.opts.mcts_iterations})
     }
 
-    fn table(&self, req: &Value) -> Result<Arc<Mutex<Table>>> {
-        let id: u64 =
-            req["id"].as_str().and_then(|s| s.parse().ok()).or_else(|| req["id"].as_u64()).ok_or_else(|| anyhow!("no game `id`"))?;
+    /// The game a call names by its id (`<number>-<key>`), if the key is its own.
+    fn table(&self, req: &Value) -> Result<(u64, String, Arc<Mutex<Table>>)> {
+        let id = req["id"].as_str().ok_or_else(|| anyhow!("no game `id`"))?;
+        let bad = || Refusal::Denied(format!("game id `{}`: not a game of this client; expected the id /api/new gave", clip(id)));
+        let (n, key) = id.split_once('-').ok_or_else(bad)?;
+        let n: u64 = n.parse().map_err(|_| bad())?;
         let mut tables = self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?;
-        let (t, seen) = tables.get_mut(&id).ok_or_else(|| anyhow!("no game {id} (the server may have restarted): start a new one"))?;
-        *seen = Instant::now();
-        Ok(t.clone())
+        let held = tables
+            .get_mut(&n)
+            .ok_or_else(|| anyhow!("no game {n} (the server may have restarted, or closed it after an hour untouched): start a new one"))?;
+        if !guard::same(&held.key, key) {
+            return Err(bad().into());
+        }
+        held.seen = Instant::now();
+        Ok((n, id.to_string(), held.table.clone()))
     }
 
-    /// A fresh trace file for a game of `stem` on `seed`: traces/<stem>/seed-<seed>-<n>.json,
-    /// created here (so that two games started at once never share one).
-    fn trace_path(&self, stem: &str, seed: u64) -> Result<PathBuf> {
-        let dir = self.outputs.join("traces").join(stem);
-        std::fs::create_dir_all(&dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        for n in 1..100_000 {
-            let p = dir.join(format!("seed-{seed}-{n}.json"));
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
-                Ok(_) => return Ok(p),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => bail!("{}: {e}", p.display()),
+    /// Room for one more game: finished games and games untouched for [`IDLE`] are closed
+    /// (oldest first) while the list is full; a game in play never is.
+    fn make_room(&self, tables: &mut HashMap<u64, Held>) -> Result<()> {
+        while tables.len() >= MAX_GAMES {
+            let now = Instant::now();
+            let closable =
+                tables.iter().filter(|(_, h)| h.over || now.duration_since(h.seen) >= IDLE).min_by_key(|(_, h)| h.seen).map(|(k, _)| *k);
+            match closable {
+                Some(k) => {
+                    tables.remove(&k);
+                }
+                None => {
+                    return Err(Refusal::Full(format!(
+                        "{MAX_GAMES} games are in play on this server; finish one, or try again later (a game untouched for an hour is closed when room is needed)"
+                    ))
+                    .into());
+                }
             }
         }
-        bail!("{}: no free trace name", dir.display())
+        Ok(())
     }
 
     fn api(&self, what: &str, req: &Value) -> Result<Value> {
@@ -335,45 +389,41 @@ impl Server {
                 let name = req["game"].as_str().ok_or_else(|| anyhow!("no `game`"))?;
                 let Some((stem, path)) = self.games.iter().find(|(n, _)| n == name) else {
                     let known: Vec<&str> = self.games.iter().map(|(n, _)| n.as_str()).collect();
-                    bail!("no game `{name}`; expected one of: {}", known.join(", "));
+                    bail!("no game `{}`; expected one of: {}", clip(name), known.join(", "));
                 };
                 let seed = req["seed"].as_u64().unwrap_or(1);
-                let seats: Vec<Seat> =
-                    req["seats"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).map(Seat::parse).collect()).unwrap_or_default();
-                let overlays: Vec<String> =
-                    req["overlays"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
-                let trace = if seats.contains(&Seat::Human) { Some(self.trace_path(stem, seed)?) } else { None };
-                let t = match Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, trace.clone(), &|who| {
-                    self.persona_seat(who)
-                }) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        if let Some(p) = trace {
-                            let _ = std::fs::remove_file(p);
-                        }
-                        return Err(e);
+                let list = |key: &str| -> Result<Vec<String>> {
+                    let v: Vec<String> =
+                        req[key].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default();
+                    if v.len() > 64 {
+                        bail!("{} {key}; expected at most 64", v.len());
                     }
+                    Ok(v)
                 };
+                let seats: Vec<Seat> = list("seats")?.iter().map(|s| Seat::parse(s)).collect();
+                let overlays = list("overlays")?;
+                // Refused before the game is compiled, when there is no room.
+                self.make_room(&mut *self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?)?;
+                let traces = seats.contains(&Seat::Human).then(|| self.outputs.join("traces").join(stem));
+                let mut t = Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, traces, &|who| self.persona_seat(who))?;
                 t.save()?;
-                let id = self.next.fetch_add(1, Ordering::SeqCst);
-                let view = t.view(id);
+                let n = self.next.fetch_add(1, Ordering::SeqCst);
+                let key = guard::secret();
+                let id = format!("{n}-{key}");
+                let view = t.view(&id);
+                let over = t.is_over();
                 let mut tables = self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?;
-                if tables.len() >= MAX_TABLES
-                    && let Some(old) = tables.iter().min_by_key(|(_, (_, seen))| *seen).map(|(k, _)| *k)
-                {
-                    tables.remove(&old);
-                }
-                tables.insert(id, (Arc::new(Mutex::new(t)), Instant::now()));
+                self.make_room(&mut tables)?;
+                tables.insert(n, Held { key, table: Arc::new(Mutex::new(t)), over, seen: Instant::now() });
                 Ok(view)
             }
             "state" | "move" | "step" | "undo" | "restart" => {
-                let id = req["id"].as_str().and_then(|s| s.parse().ok()).or_else(|| req["id"].as_u64()).unwrap_or(0);
-                let table = self.table(req)?;
-                let mut t = table.lock().map_err(|_| anyhow!("game {id} failed earlier; start a new one"))?;
+                let (n, id, table) = self.table(req)?;
+                let mut t = table.lock().map_err(|_| anyhow!("game {n} failed earlier; start a new one"))?;
                 let done = match what {
                     "move" => {
-                        let i = req["i"].as_u64().ok_or_else(|| anyhow!("no move index `i`"))? as usize;
-                        t.human_move(i, req["name"].as_str())
+                        let i = req["i"].as_u64().ok_or_else(|| anyhow!("no move index `i`"))?;
+                        t.human_move(usize::try_from(i).unwrap_or(usize::MAX), req["name"].as_str())
                     }
                     "step" => t.ai_step().map(|_| ()),
                     "undo" => {
@@ -385,9 +435,15 @@ impl Server {
                 };
                 t.error = done.err().map(|e| format!("{e:#}"));
                 t.save()?;
-                Ok(t.view(id))
+                let over = t.is_over();
+                if let Ok(mut tables) = self.tables.lock()
+                    && let Some(h) = tables.get_mut(&n)
+                {
+                    h.over = over;
+                }
+                Ok(t.view(&id))
             }
-            _ => bail!("no API `{what}`; expected new, state, move, step, undo or restart"),
+            _ => bail!("no API `{}`; expected new, state, move, step, undo or restart", clip(what)),
         }
     }
 
@@ -479,8 +535,8 @@ impl Server {
                 && let Ok(d) = dir.canonicalize()
                 && d.starts_with(&self.outputs)
             {
-                return match super::report::render(&d) {
-                    Ok(p) => Reply::html(p),
+                return match super::report::render_confined(&d, &[self.outputs.clone(), self.games_dir.clone()]) {
+                    Ok(p) => Reply::html(p).kind(Kind::Report),
                     Err(e) => Reply::error(404, format!("{e:#}")),
                 };
             }
@@ -510,23 +566,13 @@ impl Server {
                 "",
             ));
         }
+        if std::fs::metadata(&real).is_ok_and(|m| m.len() > MAX_FILE) {
+            return Reply::error(413, format!("{rel} is over {} MiB; open it from the outputs folder", MAX_FILE >> 20));
+        }
+        let kind = if report_wanted { Kind::Report } else { Kind::File };
         match std::fs::read(&real) {
-            Ok(bytes) => Reply(200, content_type(&real), bytes),
+            Ok(bytes) => Reply::new(200, content_type(&real), bytes).kind(kind),
             Err(e) => Reply::error(404, format!("{rel}: {e}")),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decode;
-
-    #[test]
-    fn percent_escapes_and_plus_decode_and_bad_ones_stay() {
-        assert_eq!(decode("a%20b+c"), "a b c");
-        assert_eq!(decode("%2e%2E/x"), "../x");
-        assert_eq!(decode("100%"), "100%");
-        assert_eq!(decode("%zz"), "%zz");
-        assert_eq!(decode("%4"), "%4");
     }
 }
