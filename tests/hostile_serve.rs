@@ -154,7 +154,7 @@ fn a_page_of_another_origin_cannot_act() {
             421,
         ),
         (format!("GET /api/games HTTP/1.1\r\nHost: evil.example:{}\r\n\r\n", addr.port()), 421),
-        (format!("GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"), 421),
+        ("GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n".to_string(), 421),
         ("GET / HTTP/1.1\r\n\r\n".to_string(), 400),
     ];
     for (raw, want) in &cases {

@@ -296,6 +296,29 @@ pub fn refuse(mut stream: TcpStream, why: &str) {
     let _ = respond(&mut stream, Reply::error(503, why).header("Retry-After", "1".into()));
 }
 
+/// Refuses a connection at once, without a thread: what the client already sent is read
+/// (without waiting), then a 503 written and the write side shut. A client whose request is
+/// still on its way may see a reset; [`refuse`] (on a thread) is for when threads are left.
+pub fn refuse_now(mut stream: TcpStream, why: &str) {
+    if stream.set_nonblocking(true).is_err() {
+        return;
+    }
+    let mut buf = [0u8; 16 * 1024];
+    for _ in 0..4 {
+        match (&stream).read(&mut buf) {
+            Ok(n) if n > 0 => continue,
+            _ => break,
+        }
+    }
+    let body = serde_json::json!({"error": why}).to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.shutdown(Shutdown::Write);
+}
+
 /// `%XX` and `+` decoded (bad escapes kept as written).
 pub fn decode(s: &str) -> String {
     let b = s.as_bytes();

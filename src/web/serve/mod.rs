@@ -31,8 +31,8 @@ pub mod http;
 /// dribbles holds one for at most [`http::REQUEST_DEADLINE`]; past this many the next are
 /// answered 503.
 pub const MAX_CONNECTIONS: usize = 512;
-/// Connections being refused at once (each read briefly so that its 503 arrives whole); past
-/// this many a connection is closed unanswered.
+/// Connections being refused at once on threads (each read briefly so that its 503 arrives
+/// whole); past this many a connection is answered 503 at once with what it already sent read.
 pub const MAX_REFUSING: usize = 64;
 /// Requests doing real work at once (playing moves, compiling games, drawing reports): the
 /// machine's cores are few, and a request past this waits up to [`BUSY_WAIT`], then gets 503.
@@ -154,6 +154,7 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
                 }
             } else {
                 refusing.fetch_sub(1, Ordering::SeqCst);
+                http::refuse_now(stream, &format!("{MAX_CONNECTIONS} connections are open; try again"));
             }
             continue;
         }
