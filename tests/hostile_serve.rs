@@ -64,6 +64,7 @@ fn a_client_is_served_while_200_slow_clients_dribble() {
         std::thread::sleep(Duration::from_secs(1));
     }
     assert!(served.iter().all(|d| *d < Duration::from_secs(5)), "the second client waited {served:?}");
+    eprintln!("with 200 slow clients dribbling, a second client was served in {served:?}");
     // Every slow client hears 408 once the deadline has passed, not later than a few seconds after.
     for s in slow.iter_mut().take(20) {
         s.set_read_timeout(Some(REQUEST_DEADLINE + Duration::from_secs(10))).unwrap();
