@@ -320,7 +320,8 @@ impl Parser<'_> {
         let shown = window(&t, 0);
         if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
             return match t.replace('_', "").parse::<f64>() {
-                Ok(v) => Ok((Expr::Num(v), 1)),
+                Ok(v) if v.is_finite() => Ok((Expr::Num(v), 1)),
+                Ok(_) => fail(pos, format!("`{shown}` at position {} is past the doubles; expected a number below 1.8e308", pos + 1)),
                 Err(_) => fail(pos, format!("`{shown}` at position {} is not a number", pos + 1)),
             };
         }
@@ -356,6 +357,7 @@ mod tests {
         assert!(Expr::parse("", &names).is_err());
         assert!(err("maxs % 2").contains("`%`"));
         assert_eq!(Expr::parse("maxs % 2", &names).unwrap_err().at, Some(5));
+        assert!(err("maxs * 1e999").contains("past the doubles"));
         assert_eq!(Expr::parse("1 / 0", &names).unwrap().eval(&[]), 0.0);
     }
 

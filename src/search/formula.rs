@@ -314,7 +314,12 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
                 i += 1;
             }
             let t: String = b[s..i].iter().collect();
-            let v = t.parse::<f64>().map_err(|_| FormulaError { text: text.into(), col: s + 1, expected: "a number".into() })?;
+            // A number past the doubles (`1e999`) would print as `inf`, which does not parse back.
+            let v = t.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| FormulaError {
+                text: text.into(),
+                col: s + 1,
+                expected: "a number (finite: below 1.8e308)".into(),
+            })?;
             out.push((FTok::Num(v), s));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let s = i;
@@ -853,5 +858,7 @@ mod tests {
     fn parse_errors_point_at_the_column() {
         let e = Formula::parse("mean + foo").unwrap_err();
         assert_eq!(e.col, 8);
+        let e = Formula::parse("mean * 1e999").unwrap_err();
+        assert_eq!((e.col, e.expected.as_str()), (8, "a number (finite: below 1.8e308)"));
     }
 }
