@@ -162,12 +162,36 @@ impl Kind {
                 "\"\"",
             ],
             Kind::Formula => &[
-                "mean", "wins", "visits", "parent", "sumsq", "best", "moves", "sqrt(", "ln(", "max(", "min(", "(", ")", ",", "+", "-", "*",
-                "/", "1e308", "1e309", "-0", "0.", "#", "# goal:", "# goal: nan", "\n",
+                "mean",
+                "wins",
+                "visits",
+                "parent",
+                "sumsq",
+                "best",
+                "moves",
+                "sqrt(",
+                "ln(",
+                "max(",
+                "min(",
+                "(",
+                ")",
+                ",",
+                "+",
+                "-",
+                "*",
+                "/",
+                "1e308",
+                "1e309",
+                "-0",
+                "0.",
+                "#",
+                "# goal:",
+                "# goal: nan",
+                "\n",
             ],
-            Kind::Expr => &[
-                "maxs", "mins", "vanilla", "legal_moves", "win", "(", ")", "+", "-", "*", "/", "1e308", "1e999", "1_000", ".", "e", "-0",
-            ],
+            Kind::Expr => {
+                &["maxs", "mins", "vanilla", "legal_moves", "win", "(", ")", "+", "-", "*", "/", "1e308", "1e999", "1_000", ".", "e", "-0"]
+            }
             Kind::Replay => &[
                 "{",
                 "}",
@@ -465,6 +489,8 @@ fn campaign(secs: f64, first: u64, tiers: bool) -> (u64, u64, u64) {
         })
     };
     let (mut n, mut errors, mut fine, mut panics) = (0u64, 0u64, 0u64, 0u64);
+    // Inputs per kind (games, GDL, configs, formulas, expressions, replays).
+    let mut per_kind = [0u64; 6];
     let mut seed = first;
     while t0.elapsed().as_secs_f64() < secs {
         let (rel, kind, original) = &corpus[(seed % corpus.len() as u64) as usize];
@@ -498,6 +524,7 @@ fn campaign(secs: f64, first: u64, tiers: bool) -> (u64, u64, u64) {
             panic!("fuzz: {rss} MB resident after input seed {seed} (bound {MAX_RSS_MB} MB); kept as {}", p.display());
         }
         n += 1;
+        per_kind[*kind as usize] += 1;
         seed += 1;
     }
     stop.store(true, Ordering::Relaxed);
@@ -509,6 +536,10 @@ fn campaign(secs: f64, first: u64, tiers: bool) -> (u64, u64, u64) {
         corpus.len(),
         n as f64 / secs,
         rss_mb()
+    );
+    println!(
+        "  by kind: {} WGDL, {} GDL, {} configs, {} formulas, {} expressions, {} replays",
+        per_kind[0], per_kind[1], per_kind[2], per_kind[3], per_kind[4], per_kind[5]
     );
     assert_eq!(panics, 0, "panicking inputs were kept in tests/data/fuzz/");
     (n, errors, fine)

@@ -116,7 +116,7 @@ fn a_formula_at_the_limit_parses_and_one_past_it_does_not() {
 #[test]
 fn the_deepest_formulas_gp_writes_parse_back() {
     // DEAP heights: a tree of height h is h + 1 deep.
-    assert!(HEIGHT_LIMIT < formula::MAX_DEPTH, "GP's height limit {HEIGHT_LIMIT} must stay below the parse limit");
+    const { assert!(HEIGHT_LIMIT < formula::MAX_DEPTH, "GP's height limit must stay below the parse limit") };
     let cfg = GpConfig {
         init_min_height: HEIGHT_LIMIT,
         init_max_height: HEIGHT_LIMIT,

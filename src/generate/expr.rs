@@ -38,7 +38,7 @@ fn fail<T>(at: usize, message: String) -> Result<T, ExprError> {
     Err(ExprError { at: Some(at), message })
 }
 
-/// At most [`SHOWN`] characters of `text` around byte offset `at`, with `…` where it was cut
+/// At most 120 characters of `text` around byte offset `at`, with `…` where it was cut
 /// (for an error that quotes an expression of any length).
 pub fn window(text: &str, at: usize) -> String {
     let chars: Vec<char> = text.chars().collect();
