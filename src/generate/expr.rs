@@ -171,6 +171,7 @@ fn lex(text: &str) -> Result<Vec<(String, usize)>, ExprError> {
     let mut out = Vec::new();
     let b = text.as_bytes();
     let mut i = 0;
+    let mut open = 0usize;
     while i < b.len() {
         let c = b[i] as char;
         if c.is_whitespace() {
@@ -178,6 +179,16 @@ fn lex(text: &str) -> Result<Vec<(String, usize)>, ExprError> {
         } else if "+-*/()".contains(c) {
             out.push((c.to_string(), i));
             i += 1;
+            // The parser fails at the latest on the `(` that opens level MAX_DEPTH + 1 and reads
+            // no token past it: the rest of a deeply nested text is not worth keeping.
+            open = match c {
+                '(' => open + 1,
+                ')' => open.saturating_sub(1),
+                _ => open,
+            };
+            if open > MAX_DEPTH {
+                break;
+            }
         } else if c.is_ascii_digit() || c == '.' {
             let s = i;
             while i < b.len() && ((b[i] as char).is_ascii_digit() || b[i] == b'.' || b[i] == b'_') {

@@ -302,6 +302,7 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
     let b: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    let mut open = 0usize;
     while i < b.len() {
         let c = b[i];
         if c.is_whitespace() {
@@ -330,6 +331,17 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
         } else if "+-*/(),".contains(c) {
             out.push((FTok::Op(c), i));
             i += 1;
+            // The parser fails at the latest on the `(` that opens level MAX_DEPTH + 1 (every
+            // open bracket is an open level), and reads no token past the one it fails on: the
+            // rest of a deeply nested text is not worth keeping in memory.
+            open = match c {
+                '(' => open + 1,
+                ')' => open.saturating_sub(1),
+                _ => open,
+            };
+            if open > MAX_DEPTH {
+                break;
+            }
         } else {
             return Err(FormulaError { text: text.into(), col: i + 1, expected: "a number, a variable, an operator or a bracket".into() });
         }
