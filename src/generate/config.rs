@@ -498,7 +498,10 @@ impl GenerateConfig {
             }
         }
         let expr = |e: &str, table: &str, nth: usize| -> Result<Expr> {
-            Expr::parse(e, &names).map_err(|why| anyhow!("{}: expr = \"{e}\": {why}", at(table, nth, "expr")))
+            Expr::parse(e, &names).map_err(|why| {
+                let shown = super::expr::window(e, why.at.unwrap_or(0));
+                anyhow!("{}: expr = \"{shown}\": {why}", expr_at(text, &at(table, nth, "expr"), e, why.at))
+            })
         };
         let band = |lo: Option<f64>, hi: Option<f64>, table: &str, nth: usize| -> Result<()> {
             for (key, v) in [("at_least", lo), ("at_most", hi)] {
@@ -591,5 +594,25 @@ impl GenerateConfig {
             bail!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0", at("cma", 0, "sigma_min"), cfg.cma.sigma_min);
         }
         Ok(cfg)
+    }
+}
+
+/// `file:line:column` of byte `at` of expression `e`, whose key `loc` ([`locate`]) found: the
+/// column of the character itself when the expression is written on the key's line as a string
+/// without escapes (as configs write them), else the key's own column.
+fn expr_at(text: &str, loc: &str, e: &str, at: Option<usize>) -> String {
+    let mut parts = loc.rsplitn(3, ':');
+    let (Some(_), Some(line), Some(file), Some(at)) = (parts.next(), parts.next(), parts.next(), at) else {
+        return loc.to_string();
+    };
+    let Some(l) = line.parse::<usize>().ok().and_then(|n| text.lines().nth(n.wrapping_sub(1))) else {
+        return loc.to_string();
+    };
+    let value = l.find('=').and_then(|eq| l[eq..].find(['"', '\'']).map(|q| eq + q + 1));
+    match value {
+        Some(v) if l[v..].starts_with(e) && e.is_char_boundary(at.min(e.len())) => {
+            format!("{file}:{line}:{}", l[..v + at.min(e.len())].chars().count() + 1)
+        }
+        _ => loc.to_string(),
     }
 }

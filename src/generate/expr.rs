@@ -5,6 +5,55 @@
 //! numeric partial derivatives, treating the measures as independent (they come from different
 //! games, or the same games of different quantities; the independence is an approximation there,
 //! documented in docs/decisions.md).
+//!
+//! An expression is walked recursively (evaluated, searched for measures, dropped), so the
+//! parser accepts at most [`MAX_DEPTH`] levels: no config can overflow the stack.
+
+/// The deepest expression [`Expr::parse`] accepts: 64 levels of the tree (a number or a measure
+/// is one level, each operator or sign above it one more, so a chain of 64 operators is 65
+/// deep and refused) and 64 brackets and signs open at once. A designer's expression has a
+/// handful; 64 levels cost a few kilobytes of stack in any walk.
+pub const MAX_DEPTH: usize = 64;
+
+/// The most characters of an expression an error quotes (a window around the position).
+const SHOWN: usize = 120;
+
+/// An expression that does not parse: what was wrong, and the byte offset in the expression
+/// where it was found (`None` when it is not one place, such as an empty expression).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprError {
+    pub at: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ExprError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+fn fail<T>(at: usize, message: String) -> Result<T, ExprError> {
+    Err(ExprError { at: Some(at), message })
+}
+
+/// At most 120 characters of `text` around byte offset `at`, with `…` where it was cut
+/// (for an error that quotes an expression of any length).
+pub fn window(text: &str, at: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= SHOWN {
+        return text.to_string();
+    }
+    let at = text.get(..at.min(text.len())).map_or(0, |s| s.chars().count());
+    let start = at.saturating_sub(SHOWN / 2).min(chars.len() - SHOWN);
+    let mut s: String = if start > 0 { "…".into() } else { String::new() };
+    s.extend(&chars[start..start + SHOWN]);
+    if start + SHOWN < chars.len() {
+        s.push('…');
+    }
+    s
+}
 
 /// A parsed expression over measures by index.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,13 +90,15 @@ impl Estimate {
 }
 
 impl Expr {
-    /// Parses `text` with measures named by `names`; the error says where and what was expected.
-    pub fn parse(text: &str, names: &[&str]) -> Result<Expr, String> {
+    /// Parses `text` with measures named by `names`; the error says where and what was expected,
+    /// and an expression nested deeper than [`MAX_DEPTH`] levels is an error where it goes deeper.
+    pub fn parse(text: &str, names: &[&str]) -> Result<Expr, ExprError> {
         let toks = lex(text)?;
-        let mut p = Parser { toks, at: 0, names };
-        let e = p.sum()?;
+        let mut p = Parser { toks, at: 0, names, open: 0 };
+        let (e, _) = p.sum()?;
         if p.at < p.toks.len() {
-            return Err(format!("unexpected `{}` at position {}; expected an operator or the end", p.toks[p.at].0, p.toks[p.at].1 + 1));
+            let (t, pos) = &p.toks[p.at];
+            return fail(*pos, format!("unexpected `{}` at position {}; expected an operator or the end", window(t, 0), pos + 1));
         }
         Ok(e)
     }
@@ -116,10 +167,11 @@ impl Expr {
     }
 }
 
-fn lex(text: &str) -> Result<Vec<(String, usize)>, String> {
+fn lex(text: &str) -> Result<Vec<(String, usize)>, ExprError> {
     let mut out = Vec::new();
     let b = text.as_bytes();
     let mut i = 0;
+    let mut open = 0usize;
     while i < b.len() {
         let c = b[i] as char;
         if c.is_whitespace() {
@@ -127,6 +179,16 @@ fn lex(text: &str) -> Result<Vec<(String, usize)>, String> {
         } else if "+-*/()".contains(c) {
             out.push((c.to_string(), i));
             i += 1;
+            // The parser fails at the latest on the `(` that opens level MAX_DEPTH + 1 and reads
+            // no token past it: the rest of a deeply nested text is not worth keeping.
+            open = match c {
+                '(' => open + 1,
+                ')' => open.saturating_sub(1),
+                _ => open,
+            };
+            if open > MAX_DEPTH {
+                break;
+            }
         } else if c.is_ascii_digit() || c == '.' {
             let s = i;
             while i < b.len() && ((b[i] as char).is_ascii_digit() || b[i] == b'.' || b[i] == b'_') {
@@ -149,11 +211,15 @@ fn lex(text: &str) -> Result<Vec<(String, usize)>, String> {
             }
             out.push((text[s..i].to_string(), s));
         } else {
-            return Err(format!("`{c}` at position {}; expected numbers, measure names, + - * / and parentheses", i + 1));
+            let c = text[i..].chars().next().unwrap_or(c);
+            return fail(i, format!("`{c}` at position {}; expected numbers, measure names, + - * / and parentheses", i + 1));
         }
     }
     if out.is_empty() {
-        return Err("an empty expression; expected measure names and numbers such as `maxs - mins`".into());
+        return Err(ExprError {
+            at: None,
+            message: "an empty expression; expected measure names and numbers such as `maxs - mins`".into(),
+        });
     }
     Ok(out)
 }
@@ -162,6 +228,22 @@ struct Parser<'a> {
     toks: Vec<(String, usize)>,
     at: usize,
     names: &'a [&'a str],
+    /// Brackets and signs open at this point; see [`MAX_DEPTH`].
+    open: usize,
+}
+
+/// A parsed part and its depth, kept as the parser goes.
+type Part = (Expr, usize);
+
+/// What an expression too deep is told, at byte offset `pos`.
+fn too_deep<T>(pos: usize) -> Result<T, ExprError> {
+    fail(
+        pos,
+        format!(
+            "nested deeper than {MAX_DEPTH} levels at position {}; expected at most {MAX_DEPTH} levels of operators, brackets and signs",
+            pos + 1
+        ),
+    )
 }
 
 impl Parser<'_> {
@@ -169,55 +251,100 @@ impl Parser<'_> {
         self.toks.get(self.at).map(|t| t.0.as_str())
     }
 
-    fn sum(&mut self) -> Result<Expr, String> {
+    /// The byte offset of token `k` (the end of the text past the last token).
+    fn pos(&self, k: usize) -> usize {
+        self.toks.get(k).or(self.toks.last()).map_or(0, |t| t.1)
+    }
+
+    /// `a op b` made at token `k`, unless it is deeper than [`MAX_DEPTH`].
+    fn bin(&self, a: Part, op: char, b: Part, k: usize) -> Result<Part, ExprError> {
+        let depth = 1 + a.1.max(b.1);
+        if depth > MAX_DEPTH {
+            return too_deep(self.pos(k));
+        }
+        Ok((Expr::Bin(Box::new(a.0), op, Box::new(b.0)), depth))
+    }
+
+    /// Opens one more bracket or sign, at token `k`.
+    fn enter(&mut self, k: usize) -> Result<(), ExprError> {
+        if self.open >= MAX_DEPTH {
+            return too_deep(self.pos(k));
+        }
+        self.open += 1;
+        Ok(())
+    }
+
+    fn sum(&mut self) -> Result<Part, ExprError> {
         let mut e = self.product()?;
         while let Some(op @ ("+" | "-")) = self.peek() {
             let op = op.chars().next().expect("an operator");
+            let k = self.at;
             self.at += 1;
-            e = Expr::Bin(Box::new(e), op, Box::new(self.product()?));
+            let r = self.product()?;
+            e = self.bin(e, op, r, k)?;
         }
         Ok(e)
     }
 
-    fn product(&mut self) -> Result<Expr, String> {
+    fn product(&mut self) -> Result<Part, ExprError> {
         let mut e = self.unary()?;
         while let Some(op @ ("*" | "/")) = self.peek() {
             let op = op.chars().next().expect("an operator");
+            let k = self.at;
             self.at += 1;
-            e = Expr::Bin(Box::new(e), op, Box::new(self.unary()?));
+            let r = self.unary()?;
+            e = self.bin(e, op, r, k)?;
         }
         Ok(e)
     }
 
-    fn unary(&mut self) -> Result<Expr, String> {
+    fn unary(&mut self) -> Result<Part, ExprError> {
         if self.peek() == Some("-") {
+            let k = self.at;
+            self.enter(k)?;
             self.at += 1;
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+            let (a, d) = self.unary()?;
+            self.open -= 1;
+            if d + 1 > MAX_DEPTH {
+                return too_deep(self.pos(k));
+            }
+            return Ok((Expr::Neg(Box::new(a)), d + 1));
         }
         let Some((t, pos)) = self.toks.get(self.at).cloned() else {
-            return Err("the expression ends early; expected a number, a measure or `(`".into());
+            return Err(ExprError {
+                at: Some(self.pos(self.at)),
+                message: "the expression ends early; expected a number, a measure or `(`".into(),
+            });
         };
-        self.at += 1;
         if t == "(" {
+            self.enter(self.at)?;
+            self.at += 1;
             let e = self.sum()?;
             if self.peek() != Some(")") {
-                return Err(format!("`(` at position {} is not closed; expected `)`", pos + 1));
+                return fail(pos, format!("`(` at position {} is not closed; expected `)`", pos + 1));
             }
             self.at += 1;
+            self.open -= 1;
             return Ok(e);
         }
+        self.at += 1;
+        let shown = window(&t, 0);
         if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
-            return t.replace('_', "").parse::<f64>().map(Expr::Num).map_err(|_| format!("`{t}` at position {} is not a number", pos + 1));
+            return match t.replace('_', "").parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok((Expr::Num(v), 1)),
+                Ok(_) => fail(pos, format!("`{shown}` at position {} is past the doubles; expected a number below 1.8e308", pos + 1)),
+                Err(_) => fail(pos, format!("`{shown}` at position {} is not a number", pos + 1)),
+            };
         }
         if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            return self
-                .names
-                .iter()
-                .position(|n| *n == t)
-                .map(Expr::Measure)
-                .ok_or_else(|| format!("`{t}` at position {} is not a [[measure]]; expected one of: {}", pos + 1, self.names.join(", ")));
+            return match self.names.iter().position(|n| *n == t) {
+                Some(i) => Ok((Expr::Measure(i), 1)),
+                None => {
+                    fail(pos, format!("`{shown}` at position {} is not a [[measure]]; expected one of: {}", pos + 1, self.names.join(", ")))
+                }
+            };
         }
-        Err(format!("`{t}` at position {}; expected a number, a measure or `(`", pos + 1))
+        fail(pos, format!("`{shown}` at position {}; expected a number, a measure or `(`", pos + 1))
     }
 }
 
@@ -234,11 +361,14 @@ mod tests {
         assert!((est.se - 50.0).abs() < 1e-9, "{est:?}");
         let e = Expr::parse("2 * (vanilla - mins) / -(maxs)", &names).unwrap();
         assert!((e.eval(&[4.0, 1.0, 3.0]) + 1.0).abs() < 1e-12);
-        assert!(Expr::parse("maxs - other", &names).unwrap_err().contains("not a [[measure]]"));
-        assert!(Expr::parse("(maxs", &names).unwrap_err().contains("not closed"));
-        assert!(Expr::parse("maxs mins", &names).unwrap_err().contains("unexpected"));
+        let err = |t: &str| Expr::parse(t, &names).unwrap_err().to_string();
+        assert!(err("maxs - other").contains("not a [[measure]]"));
+        assert!(err("(maxs").contains("not closed"));
+        assert!(err("maxs mins").contains("unexpected"));
         assert!(Expr::parse("", &names).is_err());
-        assert!(Expr::parse("maxs % 2", &names).unwrap_err().contains("`%`"));
+        assert!(err("maxs % 2").contains("`%`"));
+        assert_eq!(Expr::parse("maxs % 2", &names).unwrap_err().at, Some(5));
+        assert!(err("maxs * 1e999").contains("past the doubles"));
         assert_eq!(Expr::parse("1 / 0", &names).unwrap().eval(&[]), 0.0);
     }
 

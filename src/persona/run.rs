@@ -633,7 +633,9 @@ pub fn held_out_markdown(setup: &Setup, rows: &[HeldOutRow]) -> String {
     md
 }
 
-/// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line.
+/// Reads a best_formula.txt: the formula (first non-comment line) and the `# goal:` line. A
+/// formula nested deeper than [`crate::search::formula::MAX_DEPTH`] levels is an error at its
+/// line and column, as is any other that does not parse (the column counts the line's indent).
 pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
     let text = crate::input::read_text(path)?;
     let mut formula = None;
@@ -641,10 +643,13 @@ pub fn read_formula_file(path: &Path) -> Result<(Formula, Option<f64>)> {
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(g) = t.strip_prefix("# goal:") {
-            goal =
-                Some(g.trim().parse::<f64>().map_err(|_| anyhow!("{}:{}:1: `{t}`; expected `# goal: <number>`", path.display(), i + 1))?);
+            goal = Some(g.trim().parse::<f64>().map_err(|_| {
+                let shown: String = t.chars().take(80).chain(if t.chars().nth(80).is_some() { Some('…') } else { None }).collect();
+                anyhow!("{}:{}:1: `{shown}`; expected `# goal: <number>`", path.display(), i + 1)
+            })?);
         } else if !t.is_empty() && !t.starts_with('#') && formula.is_none() {
-            formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col))?);
+            let indent = line.chars().count() - line.trim_start().chars().count();
+            formula = Some(Formula::parse(t).map_err(|e| anyhow!("{}:{}:{}: {e}", path.display(), i + 1, e.col + indent))?);
         }
     }
     Ok((formula.ok_or_else(|| anyhow!("{}: no formula; expected one on the first line", path.display()))?, goal))

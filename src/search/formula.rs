@@ -10,6 +10,12 @@
 //!
 //! For speed a formula is flattened once into postfix [`Compiled`] code, evaluated on a fixed
 //! stack without allocation.
+//!
+//! **Depth.** Every walk over a formula (evaluation, printing, compiling, GP's simplifier,
+//! dropping the tree) recurses, so [`Formula::parse`] accepts at most [`MAX_DEPTH`] levels, of
+//! the tree and of the brackets, functions and signs open at once: no text can overflow the
+//! stack, and [`Compiled::eval`]'s fixed stack (one slot per level) always suffices. GP's trees
+//! are far below it (their height limit is 17, a depth of 18), so whatever GP writes parses back.
 
 use std::fmt;
 
@@ -59,6 +65,16 @@ impl Fun {
         }
     }
 }
+
+/// The deepest formula [`Formula::parse`] accepts: 64 levels of the tree (a lone variable or
+/// number is one level, each operator or function above it one more, so a chain `a + b + … `
+/// of 64 operators is 65 deep and refused) and 64 brackets, functions and signs open at once.
+/// A hand-written formula has a handful and GP's at most 18; 64 levels cost a few kilobytes of
+/// stack in any walk, and [`Compiled::eval`] keeps one value per level.
+pub const MAX_DEPTH: usize = 64;
+
+/// The most characters of a formula an error quotes (a window around the column).
+const SHOWN: usize = 120;
 
 /// A selection formula.
 #[derive(Clone, Debug, PartialEq)]
@@ -237,11 +253,12 @@ impl Formula {
         }
     }
 
-    /// Parses infix text such as `mean + 0.7 * sqrt(2 * ln(parent) / visits)`.
+    /// Parses infix text such as `mean + 0.7 * sqrt(2 * ln(parent) / visits)`; a formula
+    /// nested deeper than [`MAX_DEPTH`] levels is an error at the column where it goes deeper.
     pub fn parse(text: &str) -> Result<Formula, FormulaError> {
         let toks = tokenize(text)?;
-        let mut p = FParser { toks: &toks, pos: 0, text };
-        let f = p.sum()?;
+        let mut p = FParser { toks: &toks, pos: 0, text, open: 0 };
+        let (f, _) = p.sum()?;
         if p.pos != toks.len() {
             return Err(p.error("an operator or the end of the formula"));
         }
@@ -249,12 +266,29 @@ impl Formula {
     }
 }
 
+/// A formula that does not parse: where (the 1-based column, in characters) and what was
+/// expected there. It shows a window of a long formula, never the whole.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("formula `{text}`, column {col}: expected {expected}")]
+#[error("formula `{}`, column {col}: expected {expected}", window(text, *col))]
 pub struct FormulaError {
     pub text: String,
     pub col: usize,
     pub expected: String,
+}
+
+/// At most [`SHOWN`] characters of `text` around column `col`, with `…` where it was cut.
+fn window(text: &str, col: usize) -> String {
+    let n = text.chars().count();
+    if n <= SHOWN {
+        return text.to_string();
+    }
+    let start = col.saturating_sub(SHOWN / 2).min(n - SHOWN);
+    let mut s: String = if start > 0 { "…".into() } else { String::new() };
+    s.extend(text.chars().skip(start).take(SHOWN));
+    if start + SHOWN < n {
+        s.push('…');
+    }
+    s
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -268,6 +302,7 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
     let b: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    let mut open = 0usize;
     while i < b.len() {
         let c = b[i];
         if c.is_whitespace() {
@@ -280,7 +315,12 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
                 i += 1;
             }
             let t: String = b[s..i].iter().collect();
-            let v = t.parse::<f64>().map_err(|_| FormulaError { text: text.into(), col: s + 1, expected: "a number".into() })?;
+            // A number past the doubles (`1e999`) would print as `inf`, which does not parse back.
+            let v = t.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| FormulaError {
+                text: text.into(),
+                col: s + 1,
+                expected: "a number (finite: below 1.8e308)".into(),
+            })?;
             out.push((FTok::Num(v), s));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let s = i;
@@ -291,6 +331,17 @@ fn tokenize(text: &str) -> Result<Vec<(FTok, usize)>, FormulaError> {
         } else if "+-*/(),".contains(c) {
             out.push((FTok::Op(c), i));
             i += 1;
+            // The parser fails at the latest on the `(` that opens level MAX_DEPTH + 1 (every
+            // open bracket is an open level), and reads no token past the one it fails on: the
+            // rest of a deeply nested text is not worth keeping in memory.
+            open = match c {
+                '(' => open + 1,
+                ')' => open.saturating_sub(1),
+                _ => open,
+            };
+            if open > MAX_DEPTH {
+                break;
+            }
         } else {
             return Err(FormulaError { text: text.into(), col: i + 1, expected: "a number, a variable, an operator or a bracket".into() });
         }
@@ -302,6 +353,19 @@ struct FParser<'a> {
     toks: &'a [(FTok, usize)],
     pos: usize,
     text: &'a str,
+    /// Brackets, functions and signs open at this point; see [`MAX_DEPTH`].
+    open: usize,
+}
+
+/// A parsed part and its depth ([`Formula::depth`]), kept as the parser goes so that checking
+/// it costs nothing.
+type Part = (Formula, usize);
+
+/// What a formula too deep is told.
+fn too_deep() -> String {
+    format!(
+        "at most {MAX_DEPTH} levels of operators, functions, brackets and signs; the formula is nested deeper than {MAX_DEPTH} levels here"
+    )
 }
 
 impl FParser<'_> {
@@ -317,9 +381,33 @@ impl FParser<'_> {
             false
         }
     }
-    fn sum(&mut self) -> Result<Formula, FormulaError> {
+    /// The node `f(args)` made at token `at`, unless it is deeper than [`MAX_DEPTH`].
+    fn node(&self, f: Fun, args: Vec<Part>, at: usize) -> Result<Part, FormulaError> {
+        let depth = 1 + args.iter().map(|a| a.1).max().unwrap_or(0);
+        if depth > MAX_DEPTH {
+            return Err(self.error_at(at, &too_deep()));
+        }
+        Ok((Formula::Call(f, args.into_iter().map(|a| a.0).collect()), depth))
+    }
+    fn error_at(&self, at: usize, expected: &str) -> FormulaError {
+        let mut e = self.error(expected);
+        if let Some(t) = self.toks.get(at) {
+            e.col = t.1 + 1;
+        }
+        e
+    }
+    /// Opens one more bracket, function or sign, at token `at`.
+    fn enter(&mut self, at: usize) -> Result<(), FormulaError> {
+        if self.open >= MAX_DEPTH {
+            return Err(self.error_at(at, &too_deep()));
+        }
+        self.open += 1;
+        Ok(())
+    }
+    fn sum(&mut self) -> Result<Part, FormulaError> {
         let mut l = self.product()?;
         loop {
+            let at = self.pos;
             let f = if self.op('+') {
                 Fun::Add
             } else if self.op('-') {
@@ -327,12 +415,14 @@ impl FParser<'_> {
             } else {
                 return Ok(l);
             };
-            l = Formula::Call(f, vec![l, self.product()?]);
+            let r = self.product()?;
+            l = self.node(f, vec![l, r], at)?;
         }
     }
-    fn product(&mut self) -> Result<Formula, FormulaError> {
+    fn product(&mut self) -> Result<Part, FormulaError> {
         let mut l = self.unary()?;
         loop {
+            let at = self.pos;
             let f = if self.op('*') {
                 Fun::Mul
             } else if self.op('/') {
@@ -340,37 +430,51 @@ impl FParser<'_> {
             } else {
                 return Ok(l);
             };
-            l = Formula::Call(f, vec![l, self.unary()?]);
+            let r = self.unary()?;
+            l = self.node(f, vec![l, r], at)?;
         }
     }
-    fn unary(&mut self) -> Result<Formula, FormulaError> {
-        if self.op('-') {
+    fn unary(&mut self) -> Result<Part, FormulaError> {
+        // A sign before a number is part of the number (`(-3)` is how a negative constant
+        // prints), so it opens no level: whatever prints at most MAX_DEPTH deep parses back.
+        if let (Some((FTok::Op('-'), _)), Some((FTok::Num(v), _))) = (self.toks.get(self.pos), self.toks.get(self.pos + 1)) {
+            self.pos += 2;
+            return Ok((Formula::Const(-v), 1));
+        }
+        if matches!(self.toks.get(self.pos), Some((FTok::Op('-'), _))) {
+            self.enter(self.pos)?;
+            let at = self.pos;
+            self.pos += 1;
             let x = self.unary()?;
-            return Ok(match x {
-                Formula::Const(c) => Formula::Const(-c),
-                x => Formula::Call(Fun::Sub, vec![Formula::Const(0.0), x]),
-            });
+            self.open -= 1;
+            return match x {
+                (Formula::Const(c), d) => Ok((Formula::Const(-c), d)),
+                x => self.node(Fun::Sub, vec![(Formula::Const(0.0), 1), x], at),
+            };
         }
         self.atom()
     }
-    fn atom(&mut self) -> Result<Formula, FormulaError> {
+    fn atom(&mut self) -> Result<Part, FormulaError> {
         match self.toks.get(self.pos).cloned() {
             Some((FTok::Num(v), _)) => {
                 self.pos += 1;
-                Ok(Formula::Const(v))
+                Ok((Formula::Const(v), 1))
             }
             Some((FTok::Op('('), _)) => {
+                self.enter(self.pos)?;
                 self.pos += 1;
                 let f = self.sum()?;
                 if !self.op(')') {
                     return Err(self.error("`)`"));
                 }
+                self.open -= 1;
                 Ok(f)
             }
             Some((FTok::Name(n), _)) => {
+                let at = self.pos;
                 self.pos += 1;
                 if let Some(v) = Var::ALL.iter().find(|v| v.name() == n) {
-                    return Ok(Formula::Var(*v));
+                    return Ok((Formula::Var(*v), 1));
                 }
                 let f = match n.as_str() {
                     "sqrt" => Fun::Sqrt,
@@ -387,6 +491,7 @@ impl FParser<'_> {
                 if !self.op('(') {
                     return Err(self.error("`(` after the function name"));
                 }
+                self.enter(at)?;
                 let mut args = vec![self.sum()?];
                 while self.op(',') {
                     args.push(self.sum()?);
@@ -397,7 +502,8 @@ impl FParser<'_> {
                 if !self.op(')') {
                     return Err(self.error("`)`"));
                 }
-                Ok(Formula::Call(f, args))
+                self.open -= 1;
+                self.node(f, args, at)
             }
             _ => Err(self.error("a number, a variable, a function or `(`")),
         }
@@ -502,6 +608,8 @@ pub struct Compiled {
     child: ChildFn,
     /// `(c, d)` when the formula is exactly [`Formula::ucb1`]`(c, d)`.
     ucb1: Option<(f64, f64)>,
+    /// The most values `code` keeps on the stack at once (at most the formula's depth).
+    need: usize,
 }
 
 /// The values of a [`Compiled`] formula that depend on the parent alone.
@@ -609,13 +717,28 @@ impl Compiled {
             Ok(leaf) => Box::new(move |s: &Stats, h: &[f64]| leaf.get(s, h)) as ChildFn,
             Err(c) => c,
         };
-        Compiled { code, hoisted, child, ucb1: f.as_ucb1() }
+        let (mut sp, mut need) = (0usize, 0usize);
+        for op in &code {
+            match op {
+                FOp::Const(_) | FOp::Var(_) => sp += 1,
+                FOp::Call(f) => sp = sp + 1 - f.arity(),
+            }
+            need = need.max(sp);
+        }
+        Compiled { code, hoisted, child, ucb1: f.as_ucb1(), need }
     }
 
     /// The formula's value for one child (the reference path: no hoisting).
     #[inline]
     pub fn eval(&self, s: &Stats) -> f64 {
-        let mut stack = [0f64; 64];
+        // A formula of depth d keeps at most d values on the stack: every formula that parses
+        // (MAX_DEPTH) and every GP tree fits the fixed stack; a deeper one built in code (such
+        // as a long sum GP's simplifier made) gets one of its size.
+        if self.need <= MAX_DEPTH { self.run(s, &mut [0f64; MAX_DEPTH]) } else { self.run(s, &mut vec![0f64; self.need]) }
+    }
+
+    #[inline]
+    fn run(&self, s: &Stats, stack: &mut [f64]) -> f64 {
         let mut sp = 0;
         for op in &self.code {
             match *op {
@@ -747,5 +870,7 @@ mod tests {
     fn parse_errors_point_at_the_column() {
         let e = Formula::parse("mean + foo").unwrap_err();
         assert_eq!(e.col, 8);
+        let e = Formula::parse("mean * 1e999").unwrap_err();
+        assert_eq!((e.col, e.expected.as_str()), (8, "a number (finite: below 1.8e308)"));
     }
 }

@@ -97,8 +97,10 @@ impl Default for GpConfig {
     }
 }
 
-/// The largest `max_height` accepted (DEAP's recommended static limit).
+/// The largest `max_height` accepted (DEAP's recommended static limit). A tree of height h is
+/// h + 1 deep, below [`crate::search::formula::MAX_DEPTH`], so every tree GP writes parses back.
 pub const HEIGHT_LIMIT: usize = 17;
+const _: () = assert!(HEIGHT_LIMIT < crate::search::formula::MAX_DEPTH, "GP's trees must stay below the parse limit");
 
 impl GpConfig {
     /// Checks the settings; the message names the key at fault.

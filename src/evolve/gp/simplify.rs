@@ -4,6 +4,14 @@
 
 use super::*;
 
+/// The most terms a sum, or factors a product, is rebuilt from: a longer one is left as it was
+/// (its children simplified), as a sum whose coefficients overflow is. A rebuilt sum is a chain
+/// as deep as its terms are many, and every later walk (printing, evaluating, dropping) recurses
+/// down it; at most 256 keeps any tree of depth ≤ 64 (what parses) within about 2 000 levels
+/// after simplifying. A GP tree of the default height limit (8) has at most 256 leaves, so its
+/// simplified form is never cut.
+pub const MAX_TERMS: usize = 256;
+
 pub(super) fn konst(v: f64) -> Formula {
     // -0 and +0 differ only through division by them, which is protected.
     Formula::Const(if v == 0.0 { 0.0 } else { v })
@@ -153,7 +161,7 @@ pub(super) fn sum(node: Formula) -> Formula {
         }
     }
     merged.retain(|(c, _)| *c != 0.0);
-    if !k.is_finite() || merged.iter().any(|(c, _)| !c.is_finite()) {
+    if !k.is_finite() || merged.iter().any(|(c, _)| !c.is_finite()) || merged.len() > MAX_TERMS {
         return node;
     }
     let (pos, neg): (Vec<_>, Vec<_>) = merged.into_iter().partition(|(c, _)| *c > 0.0);
@@ -200,7 +208,7 @@ pub(super) fn product(node: Formula) -> Formula {
     let mut coef = 1.0;
     let mut fs = Vec::new();
     collect_factors(&node, &mut coef, &mut fs);
-    if !coef.is_finite() {
+    if !coef.is_finite() || fs.len() > MAX_TERMS {
         return node;
     }
     if coef == 0.0 || fs.is_empty() {
