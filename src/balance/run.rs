@@ -100,6 +100,9 @@ impl Checkpoint {
         if self.history.len() as u64 != self.next_iteration {
             return Err(format!("history has {} rows; expected next_iteration = {} (one per iteration)", self.history.len(), self.next_iteration));
         }
+        if self.games_played > MAX_GAMES_PLAYED {
+            return Err(format!("games_played = {}; expected at most 2^52 (the budget is below 2^50)", self.games_played));
+        }
         if let Some((k, r)) = self.history.iter().enumerate().find(|(k, r)| r.iteration != *k as u64) {
             return Err(format!("history row {k} is iteration {}; expected {k}", r.iteration));
         }
@@ -139,6 +142,10 @@ impl Checkpoint {
         Ok(())
     }
 }
+
+/// The most games a checkpoint may count: 2^52, four times the largest budget a config may set
+/// (2^50 games), so that the counters cannot overflow in the loop.
+pub const MAX_GAMES_PLAYED: u64 = 1 << 52;
 
 /// What a checkpoint belongs to: the resolved config without what depends on where the run
 /// started or where its folder is (the game's path, which the hash of its text and map stands

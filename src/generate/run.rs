@@ -125,11 +125,17 @@ impl Checkpoint {
         if !(self.elapsed_s.is_finite() && self.elapsed_s >= 0.0) {
             return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));
         }
+        if self.games_played > MAX_GAMES_PLAYED {
+            return Err(format!("games_played = {}; expected at most 2^62", self.games_played));
+        }
         let expected = SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0);
         match &self.search {
             Search::Cma(c) => c.validate(&expected, self.next_iteration).map_err(|e| format!("search cma {e}"))?,
             Search::MapElites => {}
-            Search::CmaMe { emitters, .. } => {
+            Search::CmaMe { emitters, next } => {
+                if *next as u64 > self.next_iteration {
+                    return Err(format!("search next = {next}; expected at most {} (the iterations run)", self.next_iteration));
+                }
                 if emitters.len() != cfg.qd.emitters {
                     return Err(format!("search has {} emitters; expected {} (the config's qd.emitters)", emitters.len(), cfg.qd.emitters));
                 }
@@ -187,6 +193,10 @@ impl Checkpoint {
         Ok(())
     }
 }
+
+/// The most games a checkpoint may count: 2^62, so that the counters cannot overflow in the
+/// loop (a budget is at most 10^14 games per table).
+pub const MAX_GAMES_PLAYED: u64 = 1 << 62;
 
 /// What a checkpoint belongs to: the resolved config without what depends on where the run
 /// started or where its folder is (the game's path, which the hash of its text and map stands
