@@ -104,8 +104,7 @@ mod balance {
         let game = root().join("games/hex_arena.wgdl");
         let text = balance_config(&game.display().to_string(), &d.display().to_string(), optimizer);
         let cfg = BalanceConfig::parse(Path::new("b.toml"), &text).unwrap();
-        run(&cfg, Path::new("b.toml"), &text, &RunOptions { max_iterations: Some(2), ..RunOptions::default() }, &|_, _, _, _| {})
-            .unwrap();
+        run(&cfg, Path::new("b.toml"), &text, &RunOptions { max_iterations: Some(2), ..RunOptions::default() }, &|_, _, _, _| {}).unwrap();
         let ck = out_dir(&cfg).join("checkpoint.json");
         assert!(ck.exists());
         (d, text, ck)
@@ -194,7 +193,8 @@ fn a_huge_lambda_is_refused_before_allocating() {
     std::fs::write(&cfg, &text).unwrap();
     let ck: Value = serde_json::from_str(&std::fs::read_to_string(&ck_path).unwrap()).unwrap();
     std::fs::write(&ck_path, edited(&ck, |v| v["optimizer"]["Cma"]["lambda"] = 1_000_000_000_000u64.into())).unwrap();
-    let script = format!("ulimit -v 3000000; exec '{}' balance '{}' --resume -q --iterations 1", env!("CARGO_BIN_EXE_playforge"), cfg.display());
+    let script =
+        format!("ulimit -v 3000000; exec '{}' balance '{}' --resume -q --iterations 1", env!("CARGO_BIN_EXE_playforge"), cfg.display());
     let child = Command::new("sh")
         .args(["-c", &script])
         .current_dir(&d)

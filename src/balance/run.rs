@@ -98,7 +98,11 @@ impl Checkpoint {
             ));
         }
         if self.history.len() as u64 != self.next_iteration {
-            return Err(format!("history has {} rows; expected next_iteration = {} (one per iteration)", self.history.len(), self.next_iteration));
+            return Err(format!(
+                "history has {} rows; expected next_iteration = {} (one per iteration)",
+                self.history.len(),
+                self.next_iteration
+            ));
         }
         if self.games_played > MAX_GAMES_PLAYED {
             return Err(format!("games_played = {}; expected at most 2^52 (the budget is below 2^50)", self.games_played));
@@ -247,11 +251,8 @@ pub fn run(
             dir.display()
         );
     }
-    let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
-        crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)?
-    } else {
-        None
-    };
+    let stored: Option<Checkpoint> =
+        if opts.resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
     let stored = match stored {
         Some(ck) if ck.config == ck_key || ck.config == old_key => {
             ck.validate(&ck_path, cfg, &codec)?;

@@ -120,7 +120,11 @@ impl Checkpoint {
             ));
         }
         if self.history.len() as u64 != self.next_iteration {
-            return Err(format!("history has {} rows; expected next_iteration = {} (one per iteration)", self.history.len(), self.next_iteration));
+            return Err(format!(
+                "history has {} rows; expected next_iteration = {} (one per iteration)",
+                self.history.len(),
+                self.next_iteration
+            ));
         }
         if !(self.elapsed_s.is_finite() && self.elapsed_s >= 0.0) {
             return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));

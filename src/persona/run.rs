@@ -95,13 +95,18 @@ impl Checkpoint {
             return Err(format!("origins has {} entries; expected {} (one per formula)", self.origins.len(), self.population.len()));
         }
         for (i, t) in self.population.iter().enumerate() {
-            Formula::parse(t).map_err(|e| format!("population[{i}] `{}`: {e}; expected a formula", t.chars().take(80).collect::<String>()))?;
+            Formula::parse(t)
+                .map_err(|e| format!("population[{i}] `{}`: {e}; expected a formula", t.chars().take(80).collect::<String>()))?;
         }
         if self.next_generation > gens {
             return Err(format!("next_generation = {}; expected at most {gens} (the config's generations)", self.next_generation));
         }
         if self.history.len() as u64 != self.next_generation {
-            return Err(format!("history has {} rows; expected next_generation = {} (one per generation)", self.history.len(), self.next_generation));
+            return Err(format!(
+                "history has {} rows; expected next_generation = {} (one per generation)",
+                self.history.len(),
+                self.next_generation
+            ));
         }
         if let Some((k, r)) = self.history.iter().enumerate().find(|(k, r)| r.generation != *k as u64) {
             return Err(format!("history row {k} is generation {}; expected {k}", r.generation));
@@ -371,8 +376,7 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pseed = setup.persona_seed(k);
-    let stored =
-        if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
+    let stored = if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
     let stored = match stored {
         Some(ck) if ck.key == key => {
             ck.validate(&ck_path, &setup.cfg)?;
