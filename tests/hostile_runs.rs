@@ -422,8 +422,12 @@ fn mutate(ck: &Value, r: &mut playforge::rng::Rng) -> Value {
     let mut v = ck.clone();
     let mut all = Vec::new();
     leaves(&v, &mut Vec::new(), &mut all);
+    // Most mutations hit the state (the optimizer, the maps, the population, the counters),
+    // not the history rows, which outnumber it.
+    let (history, state): (Vec<_>, Vec<_>) = all.into_iter().partition(|p| p.first().and_then(Value::as_str) == Some("history"));
     for _ in 0..r.random_range(1..=2usize) {
-        let path = &all[r.random_range(0..all.len())];
+        let pool = if history.is_empty() || r.random_bool(0.85) { &state } else { &history };
+        let path = &pool[r.random_range(0..pool.len())];
         let x = at(&mut v, path);
         let edges: [Value; 10] = [
             0.into(),
