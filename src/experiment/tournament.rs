@@ -223,10 +223,10 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
     )?;
     if !local {
         progress(total, total);
-        // Replays name the game as the config does, not as the worker read it.
+        // Replays name the game as a local run does (absolutely), not as the worker read it.
         for (_, replay) in &mut results {
             if let Some(r) = replay {
-                r.game = t.game.clone();
+                r.game = crate::report::run_dir::game_path(&t.game);
             }
         }
     }
