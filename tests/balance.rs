@@ -216,7 +216,7 @@ fn best_encounter_loads_back_as_an_override_and_verifies() {
     let best = o.best.unwrap();
     let file = o.dir.join("best_encounter.toml");
     let enc = load_encounter(&file).unwrap();
-    assert_eq!(enc.game, PathBuf::from("games/hex_arena.wgdl"));
+    assert_eq!(enc.game, PathBuf::from("games/hex_arena.wgdl").canonicalize().unwrap(), "named absolutely");
     let want = o.codec.overrides(&best.dna);
     let mut got = enc.overrides.clone();
     got.sort_by(|a, b| a.0.cmp(&b.0));

@@ -68,6 +68,100 @@ pub struct Checkpoint {
     pub finished: bool,
 }
 
+impl Checkpoint {
+    /// Checks a checkpoint read back before anything uses it: the optimizer's kind against the
+    /// config's, every vector's length against the codec (the search vector, the full DNA),
+    /// genes in [0, 1], CMA-ES's state against the config's (λ, σ₀; see [`SepCma::validate`]),
+    /// the counters against the budget and the history. The error names `path`, the field and
+    /// what was expected.
+    ///
+    /// [`SepCma::validate`]: crate::evolve::cma::SepCma::validate
+    pub fn validate(&self, path: &Path, cfg: &BalanceConfig, codec: &Codec) -> Result<()> {
+        self.check(cfg, codec).map_err(|what| anyhow!(crate::report::run_dir::bad_checkpoint(path, &what)))
+    }
+
+    fn check(&self, cfg: &BalanceConfig, codec: &Codec) -> std::result::Result<(), String> {
+        use crate::evolve::cma::check_unit;
+        let n = codec.evolving.len();
+        let kind = match &self.optimizer {
+            Optimizer::Es { .. } => "es",
+            Optimizer::Sa { .. } => "sa",
+            Optimizer::Cma(_) => "cma",
+        };
+        if kind != cfg.balance.optimizer {
+            return Err(format!("optimizer is an {kind} state; expected a state of the config's optimizer \"{}\"", cfg.balance.optimizer));
+        }
+        if self.next_iteration > cfg.balance.max_evaluations {
+            return Err(format!(
+                "next_iteration = {}; expected at most max_evaluations = {} (an iteration evaluates at least once)",
+                self.next_iteration, cfg.balance.max_evaluations
+            ));
+        }
+        if self.history.len() as u64 != self.next_iteration {
+            return Err(format!(
+                "history has {} rows; expected next_iteration = {} (one per iteration)",
+                self.history.len(),
+                self.next_iteration
+            ));
+        }
+        if self.games_played > MAX_GAMES_PLAYED {
+            return Err(format!("games_played = {}; expected at most 2^52 (the budget is below 2^50)", self.games_played));
+        }
+        if let Some((k, r)) = self.history.iter().enumerate().find(|(k, r)| r.iteration != *k as u64) {
+            return Err(format!("history row {k} is iteration {}; expected {k}", r.iteration));
+        }
+        if !(self.elapsed_s.is_finite() && self.elapsed_s >= 0.0) {
+            return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));
+        }
+        let eval = |what: &str, e: &Eval| -> std::result::Result<(), String> {
+            if !(0.0..=1.0).contains(&e.f) {
+                return Err(format!("{what}.f = {}; expected a fitness in [0, 1]", e.f));
+            }
+            Ok(())
+        };
+        match &self.optimizer {
+            Optimizer::Es { current } => {
+                if let Some(x) = current {
+                    check_unit("optimizer current", x, n)?;
+                }
+            }
+            Optimizer::Sa { current } => {
+                if let Some((x, e)) = current {
+                    check_unit("optimizer current", x, n)?;
+                    eval("optimizer current's evaluation", e)?;
+                }
+            }
+            Optimizer::Cma(c) => {
+                let expected = crate::evolve::cma::SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0);
+                c.validate(&expected, self.next_iteration).map_err(|e| format!("cma {e}"))?;
+            }
+        }
+        if let Some(b) = &self.best {
+            check_unit("best dna", &b.dna, codec.genes.len())?;
+            eval("best eval", &b.eval)?;
+            if b.iteration >= self.next_iteration {
+                return Err(format!("best iteration = {}; expected an iteration run (below {})", b.iteration, self.next_iteration));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The most games a checkpoint may count: 2^52, four times the largest budget a config may set
+/// (2^50 games), so that the counters cannot overflow in the loop.
+pub const MAX_GAMES_PLAYED: u64 = 1 << 52;
+
+/// What a checkpoint belongs to: the resolved config without what depends on where the run
+/// started or where its folder is (the game's path, which the hash of its text and map stands
+/// for, and `out`), then the game's hash. A run folder moved (`--out` elsewhere) or a run
+/// resumed from another working folder is still the same run.
+pub fn checkpoint_key(cfg: &BalanceConfig, game_hash: u64) -> Result<String> {
+    let mut c = cfg.clone();
+    c.balance.game = c.balance.game.file_name().map(PathBuf::from).unwrap_or_default();
+    c.balance.out = PathBuf::new();
+    Ok(format!("{}\n# game {game_hash:016x}\n", toml::to_string(&c)?))
+}
+
 /// How to run (beyond the config).
 #[derive(Clone, Default)]
 pub struct RunOptions {
@@ -139,9 +233,15 @@ pub fn run(
     let dir = out_dir(cfg);
     // Held until the run returns: a second run on this folder is refused, not raced.
     let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
-    let resolved = toml::to_string(cfg)?;
+    // The config as written into the run folder: its game named absolutely (see
+    // `report::run_dir`), so `verify` and the report find it from anywhere.
+    let mut written = cfg.clone();
+    written.balance.game = crate::report::run_dir::game_path(&cfg.balance.game);
+    let resolved = toml::to_string(&written)?;
     // The checkpoint also belongs to the game as compiled: a changed .wgdl or map is not resumed.
-    let ck_key = format!("{resolved}\n# game {:016x}\n", codec.game_hash());
+    let ck_key = checkpoint_key(cfg, codec.game_hash())?;
+    // What older versions wrote: the resolved config as it was, paths and all.
+    let old_key = format!("{}\n# game {:016x}\n", toml::to_string(cfg)?, codec.game_hash());
     let ck_path = dir.join("checkpoint.json");
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
@@ -151,10 +251,16 @@ pub fn run(
             dir.display()
         );
     }
-    let stored: Option<Checkpoint> = if opts.resume && ck_path.exists() {
-        crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.config == ck_key, opts.restart_stale)?
-    } else {
-        None
+    let stored: Option<Checkpoint> =
+        if opts.resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
+    let stored = match stored {
+        Some(ck) if ck.config == ck_key || ck.config == old_key => {
+            ck.validate(&ck_path, cfg, &codec)?;
+            Some(Checkpoint { config: ck_key.clone(), ..ck })
+        }
+        Some(_) if opts.restart_stale => None,
+        Some(ck) => bail!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.config, &ck_key)),
+        None => None,
     };
     let mut ck = if let Some(ck) = stored {
         ck
@@ -379,7 +485,8 @@ fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Resul
         e.draws,
         cfg.balance.game.display()
     );
-    s.push_str(&format!("game = {}\n", toml::Value::String(cfg.balance.game.display().to_string())));
+    let game = crate::report::run_dir::game_path(&cfg.balance.game);
+    s.push_str(&format!("game = {}\n", toml::Value::String(game.display().to_string())));
     if let Some(o) = &cfg.balance.turn_order {
         s.push_str(&format!("turn_order = \"{o}\"\n"));
     }
@@ -454,7 +561,10 @@ pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
     if overrides.is_empty() {
         bail!("{}: no [team.<name>] tables of parameter values; expected a best_encounter.toml", path.display());
     }
-    Ok(EncounterFile { game: PathBuf::from(game), turn_order, config, overrides })
+    // Absolute in what this version writes; an older file's path held from the working folder
+    // it was made in: found from here or from the file's folder and above, else as written.
+    let game = crate::report::run_dir::find_named(Path::new(game), path).unwrap_or_else(|| PathBuf::from(game));
+    Ok(EncounterFile { game, turn_order, config, overrides })
 }
 
 fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path, b: &Best) -> Result<()> {
@@ -473,7 +583,7 @@ fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path,
             };
             let pair = &cfg.evaluation.pairs[p];
             let rep = Replay {
-                game: cfg.balance.game.clone(),
+                game: crate::report::run_dir::game_path(&cfg.balance.game),
                 turn_order: cfg.balance.turn_order.clone(),
                 params: codec.overrides(&b.dna),
                 players: vec![pair[0].clone(), pair[1].clone()],

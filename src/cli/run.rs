@@ -276,7 +276,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     if let Some(file) = &args.record {
         let rep = crate::players::Replay {
-            game: args.game.clone(),
+            // Absolute: `replay` and the report find it from any working folder.
+            game: crate::report::run_dir::game_path(&args.game),
             turn_order,
             params: overrides,
             players: if p.players.is_empty() { vec!["player".into()] } else { p.players.clone() },

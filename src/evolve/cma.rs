@@ -10,6 +10,10 @@ use crate::rng::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
+/// The most samples per generation a state may ask for: the configs' own bound on `lambda`
+/// (100 000). A checkpoint past it is refused before anything of that size is allocated.
+pub const MAX_LAMBDA: usize = 100_000;
+
 /// Separable CMA-ES state over points of the unit box.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SepCma {
@@ -29,6 +33,42 @@ impl SepCma {
     pub fn new(n: usize, lambda: Option<usize>, sigma0: f64) -> SepCma {
         let lambda = lambda.unwrap_or(4 + (3.0 * (n as f64).ln()).floor() as usize);
         SepCma { mean: None, sigma: sigma0, sigma0, diag: vec![1.0; n], ps: vec![0.0; n], pc: vec![0.0; n], lambda, generation: 0 }
+    }
+
+    /// Checks a state read back (a checkpoint) against the state the config makes,
+    /// `expected` (a fresh [`SepCma::new`]: its dimension, λ and initial step), so that nothing
+    /// inconsistent reaches [`SepCma::sample`] or [`SepCma::tell`] (which index every vector by
+    /// the dimension and allocate λ samples). `generations` bounds the generation count (the
+    /// iterations run so far). The message names the field and what was expected.
+    pub fn validate(&self, expected: &SepCma, generations: u64) -> Result<(), String> {
+        let n = expected.diag.len();
+        if self.lambda != expected.lambda || !(2..=MAX_LAMBDA).contains(&self.lambda) {
+            return Err(format!("lambda = {}; expected {} (the config's samples per generation)", self.lambda, expected.lambda));
+        }
+        if self.sigma0.to_bits() != expected.sigma0.to_bits() {
+            return Err(format!("sigma0 = {}; expected {} (the config's)", self.sigma0, expected.sigma0));
+        }
+        let most = expected.sigma0.max(1.0);
+        if !(self.sigma.is_finite() && self.sigma > 0.0 && self.sigma <= most) {
+            return Err(format!("sigma = {}; expected a step size in (0, {most}]", self.sigma));
+        }
+        if self.generation > generations {
+            return Err(format!("generation = {}; expected at most {generations} (the iterations run)", self.generation));
+        }
+        let vectors: [(&str, &[f64], bool); 3] = [("diag", &self.diag, true), ("ps", &self.ps, false), ("pc", &self.pc, false)];
+        for (name, v, positive) in vectors {
+            if v.len() != n {
+                return Err(format!("{name} has {} values; expected {n} (one per gene)", v.len()));
+            }
+            if let Some((j, x)) = v.iter().enumerate().find(|(_, x)| !x.is_finite() || (positive && **x <= 0.0)) {
+                let what = if positive { "a finite variance > 0" } else { "a finite number" };
+                return Err(format!("{name}[{j}] = {x}; expected {what}"));
+            }
+        }
+        if let Some(m) = &self.mean {
+            check_unit("mean", m, n)?;
+        }
+        Ok(())
     }
 
     /// Starts over at `m` with the initial step size and an identity covariance.
@@ -97,6 +137,18 @@ impl SepCma {
         self.sigma = (self.sigma * ((cs / ds) * (norm2.sqrt() / chi - 1.0)).exp()).min(1.0);
         self.mean = Some(new_mean);
         self.generation += 1;
+    }
+}
+
+/// Checks that `x` is a point of the unit box in `n` dimensions (a checkpoint's genes);
+/// `what` names it in the message.
+pub fn check_unit(what: &str, x: &[f64], n: usize) -> Result<(), String> {
+    if x.len() != n {
+        return Err(format!("{what} has {} values; expected {n} (one per gene)", x.len()));
+    }
+    match x.iter().enumerate().find(|(_, v)| !(0.0..=1.0).contains(*v)) {
+        Some((j, v)) => Err(format!("{what}[{j}] = {v}; expected a gene in [0, 1]")),
+        None => Ok(()),
     }
 }
 

@@ -176,6 +176,30 @@ fn read_done(path: &Path) -> Vec<Run> {
         .collect()
 }
 
+/// Checks the runs a resumed experiment read back (its checkpoint, results.csv): each is a
+/// (condition, seed) of this experiment, and none is there twice; the error names the file,
+/// the run and what was expected.
+fn check_done(path: &Path, runs: &[Run], planned: &std::collections::BTreeSet<(String, u64)>) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, r) in runs.iter().enumerate() {
+        let what = if !planned.contains(&(r.condition.clone(), r.seed)) {
+            "is not a run of this experiment; expected a condition and seed of its config"
+        } else if !seen.insert((r.condition.clone(), r.seed)) {
+            "is there twice; expected each run once"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{}: row {}: condition `{}`, seed {} {what} (delete it or run without --resume)",
+            path.display(),
+            k + 1,
+            r.condition.chars().take(80).collect::<String>(),
+            r.seed
+        ));
+    }
+    Ok(())
+}
+
 /// results.csv (the numbers, the same on every rerun and resume) and timing.csv (seconds).
 fn write_runs(path: &Path, runs: &[Run]) -> std::io::Result<()> {
     let header: Vec<String> = ["condition", "seed", "metric", "value", "iterations"].iter().map(|s| s.to_string()).collect();
@@ -241,15 +265,20 @@ pub fn run(
     let mut runs = if resume { read_done(&results) } else { Vec::new() };
     let mut todo = Vec::new();
     let mut timed = false;
+    let mut planned = std::collections::BTreeSet::new();
     for c in &file.conditions {
         for seed in h.first_seed..h.first_seed + h.seeds {
             let (name, cfg) = condition_config(&file, &base, c, seed).map_err(|e| e.to_string())?;
             timed |= cfg.timed();
             if !runs.iter().any(|r| r.condition == name && r.seed == seed) {
+                planned.insert((name.clone(), seed));
                 todo.push((name, cfg));
+            } else {
+                planned.insert((name, seed));
             }
         }
     }
+    check_done(&results, &runs, &planned)?;
     let total = file.conditions.len() * h.seeds as usize;
     let done = std::sync::Mutex::new((runs.len(), runs.clone()));
     let save = |r: Run| -> Result<(), String> {

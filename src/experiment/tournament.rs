@@ -166,7 +166,8 @@ pub(crate) fn play_one(
         rounds: st.round,
     };
     let replay = record.then(|| Replay {
-        game: t.game.clone(),
+        // Absolute: `replay` and the report find it from any working folder.
+        game: crate::report::run_dir::game_path(&t.game),
         turn_order: t.turn_order.clone(),
         params: params.clone(),
         players: vec![pr.name.clone(), pb.name.clone()],
@@ -222,10 +223,10 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
     )?;
     if !local {
         progress(total, total);
-        // Replays name the game as the config does, not as the worker read it.
+        // Replays name the game as a local run does (absolutely), not as the worker read it.
         for (_, replay) in &mut results {
             if let Some(r) = replay {
-                r.game = t.game.clone();
+                r.game = crate::report::run_dir::game_path(&t.game);
             }
         }
     }
@@ -328,7 +329,17 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
 pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     let text = crate::input::read_text(path)?;
     let rep: Replay = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let program = rep.program(&rep.game)?;
+    // Absolute in what this version writes; an older replay's path held from the working
+    // folder it was made in: found from here, or from the replay's folder and above.
+    let game = crate::report::run_dir::find_named(&rep.game, path).ok_or_else(|| {
+        anyhow!(
+            "{}: the game {} named by the replay was not found (from the working folder, or from {} and the folders above it); expected the game's file",
+            path.display(),
+            rep.game.display(),
+            path.parent().unwrap_or(Path::new(".")).display()
+        )
+    })?;
+    let program = rep.program(&game)?;
     let game = WgdlGame::new(program.clone()).with_seed(rep.chance_seed);
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(&program));
     let mut st = game.initial().map_err(render)?;

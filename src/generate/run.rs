@@ -91,6 +91,133 @@ pub struct Checkpoint {
     pub finished: bool,
 }
 
+impl Checkpoint {
+    /// Checks a checkpoint read back before anything uses it: the search's kind against the
+    /// config's algorithm, CMA-ES states against the config's (dimension, λ, σ₀; see
+    /// [`SepCma::validate`]) and as many emitters as it asks, the maps' shape against the
+    /// descriptors, every vector's length against the genes, genes in [0, 1], the counters
+    /// against the budget and the history. The error names `path`, the field and what was
+    /// expected.
+    pub fn validate(&self, path: &Path, cfg: &GenerateConfig, genes: usize) -> Result<()> {
+        self.check(cfg, genes).map_err(|what| anyhow!(crate::report::run_dir::bad_checkpoint(path, &what)))
+    }
+
+    fn check(&self, cfg: &GenerateConfig, n: usize) -> std::result::Result<(), String> {
+        use crate::evolve::cma::check_unit;
+        let s = &cfg.generate;
+        let kind = match &self.search {
+            Search::Cma(_) => "cma",
+            Search::MapElites => "map-elites",
+            Search::CmaMe { .. } => "cma-me",
+        };
+        if kind != s.algorithm {
+            return Err(format!("search is a {kind} state; expected a state of the config's algorithm \"{}\"", s.algorithm));
+        }
+        if self.next_iteration > s.max_evaluations {
+            return Err(format!(
+                "next_iteration = {}; expected at most max_evaluations = {} (an iteration evaluates at least once)",
+                self.next_iteration, s.max_evaluations
+            ));
+        }
+        if self.history.len() as u64 != self.next_iteration {
+            return Err(format!(
+                "history has {} rows; expected next_iteration = {} (one per iteration)",
+                self.history.len(),
+                self.next_iteration
+            ));
+        }
+        if !(self.elapsed_s.is_finite() && self.elapsed_s >= 0.0) {
+            return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));
+        }
+        if self.games_played > MAX_GAMES_PLAYED {
+            return Err(format!("games_played = {}; expected at most 2^62", self.games_played));
+        }
+        let expected = SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0);
+        match &self.search {
+            Search::Cma(c) => c.validate(&expected, self.next_iteration).map_err(|e| format!("search cma {e}"))?,
+            Search::MapElites => {}
+            Search::CmaMe { emitters, next } => {
+                if *next as u64 > self.next_iteration {
+                    return Err(format!("search next = {next}; expected at most {} (the iterations run)", self.next_iteration));
+                }
+                if emitters.len() != cfg.qd.emitters {
+                    return Err(format!("search has {} emitters; expected {} (the config's qd.emitters)", emitters.len(), cfg.qd.emitters));
+                }
+                for (k, e) in emitters.iter().enumerate() {
+                    e.validate(&expected, self.next_iteration).map_err(|e| format!("emitter {k} {e}"))?;
+                }
+            }
+        }
+        let elite = |what: &str, e: &Elite| -> std::result::Result<(), String> {
+            check_unit(&format!("{what} x"), &e.x, n)?;
+            let v = &e.eval;
+            if !(0.0..=1.0).contains(&v.f) {
+                return Err(format!("{what} eval f = {}; expected a quality in [0, 1]", v.f));
+            }
+            for (name, got, want) in [
+                ("measures", v.measures.len(), cfg.measures.len()),
+                ("targets", v.targets.len(), cfg.targets.len()),
+                ("descriptors", v.descriptors.len(), cfg.descriptors.len()),
+            ] {
+                // An ask/tell user may tell an evaluation without its estimates.
+                if got != want && got != 0 {
+                    return Err(format!("{what} eval has {got} {name}; expected {want} (the config's)"));
+                }
+            }
+            if e.iteration >= self.next_iteration {
+                return Err(format!("{what} iteration = {}; expected an iteration run (below {})", e.iteration, self.next_iteration));
+            }
+            Ok(())
+        };
+        let map = |what: &str, a: &Archive| -> std::result::Result<(), String> {
+            let want = Archive::new(&cfg.descriptors);
+            if a.dims != want.dims {
+                return Err(format!("{what} dims = {:?}; expected {:?} (the config's descriptors)", a.dims, want.dims));
+            }
+            let cells = a.n_cells();
+            for (c, e) in &a.cells {
+                if *c >= cells {
+                    return Err(format!("{what} cell {c}; expected a cell below {cells}"));
+                }
+                elite(&format!("{what} cell {c}"), e)?;
+            }
+            Ok(())
+        };
+        map("archive", &self.archive)?;
+        let explores = cfg.is_map() && cfg.qd.search_on == "estimates";
+        match (&self.explore, explores) {
+            (Some(a), true) => map("explore", a)?,
+            (None, false) => {}
+            (Some(_), false) => return Err("explore is a map; expected none (the config searches on confirmed elites)".into()),
+            (None, true) => return Err("explore is missing; expected the map of estimates (search_on = \"estimates\")".into()),
+        }
+        if let Some(b) = &self.best {
+            elite("best", b)?;
+        }
+        Ok(())
+    }
+}
+
+/// The most games a checkpoint may count: 2^62, so that the counters cannot overflow in the
+/// loop (a budget is at most 10^14 games per table).
+pub const MAX_GAMES_PLAYED: u64 = 1 << 62;
+
+/// What a checkpoint belongs to: the resolved config without what depends on where the run
+/// started or where its folder is (the game's path, which the hash of its text and map stands
+/// for, and `out`), then the game's hash; formula files are named absolutely. A run folder
+/// moved (`--out` elsewhere) or a run resumed from another working folder is still the same run.
+pub fn checkpoint_key(cfg: &GenerateConfig, game_hash: u64) -> Result<String> {
+    let mut c = cfg.clone();
+    c.generate.game = c.generate.game.file_name().map(PathBuf::from).unwrap_or_default();
+    c.generate.out = PathBuf::new();
+    for p in &mut c.players {
+        if let Some(f) = &mut p.formula_file {
+            *f = crate::report::run_dir::game_path(f);
+        }
+    }
+    Ok(format!("{}\n# game {game_hash:016x}\n", toml::to_string(&c)?))
+}
+
 /// A batch of candidates to evaluate, as an ask/tell user gets it ([`super::asktell`]): the
 /// iteration, whether it is a confirmation, the games per table the built-in evaluation plays,
 /// and each candidate.
@@ -298,8 +425,9 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
     let ctx = GenerateContext::new(cfg, cfg_path, cfg_text, &setup.codec)?;
     let dir = out_dir(cfg);
     let run_dir = crate::report::run_dir::RunDir::open(&dir)?;
-    let resolved = toml::to_string(cfg)?;
-    let ck_key = format!("{resolved}\n# game {:016x}\n", setup.codec.game_hash());
+    let ck_key = checkpoint_key(cfg, setup.codec.game_hash())?;
+    // What older versions wrote: the resolved config as it was, paths and all.
+    let old_key = format!("{}\n# game {:016x}\n", toml::to_string(cfg)?, setup.codec.game_hash());
     let ck_path = dir.join("checkpoint.json");
     let s = &cfg.generate;
     let tables = setup.tables().len() as u64;
@@ -311,7 +439,15 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
             dir.display()
         );
     }
-    let stored = if opts.resume { crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.config == ck_key, false)? } else { None };
+    let stored = if opts.resume { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
+    let stored = match stored {
+        Some(ck) if ck.config == ck_key || ck.config == old_key => {
+            ck.validate(&ck_path, cfg, n)?;
+            Some(Checkpoint { config: ck_key.clone(), ..ck })
+        }
+        Some(ck) => bail!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.config, &ck_key)),
+        None => None,
+    };
     let mut ck = if let Some(ck) = stored {
         ck
     } else {
@@ -589,7 +725,9 @@ pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &st
         if ev.feasible { "feasible".to_string() } else { format!("infeasible: {}", ev.why) },
         cfg.generate.game.display()
     );
-    s.push_str(&format!("game = {}\n", toml::Value::String(cfg.generate.game.display().to_string())));
+    // Absolute: `verify` and `run --params` find it from any working folder.
+    let game = crate::report::run_dir::game_path(&cfg.generate.game);
+    s.push_str(&format!("game = {}\n", toml::Value::String(game.display().to_string())));
     if let Some(o) = &cfg.generate.turn_order {
         s.push_str(&format!("turn_order = \"{o}\"\n"));
     }

@@ -77,6 +77,52 @@ pub struct Checkpoint {
     pub elapsed_s: f64,
 }
 
+impl Checkpoint {
+    /// Checks a checkpoint read back before anything uses it: the population's size against
+    /// the config's (and one origin per individual), every formula parsing, the goal finite and
+    /// set once a generation ran, the counters against the configured generations and the
+    /// history. The error names `path`, the field and what was expected.
+    pub fn validate(&self, path: &Path, cfg: &PersonaConfig) -> Result<()> {
+        self.check(cfg).map_err(|what| anyhow!(crate::report::run_dir::bad_checkpoint(path, &what)))
+    }
+
+    fn check(&self, cfg: &PersonaConfig) -> std::result::Result<(), String> {
+        let (size, gens) = (cfg.gp.population, cfg.personas.generations);
+        if self.population.len() != size {
+            return Err(format!("population has {} formulas; expected {size} (the config's gp.population)", self.population.len()));
+        }
+        if self.origins.len() != self.population.len() {
+            return Err(format!("origins has {} entries; expected {} (one per formula)", self.origins.len(), self.population.len()));
+        }
+        for (i, t) in self.population.iter().enumerate() {
+            Formula::parse(t)
+                .map_err(|e| format!("population[{i}] `{}`: {e}; expected a formula", t.chars().take(80).collect::<String>()))?;
+        }
+        if self.next_generation > gens {
+            return Err(format!("next_generation = {}; expected at most {gens} (the config's generations)", self.next_generation));
+        }
+        if self.history.len() as u64 != self.next_generation {
+            return Err(format!(
+                "history has {} rows; expected next_generation = {} (one per generation)",
+                self.history.len(),
+                self.next_generation
+            ));
+        }
+        if let Some((k, r)) = self.history.iter().enumerate().find(|(k, r)| r.generation != *k as u64) {
+            return Err(format!("history row {k} is generation {}; expected {k}", r.generation));
+        }
+        match self.goal {
+            Some(g) if !g.is_finite() => return Err(format!("goal = {g}; expected a finite number")),
+            None if self.next_generation > 0 => return Err("goal is missing; expected the last generation's best mean".into()),
+            _ => {}
+        }
+        if !(self.elapsed_s.is_finite() && self.elapsed_s >= 0.0) {
+            return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));
+        }
+        Ok(())
+    }
+}
+
 /// A persona's result.
 #[derive(Clone, Debug)]
 pub struct PersonaOutcome {
@@ -330,8 +376,15 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pseed = setup.persona_seed(k);
-    let stored =
-        if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |ck: &Checkpoint| ck.key == key, false)? } else { None };
+    let stored = if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
+    let stored = match stored {
+        Some(ck) if ck.key == key => {
+            ck.validate(&ck_path, &setup.cfg)?;
+            Some(ck)
+        }
+        Some(ck) => return Err(anyhow!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.key, &key))),
+        None => None,
+    };
     let mut ck = if let Some(ck) = stored {
         done.fetch_add(ck.next_generation * (setup.cfg.gp.population as u64 + 2) * s.games, Ordering::Relaxed);
         ck

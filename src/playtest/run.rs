@@ -56,6 +56,9 @@ pub struct Setup {
     /// A hash of the resolved config and the game's text: replicate files from another config
     /// are not reused.
     pub key: String,
+    /// The key older versions wrote (the resolved config with its paths as given): their
+    /// replicate files are still this run's.
+    pub legacy_key: String,
     pub game_path: PathBuf,
     /// The config's path and text (for jobs sent elsewhere).
     pub config_path: PathBuf,
@@ -218,12 +221,24 @@ impl Setup {
                 params,
             });
         }
-        let key_text = format!("{}\n--- game\n{game_text}", toml::to_string(&cfg).unwrap_or_default());
+        let legacy_text = format!("{}\n--- game\n{game_text}", toml::to_string(&cfg).unwrap_or_default());
+        // The key holds the game's text, not where it was found (the path depends on the
+        // working folder); formula files are named absolutely. A run resumed from another
+        // working folder or after its folder moved is still the same run.
+        let mut keyed = cfg.clone();
+        keyed.playtest.game = keyed.playtest.game.file_name().map(PathBuf::from).unwrap_or_default();
+        for st in &mut keyed.styles {
+            if let Some(f) = &mut st.formula_file {
+                *f = crate::report::run_dir::game_path(f);
+            }
+        }
+        let key_text = format!("{}\n--- game\n{game_text}", toml::to_string(&keyed).unwrap_or_default());
         // One folder per (config name, seed): runs with another seed never overwrite it.
         let out_dir = out_root.join(&cfg.playtest.name).join(format!("seed-{}", cfg.playtest.seed));
         Ok(Setup {
             out_dir,
             key: format!("{:016x}", fnv(&key_text)),
+            legacy_key: format!("{:016x}", fnv(&legacy_text)),
             game_path,
             conditions,
             cfg,
@@ -445,14 +460,60 @@ pub fn run_playtest(setup: &Setup, resume: bool, progress: &AtomicU64) -> Result
     Ok(Outcome { reps, interrupted })
 }
 
-/// A replicate's file, if it exists and belongs to this config and game.
+/// The largest replicate file read back: 256 MiB (a replicate holds its improvements and its
+/// best trace, a few megabytes for the longest runs tried).
+pub const MAX_REPLICATE_BYTES: u64 = 256 << 20;
+
+/// A replicate's file, if it exists and belongs to this config and game; checked
+/// ([`Replicate::validate`]) before it is used.
 fn load_rep(setup: &Setup, c: &Condition, r: u64) -> Result<Option<Replicate>> {
     let path = setup.rep_path(c, r);
-    let Ok(bytes) = std::fs::read(&path) else { return Ok(None) };
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = crate::input::read_text_within(&path, MAX_REPLICATE_BYTES)
+        .map_err(|e| anyhow!("{e}; expected a replicate playforge wrote (delete it to run it again)"))?;
     let mut rep: Replicate =
-        serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged; delete it to run it again", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is damaged; delete it to run it again", path.display()))?;
     rep.seconds = std::fs::read_to_string(path.with_extension("seconds")).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0.0);
-    Ok((rep.key == setup.key && rep.replicate == r).then_some(rep))
+    if !((rep.key == setup.key || rep.key == setup.legacy_key) && rep.replicate == r) {
+        return Ok(None);
+    }
+    rep.validate(&path, setup, c)?;
+    rep.key = setup.key.clone();
+    Ok(Some(rep))
+}
+
+impl Replicate {
+    /// Checks a replicate read back (the playtest's checkpoint) against its condition: its
+    /// name, its chance seed, rollouts within the budget, improvements at rising rollouts
+    /// within them with finite rising scores. The error names
+    /// `path`, the field and what was expected.
+    pub fn validate(&self, path: &Path, setup: &Setup, c: &Condition) -> Result<()> {
+        let bad = |what: String| anyhow!(crate::report::run_dir::bad_checkpoint(path, &what));
+        let budget = setup.cfg.playtest.rollouts;
+        if self.condition != c.name {
+            return Err(bad(format!("condition = \"{}\"; expected \"{}\"", self.condition, c.name)));
+        }
+        let seed = setup.game_seed(self.replicate);
+        if self.game_seed != seed {
+            return Err(bad(format!("game_seed = {}; expected {seed} (the replicate's)", self.game_seed)));
+        }
+        if self.rollouts > budget {
+            return Err(bad(format!("rollouts = {}; expected at most {budget} (the config's)", self.rollouts)));
+        }
+        let mut last = (0u64, f64::NEG_INFINITY);
+        for (k, &(at, v)) in self.improvements.iter().enumerate() {
+            if at <= last.0 || at > self.rollouts || !v.is_finite() || v <= last.1 {
+                return Err(bad(format!(
+                    "improvements[{k}] = ({at}, {v}); expected rising rollouts in 1..={} with rising finite scores",
+                    self.rollouts
+                )));
+            }
+            last = (at, v);
+        }
+        Ok(())
+    }
 }
 
 /// One row of the summary.

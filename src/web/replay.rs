@@ -1,8 +1,8 @@
 //! A recorded game ([`Replay`]) played again into pictures: the start and the state after every
 //! move, each drawn by `view`, for the report's replay viewer and the web app. A replay names its
-//! game by the path it was run with (relative to where the run started); [`find_game`] looks for
-//! it from the working folder and then from each folder above the replay, so that a report can be
-//! written from anywhere. A move that is not legal where it was recorded stops the replay with a
+//! game by its absolute path (older versions: the path it was run with, relative to where the
+//! run started); [`find_game`] looks for it as written and then from each folder above the
+//! replay, so that a report can be written from anywhere. A move that is not legal where it was recorded stops the replay with a
 //! message, never a panic. A GDL match record (`gdl-match`'s `match-N.moves`: one joint move a
 //! line) is drawn the same way from its game's facts ([`gdl_frames`]).
 
@@ -28,17 +28,11 @@ pub struct Frames {
     pub note: Option<String>,
 }
 
-/// The game file a replay names: as written (from the working folder), else from each folder
-/// above `near` in turn.
+/// The game file a replay names: as written (absolute, as this version writes it, or from the
+/// working folder, as older ones did), else from `near` and each folder above it
+/// ([`crate::report::run_dir::find_named`]).
 pub fn find_game(game: &Path, near: &Path) -> Option<PathBuf> {
-    if game.is_file() {
-        return Some(game.to_path_buf());
-    }
-    if game.is_absolute() {
-        return None;
-    }
-    let start = near.canonicalize().ok()?;
-    start.ancestors().map(|d| d.join(game)).find(|p| p.is_file())
+    crate::report::run_dir::find_named(game, near)
 }
 
 /// The program a replay was played on: its game with its parameters, turn order and overlays.
