@@ -326,8 +326,17 @@ fn an_unfinished_run_says_so_in_its_report() {
     std::fs::write(run.join(playforge::web::report::INTERRUPTED), "").unwrap();
     assert!(playforge::web::report::render(&run).unwrap().contains("This run was interrupted"));
     std::fs::remove_file(run.join(playforge::web::report::INTERRUPTED)).unwrap();
+    // A lock of a process that is gone: stopped before its end.
     std::fs::write(run.join(playforge::report::run_dir::LOCK), "4000000\n").unwrap();
-    assert!(playforge::web::report::render(&run).unwrap().contains("This run has not finished"));
+    assert!(playforge::web::report::render(&run).unwrap().contains("it was stopped before its end"));
+    // A lock of a live process (this test's child): running now.
+    let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let holder = playforge::report::run_dir::Holder::parse(&child.id().to_string()).unwrap();
+    std::fs::write(run.join(playforge::report::run_dir::LOCK), holder.line()).unwrap();
+    let page = playforge::web::report::render(&run).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(page.contains(&format!("it is running now (process {})", child.id())), "{page}");
 }
 
 /// Problem 3: a 5 000-deep best_formula.txt under outputs took serve down with one request (a

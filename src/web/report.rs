@@ -40,12 +40,15 @@ fn unfinished(dir: &Path) -> Option<String> {
     if dir.join(INTERRUPTED).exists() {
         return Some("This run was interrupted before its end: what is shown is what it had done by then. `--resume` continues it.".into());
     }
-    let lock = std::fs::read_to_string(dir.join(crate::report::run_dir::LOCK)).ok()?;
-    let pid: u32 = lock.split_whitespace().next()?.parse().ok()?;
-    (pid != std::process::id()).then(|| {
-        format!(
-            "This run has not finished: it is running now (process {pid}), or it was stopped before its end. What is shown is what it had done by then; `--resume` continues a stopped run."
-        )
+    use crate::report::run_dir::{Holder, LOCK};
+    let holder = Holder::parse(&std::fs::read_to_string(dir.join(LOCK)).ok()?)?;
+    if holder.pid == std::process::id() {
+        return None;
+    }
+    Some(if holder.alive() {
+        format!("This run has not finished: it is running now (process {}). What is shown is what it has done so far.", holder.pid)
+    } else {
+        "This run has not finished: it was stopped before its end (killed, or its machine went down). What is shown is what it had done by then; `--resume` continues it.".to_string()
     })
 }
 
