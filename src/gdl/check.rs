@@ -322,6 +322,9 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
     if errors.is_empty() {
         errors.extend(recursion_restriction(&plain, syms));
     }
+    // Whom the `legal` rules name, before the repairs drop an unsafe one (which is an error of
+    // its own: the role is then not also reported as having no `legal` rule).
+    let legal_firsts: Vec<Option<Term>> = plain.iter().filter(|r| r.head.pred == kw.legal).map(|r| r.head.args.first().cloned()).collect();
     if errors.is_empty() {
         super::safety::repair(&mut plain, syms, &kw, &mut warnings, &mut errors);
     }
@@ -388,13 +391,10 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
     }
     // A role that no `legal` rule can name never has a legal move.
     for (&role, &span) in roles.iter().zip(&role_spans) {
-        let named = plain.iter().any(|r| {
-            r.head.pred == kw.legal
-                && match r.head.args.first() {
-                    Some(Term::Var(_)) => true,
-                    Some(Term::Const(c)) => *c == role,
-                    _ => false,
-                }
+        let named = legal_firsts.iter().any(|first| match first {
+            Some(Term::Var(_)) => true,
+            Some(Term::Const(c)) => *c == role,
+            _ => false,
         });
         if !named {
             errors.push(GdlError::new(span, GdlErrorKind::NoLegal { role: syms.name(role).to_string() }));

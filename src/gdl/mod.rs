@@ -306,6 +306,22 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                         }
                     }
                 }
+                if new.is_empty()
+                    && let Some((pred, depth, size)) = o.deep
+                {
+                    return Err(fail(vec![GdlError::new(
+                        Span::new(0, 0),
+                        GdlErrorKind::Limit {
+                            what: format!(
+                                "relation `{}` derives terms nested without end: a term {depth} deep of {size} symbols, past {} levels or {} symbols ({why})",
+                                syms.name(pred),
+                                ground::MAX_TERM_DEPTH,
+                                ground::MAX_TERM_SIZE
+                            ),
+                            expected: "a finite relation (a recursive rule that wraps its own terms in a function, as `(<= (nat (s ?x)) (nat ?x))`, has no end)".into(),
+                        },
+                    )]));
+                }
                 if new.is_empty() {
                     let names = o.relations.iter().map(|&p| format!("`{}`", syms.name(p))).collect::<Vec<_>>().join(", ");
                     return Err(fail(vec![GdlError::new(
