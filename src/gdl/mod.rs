@@ -309,16 +309,22 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                 if new.is_empty()
                     && let Some((pred, depth, size)) = o.deep
                 {
+                    // At the first rule that nests the relation's terms (else the file's start).
+                    let at = checked
+                        .rules
+                        .iter()
+                        .find(|r| r.head.pred == pred && r.head.args.iter().any(|t| matches!(t, parse::Term::Fn(..))))
+                        .map_or(Span::new(0, 0), |r| r.head.span);
                     return Err(fail(vec![GdlError::new(
-                        Span::new(0, 0),
+                        at,
                         GdlErrorKind::Limit {
                             what: format!(
-                                "relation `{}` derives terms nested without end: a term {depth} deep of {size} symbols, past {} levels or {} symbols ({why})",
+                                "relation `{}` derives a term nested deeper than {} levels or of more than {} symbols (one {depth} deep of {size} symbols at least)",
                                 syms.name(pred),
                                 ground::MAX_TERM_DEPTH,
                                 ground::MAX_TERM_SIZE
                             ),
-                            expected: "a finite relation (a recursive rule that wraps its own terms in a function, as `(<= (nat (s ?x)) (nat ?x))`, has no end)".into(),
+                            expected: "a finite relation (a recursive rule that wraps its own terms in a function, as `(<= (nat (s ?x)) (nat ?x))`, never stops)".into(),
                         },
                     )]));
                 }

@@ -223,6 +223,8 @@ pub struct Derived {
     pub heads: Vec<(Sym, u32, u32)>,
     /// Most heads a round may derive (0: no limit); past it the joins stop and `over` is set.
     pub cap: usize,
+    /// Most words `flat` may hold (0: no limit); past it the joins stop and `over` is set.
+    pub words: usize,
     pub over: bool,
     /// A head past the term limits stopped the joins: its relation, depth and size.
     pub deep: Option<(Sym, u32, u32)>,
@@ -302,7 +304,7 @@ fn step<'f>(
             }
         }
         out.heads.push((p.head.pred, start, out.flat.len() as u32));
-        if out.cap != 0 && out.heads.len() > out.cap {
+        if (out.cap != 0 && out.heads.len() > out.cap) || (out.words != 0 && out.flat.len() > out.words) {
             out.over = true;
         }
         return;

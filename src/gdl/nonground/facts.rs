@@ -203,6 +203,8 @@ impl Registry {
 #[derive(Clone, Debug, Default)]
 pub struct Rel {
     pub list: Vec<Flat>,
+    /// The words of `list`'s facts.
+    pub words: usize,
     set: FxHashSet<Flat>,
     /// Per shape: key → the facts (positions in `list`, ascending).
     index: Vec<(ShapeId, FxHashMap<u64, Vec<u32>>)>,
@@ -259,6 +261,7 @@ impl Facts {
                 m.entry(key).or_default().push(k);
             }
         }
+        rel.words += flat.len();
         rel.set.insert(flat.clone());
         rel.list.push(flat);
         true

@@ -32,6 +32,11 @@ enum Stat<'a> {
 pub const LOAD_FACTS: usize = 1_000_000;
 /// Most facts one stratum may derive in one state while playing.
 pub const PLAY_FACTS: usize = 20_000_000;
+/// Words (`u32`) of flat terms a stratum's facts, and a round's derivations, may hold per fact
+/// of its cap (32: 1 M facts may hold 32 M words, 128 MB, at load; 20 M facts 2.5 GB while
+/// playing): with [`super::ground::MAX_TERM_SIZE`], what bounds the memory of terms that are
+/// few but large.
+pub const WORDS_PER_FACT: usize = 32;
 
 /// An evaluation that passed its budget: the relations of the stratum that did.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +58,7 @@ impl Overflow {
                 super::ground::MAX_TERM_SIZE
             ),
             None => format!(
-                "the non-ground evaluator passed {} facts in one stratum of one state; expected at most {PLAY_FACTS} (a description whose relations grow this large cannot be played here)",
+                "the non-ground evaluator passed {} facts in one stratum of one state; expected at most {PLAY_FACTS} facts of {WORDS_PER_FACT} words on average (a description whose relations grow this large cannot be played here)",
                 self.facts
             ),
         }
@@ -66,7 +71,7 @@ fn run(reg: &facts::Registry, s: &Stratum, mut stat: Stat, state: &mut Facts, mo
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived { cap, ..Derived::default() };
+        let mut out = Derived { cap, words: cap.saturating_mul(WORDS_PER_FACT), ..Derived::default() };
         {
             let st: &Facts = match &stat {
                 Stat::Shared(f) => f,
@@ -95,7 +100,7 @@ fn run_moves(reg: &facts::Registry, s: &Stratum, stat: &Facts, state: &Facts, mo
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived { cap, ..Derived::default() };
+        let mut out = Derived { cap, words: cap.saturating_mul(WORDS_PER_FACT), ..Derived::default() };
         {
             let view = View { stat, state, moves };
             for p in if first { &s.full } else { &s.delta } {
@@ -132,7 +137,8 @@ fn insert_round(
         target.insert(pred, &out.flat[lo as usize..hi as usize], reg);
     }
     let total: usize = s.preds.iter().map(|&p| target.of(p).len()).sum();
-    if total > cap {
+    let words: usize = s.preds.iter().map(|&p| target.rel(p).map_or(0, |r| r.words)).sum();
+    if total > cap || words > cap.saturating_mul(WORDS_PER_FACT) {
         return Err(Overflow { relations: s.preds.clone(), facts: total, deep: None });
     }
     if !s.recursive {
