@@ -278,3 +278,16 @@ fn an_unsafe_variable_is_reported_as_unsafe_not_as_a_missing_legal_rule() {
     assert!(!e.contains("no `legal` rule"), "{e}");
     assert!(e.contains("unsafe.kif:1:"), "{e}");
 }
+
+#[test]
+fn nine_roles_are_refused_on_either_reasoner() {
+    // A counter without end passes the grounding limits, so the non-ground evaluator would
+    // play it, with a joint move of 9 × 16 bits in 128.
+    let roles: String = (0..9).map(|r| format!("(role r{r}) ")).collect();
+    let text = format!(
+        "{roles}(<= (legal ?r go) (role ?r)) (init (n 0)) (<= (next (n (s ?x))) (true (n ?x))) (<= terminal (true (n (s (s 0)))))
+(<= (goal ?r 100) (role ?r))"
+    );
+    let e = playforge::gdl::compile_any("roles.kif", &text, Default::default()).err().expect("9 roles are refused").to_string();
+    assert!(e.contains("9 roles; expected at most 8 roles"), "{e}");
+}

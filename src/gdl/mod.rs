@@ -231,6 +231,15 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
     let rules = parse::parse(text, &mut parsed_syms).map_err(fail)?;
     let mut syms = parsed_syms.clone();
     let mut checked = check::check(rules.clone(), &mut syms, &file).map_err(fail)?;
+    // Both reasoners hold a joint move in one number, 16 bits per role (the grounded one checks
+    // this too, but a description past the grounding limits would reach the other unchecked).
+    if checked.roles.len() > game::MAX_ROLES {
+        let what = format!("{} roles", checked.roles.len());
+        return Err(fail(vec![GdlError::new(
+            Span::new(0, 0),
+            GdlErrorKind::Limit { what, expected: format!("at most {} roles", game::MAX_ROLES) },
+        )]));
+    }
     let t = std::time::Instant::now();
     let grounded = ground::ground_within(&checked, &syms, limits);
     let took = t.elapsed();
