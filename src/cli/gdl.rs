@@ -280,7 +280,7 @@ pub enum GgpCommand {
         #[arg(long, default_value = "player2")]
         player: String,
         /// MCTS iterations per move (for --player mcts).
-        #[arg(long, default_value_t = 2000)]
+        #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
         mcts_iterations: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,

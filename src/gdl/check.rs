@@ -322,6 +322,9 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
     if errors.is_empty() {
         errors.extend(recursion_restriction(&plain, syms));
     }
+    // Whom the `legal` rules name, before the repairs drop an unsafe one (which is an error of
+    // its own: the role is then not also reported as having no `legal` rule).
+    let legal_firsts: Vec<Option<Term>> = plain.iter().filter(|r| r.head.pred == kw.legal).map(|r| r.head.args.first().cloned()).collect();
     if errors.is_empty() {
         super::safety::repair(&mut plain, syms, &kw, &mut warnings, &mut errors);
     }
@@ -332,6 +335,7 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
         arity.entry(r.head.pred).or_insert((r.head.args.len(), r.head.span));
     }
     let mut roles = Vec::new();
+    let mut role_set = std::collections::HashSet::new();
     let mut role_spans = Vec::new();
     for r in &plain {
         let h = &r.head;
@@ -341,7 +345,7 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
         if h.pred == kw.role {
             match (&h.args[..], r.body.is_empty()) {
                 ([Term::Const(c)], true) => {
-                    if !roles.contains(c) {
+                    if role_set.insert(*c) {
                         roles.push(*c);
                         role_spans.push(h.span);
                     }
@@ -387,15 +391,11 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
         errors.push(GdlError::new(Span::new(0, 0), GdlErrorKind::NoRoles));
     }
     // A role that no `legal` rule can name never has a legal move.
+    let any_role = legal_firsts.iter().any(|f| matches!(f, Some(Term::Var(_))));
+    let named_roles: std::collections::HashSet<Sym> =
+        legal_firsts.iter().filter_map(|f| if let Some(Term::Const(c)) = f { Some(*c) } else { None }).collect();
     for (&role, &span) in roles.iter().zip(&role_spans) {
-        let named = plain.iter().any(|r| {
-            r.head.pred == kw.legal
-                && match r.head.args.first() {
-                    Some(Term::Var(_)) => true,
-                    Some(Term::Const(c)) => *c == role,
-                    _ => false,
-                }
-        });
+        let named = any_role || named_roles.contains(&role);
         if !named {
             errors.push(GdlError::new(span, GdlErrorKind::NoLegal { role: syms.name(role).to_string() }));
         }
@@ -429,7 +429,29 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
             }
         }
     }
-    // What each relation depends on, transitively.
+    // What each relation depends on, transitively: the relations that reach `true` and
+    // `does`, found once backwards from them (a search forwards from every relation would be
+    // quadratic in the relations).
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); preds.len()];
+    for (p, es) in edges.iter().enumerate() {
+        for &(q, _, _) in es {
+            users[q].push(p);
+        }
+    }
+    let reaching = |to: Sym| -> Vec<bool> {
+        let mut seen = vec![false; preds.len()];
+        let mut stack: Vec<usize> = index.get(&to).into_iter().copied().collect();
+        while let Some(q) = stack.pop() {
+            for &p in &users[q] {
+                if !seen[p] {
+                    seen[p] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        seen
+    };
+    let (to_true, to_does) = (reaching(kw.true_), reaching(kw.does));
     let reach = |from: usize| -> Vec<bool> {
         let mut seen = vec![false; preds.len()];
         let mut stack = vec![from];
@@ -446,16 +468,16 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
     let mut dynamic = std::collections::HashSet::new();
     let mut on_does = std::collections::HashSet::new();
     for (i, &p) in preds.iter().enumerate() {
-        let r = reach(i);
-        let dep = |k: Sym| index.get(&k).is_some_and(|&j| r[j]);
-        if dep(kw.true_) || dep(kw.does) || p == kw.true_ || p == kw.does {
+        if to_true[i] || to_does[i] || p == kw.true_ || p == kw.does {
             dynamic.insert(p);
         }
-        if dep(kw.does) || p == kw.does {
+        if to_does[i] || p == kw.does {
             on_does.insert(p);
         }
         let first_use = arity[&p].1;
         if p == kw.init {
+            let r = reach(i);
+            let dep = |k: Sym| index.get(&k).is_some_and(|&j| r[j]);
             for bad in [kw.true_, kw.does, kw.legal, kw.next, kw.goal, kw.terminal] {
                 if dep(bad) {
                     errors.push(GdlError::new(
@@ -469,7 +491,7 @@ pub fn check_with(rules: Vec<Rule>, syms: &mut Symbols, file: &SourceFile, on_de
                 }
             }
         }
-        if (p == kw.legal || p == kw.goal || p == kw.terminal) && dep(kw.does) {
+        if (p == kw.legal || p == kw.goal || p == kw.terminal) && to_does[i] {
             errors.push(GdlError::new(
                 first_use,
                 GdlErrorKind::BadDependency {

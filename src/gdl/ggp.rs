@@ -21,6 +21,33 @@
 //! (the worker goes on loading the game), and to PLAY the random legal action the worker drew
 //! as soon as it had the state's legal moves (the one of the latest state it reached, if it is
 //! still behind). INFO is answered without the worker.
+//!
+//! **Hostile input** (issue 54). A description is loaded on a thread of its own, never on the
+//! worker, so a description that loads slowly holds up neither this match's answers nor the
+//! next match's. What the player says, since the protocol has no word for a refusal:
+//! * a START whose description is refused (an error, or past the limits: terms nested without
+//!   end, too many facts) within the start clock is answered with HTTP 400 and the error, not
+//!   `ready`; PLAY for that match then gets HTTP 400 (`no match`), and the manager plays for
+//!   the player, as for any failing player;
+//! * a START whose description is still loading when the start clock runs out is answered
+//!   `ready` (it may yet load: the protocol expects the player to catch up); PLAY before it has
+//!   loaded gets HTTP 503, and the joint moves those PLAYs carry are replayed once it loads, so
+//!   the player is in step with the manager; should it fail after all, PLAY gets HTTP 400;
+//! * at most [`MAX_LOADS`] descriptions load at once (one left behind by a replaced match, and
+//!   the current one): a START past that is answered HTTP 503;
+//! * PLAY in an accepted match is always answered with a legal action: when the search fails
+//!   or the clock runs out, a random legal action (never `nil`); HTTP 503 only while nothing is
+//!   known yet (the description still loading);
+//! * HTTP: at most [`MAX_CONNECTIONS`] connections are served at once, each request read whole
+//!   within [`REQUEST_DEADLINE`]; past the cap a connection is answered 503 by one refusing
+//!   thread (its request read first, within [`REFUSE_DEADLINE`]) or, when even its queue is
+//!   full, closed; a malformed request gets 400 (413 past [`MAX_MESSAGE`], 408 when too slow,
+//!   405 for a method other than POST), never a bare close;
+//! * no wildcard CORS: a GGP manager is a program, not a web page, so a browser page of another
+//!   site must not drive the player (a `text/plain` POST needs no preflight). A request with an
+//!   `Origin` that is not loopback (`http://localhost`, `http://127.0.0.1`, `http://[::1]`, any
+//!   port) is refused with 403; a loopback origin (a manager page served locally) gets its own
+//!   origin back in `Access-Control-Allow-Origin`, and OPTIONS preflights are answered for it.
 
 use super::parse::{Sexp, sexps};
 use super::{Gdl, GdlAnyState, JointMove};
@@ -28,17 +55,31 @@ use crate::game::Game;
 use crate::search::player2::{Player2Config, Session};
 use anyhow::{Context, Result, anyhow, bail};
 use rand::RngExt;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// Largest message accepted, in bytes.
-const MAX_MESSAGE: usize = 16 << 20;
+/// Largest message accepted, in bytes (16 MiB, as a description file).
+pub const MAX_MESSAGE: usize = 16 << 20;
+/// Largest request head (request line and headers), in bytes: 64 KiB.
+const MAX_HEAD: usize = 64 << 10;
 /// Network slack the manager adds to every clock.
 const SLACK: Duration = Duration::from_millis(1000);
-/// How long a connection may take to send its request.
-const READ_LIMIT: Duration = Duration::from_secs(30);
+/// How long a connection may take to send its whole request (10 s; a deadline for the request,
+/// not for each read, so a client sending a byte at a time cannot hold a connection).
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
+/// Connections served at once (32); past it, connections are refused with 503.
+pub const MAX_CONNECTIONS: usize = 32;
+/// Connections waiting for the refusing thread (64); past it, a connection is closed unread.
+const REFUSE_QUEUE: usize = 64;
+/// How long the refusing thread reads a refused connection's request before answering 503.
+pub const REFUSE_DEADLINE: Duration = Duration::from_millis(500);
+/// Descriptions loading at once (2: one left behind by a replaced match, and the current one).
+pub const MAX_LOADS: usize = 2;
+/// Longest error text sent back (bytes): an error never echoes a large message whole.
+const MAX_ERROR_TEXT: usize = 400;
 /// Share of the start clock the grounder may spend before the non-ground reasoner takes over.
 const GROUND_SHARE: f64 = 0.3;
 
@@ -71,8 +112,50 @@ struct Match {
 pub struct Player {
     kind: PlayerKind,
     current: Option<Match>,
+    /// A match whose description was still loading when its start clock ran out.
+    pending: Option<Pending>,
+    /// Descriptions loading now (at most [`MAX_LOADS`]).
+    loaders: Arc<AtomicUsize>,
     seed: u64,
     board: Arc<Mutex<Board>>,
+}
+
+/// What comes back from a loading thread: the game, or why it was refused.
+type Loaded = std::result::Result<Arc<Gdl>, String>;
+
+/// A match accepted while its description was still loading.
+struct Pending {
+    id: String,
+    role: String,
+    playclock: Duration,
+    loaded: mpsc::Receiver<Loaded>,
+    /// The joint moves PLAY brought meanwhile, to replay once it has loaded.
+    moves: Vec<Vec<Sexp>>,
+}
+
+/// A message the player refuses, with the HTTP status that says so (400: the message or its
+/// description is wrong; 503: not now).
+#[derive(Debug)]
+pub struct Refused {
+    pub status: u16,
+    pub why: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.why)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn refused(status: u16, why: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Refused { status, why: why.into() })
+}
+
+/// The HTTP status of an error of [`Player::answer`]: its [`Refused`] status, else 400.
+pub fn status_of(e: &anyhow::Error) -> u16 {
+    e.downcast_ref::<Refused>().map_or(400, |r| r.status)
 }
 
 /// What a connection's thread reads without waiting for the worker.
@@ -122,7 +205,59 @@ fn joint_of(game: &Gdl, moves: &[Sexp]) -> Result<JointMove> {
 
 impl Player {
     pub fn new(kind: PlayerKind, seed: u64) -> Player {
-        Player { kind, current: None, seed, board: Arc::default() }
+        Player { kind, current: None, pending: None, loaders: Arc::default(), seed, board: Arc::default() }
+    }
+
+    /// Makes `game` the current match: the role found, the session pre-searching until `until`
+    /// (none when the start clock is spent), the initial state.
+    fn install(&mut self, id: String, role_name: &str, game: Arc<Gdl>, play: Duration, until: Option<Instant>) -> Result<()> {
+        let r = (0..game.roles())
+            .find(|&r| game.role_name(r) == role_name)
+            .or_else(|| (0..game.roles()).find(|&r| game.role_name(r).eq_ignore_ascii_case(role_name)))
+            .ok_or_else(|| anyhow!("role `{role_name}` is not in the game"))?;
+        let mut session = (self.kind == PlayerKind::Player2).then(|| Session::new(game.clone(), r, Player2Config::default()));
+        if let (Some(s), Some(until)) = (session.as_mut(), until) {
+            let left = until.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                s.start(left).map_err(|e| anyhow!("{e}"))?;
+            }
+        }
+        let state = game.initial().map_err(|e| anyhow!("{e}"))?;
+        let rng = crate::rng::stream(self.seed, 0, r as u64, 0);
+        self.current = Some(Match { id, game, role: r, state, playclock: play, session, rng });
+        Ok(())
+    }
+
+    /// For a message of match `id`: a pending match whose description has loaded since becomes
+    /// current (the joint moves played meanwhile replayed); one still loading is a 503, one
+    /// whose description failed a 400.
+    fn settle(&mut self, id: &str, moves: Option<&[Sexp]>) -> Result<()> {
+        let Some(p) = self.pending.as_mut().filter(|p| p.id == id) else { return Ok(()) };
+        let why = match p.loaded.try_recv() {
+            Err(mpsc::TryRecvError::Empty) => {
+                if let Some(ms) = moves {
+                    p.moves.push(ms.to_vec());
+                }
+                return Err(refused(503, format!("the description of match `{id}` is still loading")));
+            }
+            Err(mpsc::TryRecvError::Disconnected) => "its loading stopped".to_string(),
+            Ok(Err(e)) => e,
+            Ok(Ok(game)) => {
+                let p = self.pending.take().expect("a pending match");
+                self.install(p.id, &p.role, game, p.playclock, None)?;
+                let m = self.current.as_mut().expect("installed");
+                for ms in &p.moves {
+                    let j = joint_of(&m.game, ms)?;
+                    m.game.apply(&mut m.state, j).map_err(|e| anyhow!("{e}"))?;
+                }
+                return Ok(());
+            }
+        };
+        {
+            self.pending = None;
+            *lock(&self.board) = Board::default();
+            Err(refused(400, format!("the description of match `{id}` was refused: {}", first_line(&why))))
+        }
     }
 
     /// Answers one message (the body of a request) received now.
@@ -139,41 +274,68 @@ impl Player {
         let Some(Sexp::Sym(kind, _)) = items.first() else { bail!("expected a message name first") };
         let kind = kind.to_lowercase();
         match (kind.as_str(), &items[1..]) {
-            ("info", _) => Ok(if self.current.is_some() { "busy" } else { "available" }.into()),
+            ("info", _) => Ok(if self.current.is_some() || self.pending.is_some() { "busy" } else { "available" }.into()),
             ("start", [id, role, Sexp::List(_, rules_span), sc, pc]) => {
                 let (start, play) = (clock_secs(sc)?, clock_secs(pc)?);
+                self.current = None;
+                self.pending = None;
+                if self.loaders.load(Ordering::SeqCst) >= MAX_LOADS {
+                    *lock(&self.board) = Board::default();
+                    return Err(refused(503, format!("{MAX_LOADS} descriptions are loading already; expected one at a time")));
+                }
                 {
                     let mut b = lock(&self.board);
                     *b = Board { in_match: true, playclock: Some(play), fallback: None };
                 }
-                self.current = None;
-                // The rules are the list's contents, read as a description; the grounder gets a
-                // share of the start clock, past which the non-ground reasoner plays.
-                let inner = &body[rules_span.lo as usize + 1..rules_span.hi as usize - 1];
+                // The rules are the list's contents, read as a description on a thread of its
+                // own; the grounder gets a share of the start clock, past which the non-ground
+                // reasoner plays.
+                let inner = body[rules_span.lo as usize + 1..rules_span.hi as usize - 1].to_string();
                 let limits = super::ground::GroundLimits {
                     time: super::ground::GroundLimits::default().time.min(start.mul_f64(GROUND_SHARE)),
                     ..Default::default()
                 };
-                let game = Arc::new(super::compile_any("START", inner, limits).map_err(|e| anyhow!("{e}"))?);
-                let role_name = text(role);
-                let r = (0..game.roles())
-                    .find(|&r| game.role_name(r) == role_name)
-                    .or_else(|| (0..game.roles()).find(|&r| game.role_name(r).eq_ignore_ascii_case(&role_name)))
-                    .ok_or_else(|| anyhow!("role `{role_name}` is not in the game"))?;
-                let mut session = (self.kind == PlayerKind::Player2).then(|| Session::new(game.clone(), r, Player2Config::default()));
-                if let Some(s) = session.as_mut() {
-                    let left = (arrived + within(start)).saturating_duration_since(Instant::now());
-                    if !left.is_zero() {
-                        s.start(left).map_err(|e| anyhow!("{e}"))?;
+                let (tx, loaded) = mpsc::channel::<Loaded>();
+                let loaders = self.loaders.clone();
+                loaders.fetch_add(1, Ordering::SeqCst);
+                std::thread::Builder::new()
+                    .name("ggp-load".into())
+                    .spawn(move || {
+                        let r = super::compile_any("START", &inner, limits).map(Arc::new).map_err(|e| e.to_string());
+                        loaders.fetch_sub(1, Ordering::SeqCst);
+                        let _ = tx.send(r);
+                    })
+                    .map_err(|e| {
+                        self.loaders.fetch_sub(1, Ordering::SeqCst);
+                        refused(503, format!("cannot start a thread to load the description: {e}"))
+                    })?;
+                // The worker's deadline falls before the connection's (which answers `ready`
+                // for a worker that is late), so that its answer is the one sent.
+                let until = arrived + within(within(start));
+                match loaded.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(Ok(game)) => {
+                        self.install(text(id), &text(role), game, play, Some(until))
+                            .inspect_err(|_| *lock(&self.board) = Board::default())?;
+                        Ok("ready".into())
+                    }
+                    Ok(Err(e)) => {
+                        *lock(&self.board) = Board::default();
+                        Err(refused(400, format!("the description was refused: {}", first_line(&e))))
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.pending = Some(Pending { id: text(id), role: text(role), playclock: play, loaded, moves: Vec::new() });
+                        Ok("ready".into())
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        *lock(&self.board) = Board::default();
+                        Err(refused(500, "loading the description stopped"))
                     }
                 }
-                let state = game.initial().map_err(|e| anyhow!("{e}"))?;
-                let rng = crate::rng::stream(self.seed, 0, r as u64, 0);
-                self.current = Some(Match { id: text(id), game, role: r, state, playclock: play, session, rng });
-                Ok("ready".into())
             }
             ("play", [id, moves]) => {
                 let kind = self.kind;
+                let ms = if let Sexp::List(ms, _) = moves { Some(&ms[..]) } else { None };
+                self.settle(&text(id), ms)?;
                 let m = self.current.as_mut().filter(|m| m.id == text(id)).ok_or_else(|| anyhow!("no match `{}`", text(id)))?;
                 if let Sexp::List(ms, _) = moves {
                     let j = joint_of(&m.game, ms)?;
@@ -192,18 +354,22 @@ impl Player {
                     return Ok(m.game.action_name(m.role, random));
                 }
                 let left = deadline.saturating_duration_since(Instant::now());
+                // A search that fails (its reasoner passing a limit) answers the random legal
+                // action: an accepted match is always answered with a legal one.
                 let joint = match kind {
                     PlayerKind::Random => return Ok(m.game.action_name(m.role, random)),
-                    PlayerKind::Player2 => {
-                        m.session.as_mut().expect("a Player2 session").play(&m.state, left).map_err(|e| anyhow!("{e}"))?.unwrap_or(first)
-                    }
-                    PlayerKind::Mcts { iterations } => mcts_within(m, iterations, left)?.unwrap_or(first),
+                    PlayerKind::Player2 => m.session.as_mut().expect("a Player2 session").play(&m.state, left).map_err(|e| anyhow!("{e}")),
+                    PlayerKind::Mcts { iterations } => mcts_within(m, iterations, left),
                 };
-                Ok(m.game.action_name(m.role, Gdl::action_of(joint, m.role)))
+                match joint {
+                    Ok(j) => Ok(m.game.action_name(m.role, Gdl::action_of(j.unwrap_or(first), m.role))),
+                    Err(_) => Ok(m.game.action_name(m.role, random)),
+                }
             }
             ("stop", [id, ..]) | ("abort", [id]) => {
-                if self.current.as_ref().is_some_and(|m| m.id == text(id)) {
+                if self.current.as_ref().is_some_and(|m| m.id == text(id)) || self.pending.as_ref().is_some_and(|p| p.id == text(id)) {
                     self.current = None;
+                    self.pending = None;
                     *lock(&self.board) = Board::default();
                 }
                 Ok(if kind == "stop" { "done" } else { "aborted" }.into())
@@ -216,41 +382,138 @@ impl Player {
     }
 }
 
-/// Reads one HTTP request's body (POST with Content-Length).
-fn read_request(stream: &mut TcpStream) -> Result<String> {
-    let mut reader = BufReader::new(stream);
-    let mut len = 0usize;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            bail!("connection closed before the headers ended");
+/// The first line of an error, at most [`MAX_ERROR_TEXT`] bytes (an error must not echo a
+/// large message whole).
+fn first_line(e: &str) -> String {
+    let line = e.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    match line.char_indices().nth(MAX_ERROR_TEXT) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// One HTTP request as the server reads it.
+struct Request {
+    method: String,
+    /// The `Origin` header, when a browser sent the request.
+    origin: Option<String>,
+    body: String,
+}
+
+/// Whether an `Origin` is a page served from this machine (`http://localhost`, `127.0.0.1`
+/// or `[::1]`, any port).
+fn loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
+    let host = if rest.starts_with('[') {
+        rest.split_once(']').map_or(rest, |(h, _)| h).trim_start_matches('[')
+    } else {
+        rest.split(':').next().unwrap_or(rest)
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "::1")
+}
+
+/// Reads one HTTP request whole by `deadline` (head, then a body of Content-Length bytes); a
+/// refusal with its status (400 malformed, 408 too slow, 413 too large) otherwise.
+fn read_request(stream: &mut TcpStream, deadline: Instant) -> std::result::Result<Request, Refused> {
+    let fail = |status: u16, why: String| Refused { status, why };
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let mut read = |stream: &mut TcpStream, buf: &mut Vec<u8>| -> std::result::Result<usize, Refused> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(fail(408, format!("the request took more than {} s", REQUEST_DEADLINE.as_secs())));
         }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
+        stream.set_read_timeout(Some(left)).map_err(|e| fail(400, e.to_string()))?;
+        match stream.read(&mut chunk) {
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                Ok(n)
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                Err(fail(408, "the request was not sent in time".into()))
+            }
+            Err(e) => Err(fail(400, e.to_string())),
         }
-        if let Some((k, v)) = l.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            len = v.trim().parse().context("Content-Length")?;
+    };
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(fail(431, format!("request head over {MAX_HEAD} bytes")));
+        }
+        if read(stream, &mut buf)? == 0 {
+            return Err(fail(400, "connection closed before the request head ended".into()));
+        }
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).map_err(|_| fail(400, "request head is not UTF-8".into()))?;
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or("");
+    let mut parts = request_line.split(' ');
+    let (method, _target, version) = (parts.next().unwrap_or(""), parts.next(), parts.next());
+    if method.is_empty() || !version.is_some_and(|v| v.starts_with("HTTP/")) {
+        return Err(fail(400, format!("malformed request line `{}`; expected `POST / HTTP/1.1`", first_line(request_line))));
+    }
+    let (mut len, mut origin) = (0usize, None);
+    for l in lines.filter(|l| !l.is_empty()) {
+        let Some((k, v)) = l.split_once(':') else { return Err(fail(400, format!("malformed header `{}`", first_line(l)))) };
+        if k.eq_ignore_ascii_case("content-length") {
+            len = v
+                .trim()
+                .parse()
+                .map_err(|_| fail(400, format!("Content-Length `{}`: expected a number of bytes", first_line(v.trim()))))?;
+        } else if k.eq_ignore_ascii_case("origin") {
+            origin = Some(v.trim().to_string());
+        } else if k.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(fail(400, "Transfer-Encoding is not supported; expected Content-Length".into()));
         }
     }
     if len > MAX_MESSAGE {
-        bail!("message of {len} bytes; expected at most {MAX_MESSAGE}");
+        return Err(fail(413, format!("message of {len} bytes; expected at most {MAX_MESSAGE}")));
     }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body)?;
-    Ok(String::from_utf8(body)?)
+    buf.drain(..head_end);
+    while buf.len() < len {
+        if read(stream, &mut buf)? == 0 {
+            return Err(fail(400, format!("connection closed after {} of {len} bytes of the body", buf.len())));
+        }
+    }
+    buf.truncate(len);
+    let body = String::from_utf8(buf).map_err(|_| fail(400, "the message is not UTF-8".into()))?;
+    Ok(Request { method: method.to_string(), origin, body })
 }
 
-fn respond(stream: &mut TcpStream, body: &str) -> Result<()> {
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        413 => "Content Too Large",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        _ => "Service Unavailable",
+    }
+}
+
+/// Writes a whole response; `origin` (a loopback one) is allowed to read it.
+fn respond(stream: &mut TcpStream, status: u16, body: &str, origin: Option<&str>) -> Result<()> {
+    let cors = match origin {
+        Some(o) => format!(
+            "Access-Control-Allow-Origin: {o}\r\nAccess-Control-Allow-Methods: POST\r\nAccess-Control-Allow-Headers: Content-Type\r\nVary: Origin\r\n"
+        ),
+        None => String::new(),
+    };
     write!(
         stream,
-        "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: {}\r\nAccess-Control-Allow-Origin: *\r\n\r\n{body}",
+        "HTTP/1.0 {status} {}\r\nContent-Type: text/acl\r\nContent-Length: {}\r\nConnection: close\r\n{cors}\r\n{body}",
+        reason(status),
         body.len()
     )?;
     stream.flush()?;
+    // Closed for writing first, so that the client reads the whole answer before the close.
+    let _ = stream.shutdown(std::net::Shutdown::Write);
     Ok(())
 }
 
@@ -288,19 +551,33 @@ fn peek(body: &str) -> (String, Option<Duration>) {
     (kind, start)
 }
 
-type Job = (String, Instant, mpsc::Sender<String>);
+type Job = (String, Instant, mpsc::Sender<(u16, String)>);
 
 /// One connection: reads the request, hands it to the worker, and answers by the message's
 /// clock whether or not the worker has.
 fn handle(mut stream: TcpStream, board: &Mutex<Board>, worker: &mpsc::Sender<Job>) -> Result<()> {
-    stream.set_read_timeout(Some(READ_LIMIT))?;
-    stream.set_write_timeout(Some(READ_LIMIT))?;
-    let body = read_request(&mut stream)?;
+    stream.set_write_timeout(Some(REQUEST_DEADLINE))?;
+    let req = match read_request(&mut stream, Instant::now() + REQUEST_DEADLINE) {
+        Ok(r) => r,
+        Err(e) => return respond(&mut stream, e.status, &e.why, None),
+    };
     let arrived = Instant::now();
+    let origin = match req.origin.as_deref() {
+        Some(o) if !loopback_origin(o) => {
+            return respond(&mut stream, 403, &format!("origin `{}` refused; expected a manager on this machine", first_line(o)), None);
+        }
+        o => o,
+    };
+    match req.method.as_str() {
+        "POST" => {}
+        "OPTIONS" => return respond(&mut stream, 204, "", origin),
+        m => return respond(&mut stream, 405, &format!("method `{}`; expected POST", first_line(m)), origin),
+    }
+    let body = req.body;
     let (kind, start) = peek(&body);
     if kind == "info" {
         let busy = lock(board).in_match;
-        return respond(&mut stream, if busy { "busy" } else { "available" });
+        return respond(&mut stream, 200, if busy { "busy" } else { "available" }, origin);
     }
     let budget = match kind.as_str() {
         "start" => within(start.unwrap_or(SLACK * 10)),
@@ -309,21 +586,41 @@ fn handle(mut stream: TcpStream, board: &Mutex<Board>, worker: &mpsc::Sender<Job
     };
     let (tx, rx) = mpsc::channel();
     worker.send((body, arrived, tx)).map_err(|_| anyhow!("the player's worker has stopped"))?;
-    let reply = match rx.recv_timeout(budget.saturating_sub(arrived.elapsed())) {
+    let (status, reply) = match rx.recv_timeout(budget.saturating_sub(arrived.elapsed())) {
         Ok(r) => r,
         Err(_) => {
             let late = match kind.as_str() {
-                "start" => "ready".to_string(),
-                "play" => lock(board).fallback.clone().unwrap_or_else(|| "nil".into()),
-                "stop" => "done".into(),
-                "abort" => "aborted".into(),
-                _ => "error".into(),
+                "start" => (200, "ready".to_string()),
+                "play" => match lock(board).fallback.clone() {
+                    Some(a) => (200, a),
+                    None => (503, "no legal move is known yet".to_string()),
+                },
+                "stop" => (200, "done".into()),
+                "abort" => (200, "aborted".into()),
+                _ => (503, "the player is busy".into()),
             };
-            eprintln!("ggp: the reasoner is late on `{kind}`; answered `{late}`");
+            eprintln!("ggp: the reasoner is late on `{}`; answered {} `{}`", first_line(&kind), late.0, late.1);
             late
         }
     };
-    respond(&mut stream, &reply)
+    respond(&mut stream, status, &reply, origin)
+}
+
+/// A connection past [`MAX_CONNECTIONS`]: its request read (within [`REFUSE_DEADLINE`]) so
+/// that the client reads the answer, then 503.
+fn refuse(mut stream: TcpStream) {
+    let _ = stream.set_write_timeout(Some(REFUSE_DEADLINE));
+    let _ = read_request(&mut stream, Instant::now() + REFUSE_DEADLINE);
+    let _ = respond(&mut stream, 503, &format!("the player serves {MAX_CONNECTIONS} connections at once; try again"), None);
+}
+
+/// Decrements the count of connections served when a connection's thread ends.
+struct Served(Arc<AtomicUsize>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Serves a player on 127.0.0.1:`port` until killed (`max_requests` ends it sooner, for tests).
@@ -335,21 +632,35 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
     let (jobs, inbox) = mpsc::channel::<Job>();
     std::thread::spawn(move || {
         for (body, arrived, reply) in inbox {
-            let r = player.answer_at(&body, arrived).unwrap_or_else(|e| {
-                eprintln!("ggp: {e:#}");
-                "error".into()
+            let r = player.answer_at(&body, arrived).map(|a| (200, a)).unwrap_or_else(|e| {
+                eprintln!("ggp: {}", first_line(&format!("{e:#}")));
+                (status_of(&e), first_line(&format!("{e:#}")))
             });
             let _ = reply.send(r);
         }
     });
+    let (to_refuse, refusals) = mpsc::sync_channel::<TcpStream>(REFUSE_QUEUE);
+    std::thread::spawn(move || refusals.into_iter().for_each(refuse));
+    let active = Arc::new(AtomicUsize::new(0));
     for (served, stream) in (1u64..).zip(listener.incoming()) {
-        let stream = stream?;
-        let (board, jobs) = (board.clone(), jobs.clone());
-        std::thread::spawn(move || {
-            if let Err(e) = handle(stream, &board, &jobs) {
-                eprintln!("ggp: {e:#}");
+        let Ok(stream) = stream else { continue };
+        if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            // The refusing thread's queue full too: closed unread.
+            let _ = to_refuse.try_send(stream);
+        } else {
+            active.fetch_add(1, Ordering::SeqCst);
+            let guard = Served(active.clone());
+            let (board, jobs) = (board.clone(), jobs.clone());
+            let spawned = std::thread::Builder::new().name("ggp-conn".into()).spawn(move || {
+                let _guard = guard;
+                if let Err(e) = handle(stream, &board, &jobs) {
+                    eprintln!("ggp: {}", first_line(&format!("{e:#}")));
+                }
+            });
+            if let Err(e) = spawned {
+                eprintln!("ggp: cannot start a connection's thread: {e}");
             }
-        });
+        }
         if max_requests.is_some_and(|m| served >= m) {
             break;
         }
@@ -366,9 +677,14 @@ pub fn send(url: &str, body: &str, timeout: Duration) -> Result<String> {
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
     write!(s, "POST / HTTP/1.0\r\nHost: {addr}\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{body}", body.len())?;
-    let mut resp = String::new();
-    s.read_to_string(&mut resp)?;
-    let (_, b) = resp.split_once("\r\n\r\n").ok_or_else(|| anyhow!("no HTTP body in the answer"))?;
+    let mut resp = Vec::new();
+    s.take(MAX_MESSAGE as u64).read_to_end(&mut resp)?;
+    let resp = String::from_utf8_lossy(&resp);
+    let (head, b) = resp.split_once("\r\n\r\n").ok_or_else(|| anyhow!("no HTTP body in the answer"))?;
+    let status = head.split(' ').nth(1).unwrap_or("");
+    if status != "200" {
+        bail!("HTTP {status}: {}", first_line(b));
+    }
     Ok(b.trim().to_string())
 }
 

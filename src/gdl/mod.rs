@@ -231,6 +231,15 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
     let rules = parse::parse(text, &mut parsed_syms).map_err(fail)?;
     let mut syms = parsed_syms.clone();
     let mut checked = check::check(rules.clone(), &mut syms, &file).map_err(fail)?;
+    // Both reasoners hold a joint move in one number, 16 bits per role (the grounded one checks
+    // this too, but a description past the grounding limits would reach the other unchecked).
+    if checked.roles.len() > game::MAX_ROLES {
+        let what = format!("{} roles", checked.roles.len());
+        return Err(fail(vec![GdlError::new(
+            Span::new(0, 0),
+            GdlErrorKind::Limit { what, expected: format!("at most {} roles", game::MAX_ROLES) },
+        )]));
+    }
     let t = std::time::Instant::now();
     let grounded = ground::ground_within(&checked, &syms, limits);
     let took = t.elapsed();
@@ -305,6 +314,28 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                             new.push(h);
                         }
                     }
+                }
+                if new.is_empty()
+                    && let Some((pred, depth, size)) = o.deep
+                {
+                    // At the first rule that nests the relation's terms (else the file's start).
+                    let at = checked
+                        .rules
+                        .iter()
+                        .find(|r| r.head.pred == pred && r.head.args.iter().any(|t| matches!(t, parse::Term::Fn(..))))
+                        .map_or(Span::new(0, 0), |r| r.head.span);
+                    return Err(fail(vec![GdlError::new(
+                        at,
+                        GdlErrorKind::Limit {
+                            what: format!(
+                                "relation `{}` derives a term nested deeper than {} levels or of more than {} symbols (one {depth} deep of {size} symbols at least)",
+                                syms.name(pred),
+                                ground::MAX_TERM_DEPTH,
+                                ground::MAX_TERM_SIZE
+                            ),
+                            expected: "a finite relation (a recursive rule that wraps its own terms in a function, as `(<= (nat (s ?x)) (nat ?x))`, never stops)".into(),
+                        },
+                    )]));
                 }
                 if new.is_empty() {
                     let names = o.relations.iter().map(|&p| format!("`{}`", syms.name(p))).collect::<Vec<_>>().join(", ");

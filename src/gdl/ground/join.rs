@@ -84,9 +84,15 @@ pub struct Indexes {
 }
 
 impl Indexes {
+    /// The index of `pred` with key `shape`, if registered (looked up among `pred`'s only, so
+    /// that planning many relations stays linear).
+    fn find(&self, pred: Sym, shape: &[Part]) -> Option<usize> {
+        self.by_pred.get(&pred)?.iter().copied().find(|&i| self.shapes[i].1 == shape)
+    }
+
     /// The index of `pred` with key `shape` (registered when new, filled from `atoms`).
     fn register(&mut self, pred: Sym, shape: Vec<Part>, atoms: &Atoms, terms: &Terms) -> usize {
-        if let Some(i) = self.shapes.iter().position(|(p, s)| *p == pred && *s == shape) {
+        if let Some(i) = self.find(pred, &shape) {
             return i;
         }
         let mut map: HashMap<Box<[u64]>, Vec<AtomId>> = HashMap::default();
@@ -111,7 +117,7 @@ impl Indexes {
         if shape.is_empty() || all.is_empty() {
             return n;
         }
-        if let Some(i) = self.shapes.iter().position(|(p, s)| *p == pred && s == shape) {
+        if let Some(i) = self.find(pred, shape) {
             let with_key: usize = self.maps[i].values().map(Vec::len).sum();
             return with_key as f64 / self.maps[i].len().max(1) as f64;
         }

@@ -48,11 +48,22 @@ pub enum GTerm {
     Fn(Sym, Box<[GId]>),
 }
 
+/// Deepest a term derived by the rules may nest function terms (`(s (s 0))` is 2 deep): as
+/// deep as a term can be written ([`super::parse`]'s 64 levels of parentheses). A relation
+/// that derives deeper terms (`(<= (nat (s ?x)) (nat ?x))`) is infinite: grounding gives up
+/// on it, and the non-ground evaluator refuses it, naming the relation.
+pub const MAX_TERM_DEPTH: u32 = 64;
+/// Most symbols a derived term may hold (`(f a (g b))` holds 4): a term that doubles each
+/// round (`(<= (p (f ?x ?x)) (p ?x))`) passes it long before [`MAX_TERM_DEPTH`].
+pub const MAX_TERM_SIZE: u32 = 1024;
+
 /// Ground terms, hash-consed: equal terms have equal numbers.
 #[derive(Clone, Debug, Default)]
 pub struct Terms {
     pub nodes: Vec<GTerm>,
     index: HashMap<GTerm, GId>,
+    /// Per term: its depth and its size in symbols (saturating).
+    shape: Vec<(u32, u32)>,
 }
 
 impl Terms {
@@ -61,9 +72,22 @@ impl Terms {
             return g;
         }
         let g = self.nodes.len() as GId;
+        let shape = match &t {
+            GTerm::Const(_) => (0, 1),
+            GTerm::Fn(_, args) => args.iter().fold((1, 1u32), |(d, n), &a| {
+                let (ad, an) = self.shape[a as usize];
+                (d.max(ad + 1), n.saturating_add(an))
+            }),
+        };
+        self.shape.push(shape);
         self.nodes.push(t.clone());
         self.index.insert(t, g);
         g
+    }
+
+    /// The term's depth of function terms and its size in symbols.
+    pub fn shape(&self, g: GId) -> (u32, u32) {
+        self.shape[g as usize]
     }
 
     pub fn get(&self, t: &GTerm) -> Option<GId> {
@@ -260,8 +284,15 @@ pub fn ground(c: &Checked, syms: &Symbols) -> Result<Grounded, Vec<GdlError>> {
     ground_within(c, syms, GroundLimits::default())
 }
 
+/// Whether a term of this (depth, size) passes [`MAX_TERM_DEPTH`] or [`MAX_TERM_SIZE`].
+pub fn too_big((depth, size): (u32, u32)) -> bool {
+    depth > MAX_TERM_DEPTH || size > MAX_TERM_SIZE
+}
+
 /// The state of one grounding: the table, its indexes, the limits.
-struct Grounder {
+struct Grounder<'s> {
+    /// The symbols' names, for messages.
+    names: &'s Symbols,
     terms: Terms,
     atoms: Atoms,
     ix: Indexes,
@@ -274,7 +305,7 @@ fn limit(what: String, expected: String) -> Vec<GdlError> {
     vec![GdlError::new(Span::new(0, 0), GdlErrorKind::Limit { what, expected })]
 }
 
-impl Grounder {
+impl Grounder<'_> {
     fn over_time(&self) -> Result<(), Vec<GdlError>> {
         if Instant::now() > self.deadline {
             return Err(limit(
@@ -302,6 +333,13 @@ impl Grounder {
             }
             let h = &rules[r].head;
             let args: Box<[GId]> = h.args.iter().map(|t| instantiate(t, &b, &mut self.terms)).collect();
+            if let Some(&g) = args.iter().find(|&&g| too_big(self.terms.shape(g))) {
+                let (depth, size) = self.terms.shape(g);
+                return Err(limit(
+                    format!("relation `{}` derives a term {depth} deep of {size} symbols", self.names.name(h.pred)),
+                    format!("terms at most {MAX_TERM_DEPTH} deep and of at most {MAX_TERM_SIZE} symbols"),
+                ));
+            }
             let (a, fresh) = self.atoms.add(h.pred, args);
             if fresh {
                 self.ix.add(a, &self.atoms, &self.terms);
@@ -344,6 +382,9 @@ impl Grounder {
     ) -> Result<(), Vec<GdlError>> {
         let (mut full, mut deltas) = self.plans(rules, recursive, is_static);
         let mut planned_at = self.atoms.list.len();
+        // The inputs of atoms from before this call were added by earlier calls (or by the
+        // caller): only this call's atoms are looked at, so that many strata stay linear.
+        let start = self.atoms.list.len() as AtomId;
         let mut lo = 0 as AtomId;
         let mut first = true;
         loop {
@@ -382,7 +423,7 @@ impl Grounder {
             }
             let mut changed = self.add_all(rules, new)?;
             // Inputs of the atoms added (and of theirs).
-            let mut at = if first { 0 } else { hi };
+            let mut at = if first { start } else { hi };
             while (at as usize) < self.atoms.list.len() {
                 if let Some((p, args)) = inputs(&self.atoms, at) {
                     let (a, fresh) = self.atoms.add(p, args);
@@ -408,16 +449,27 @@ impl Grounder {
 pub fn ground_within(c: &Checked, syms: &Symbols, lim: GroundLimits) -> Result<Grounded, Vec<GdlError>> {
     let mut syms_local = syms.clone();
     let kw = Keywords::new(&mut syms_local);
-    let mut g =
-        Grounder { terms: Terms::default(), atoms: Atoms::default(), ix: Indexes::default(), lim, deadline: Instant::now() + lim.time };
+    let mut g = Grounder {
+        names: syms,
+        terms: Terms::default(),
+        atoms: Atoms::default(),
+        ix: Indexes::default(),
+        lim,
+        deadline: Instant::now() + lim.time,
+    };
     let is_static = |p: Sym| !c.dynamic.contains(&p);
     let no_inputs = |_: &Atoms, _: AtomId| None;
+    // The rules by stratum, once (a filter per stratum would be quadratic in the relations).
+    let mut by_scc: Vec<Vec<&Rule>> = vec![Vec::new(); c.sccs.len()];
+    for r in &c.rules {
+        by_scc[c.scc_of[&r.head.pred]].push(r);
+    }
     // 1. The static strata, exactly.
     for (s, preds) in c.sccs.iter().enumerate() {
         if preds.iter().any(|p| c.dynamic.contains(p)) {
             continue;
         }
-        let rules: Vec<&Rule> = c.rules.iter().filter(|r| c.scc_of[&r.head.pred] == s).collect();
+        let rules = std::mem::take(&mut by_scc[s]);
         if rules.is_empty() {
             continue;
         }

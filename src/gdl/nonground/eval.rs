@@ -61,6 +61,9 @@ struct Step {
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub head: Atom,
+    /// The head nests a variable in a function term, so its terms may be deeper or larger
+    /// than the facts it is made of (and are measured against the limits).
+    grows: bool,
     vars: usize,
     first: Vec<Check>,
     steps: Vec<Step>,
@@ -142,7 +145,14 @@ impl Plan {
         if let Some(last) = steps.last_mut() {
             last.checks.extend(tests.into_iter().map(|(c, _)| c));
         }
-        Plan { head: rule.head.clone(), vars: rule.vars.len(), first, steps, delta: delta.is_some() }
+        let grows = rule.head.args.iter().any(|t| {
+            matches!(t, Term::Fn(..)) && {
+                let mut v = Vec::new();
+                term_vars(t, &mut v);
+                !v.is_empty()
+            }
+        });
+        Plan { head: rule.head.clone(), grows, vars: rule.vars.len(), first, steps, delta: delta.is_some() }
     }
 }
 
@@ -213,7 +223,44 @@ pub struct Derived {
     pub heads: Vec<(Sym, u32, u32)>,
     /// Most heads a round may derive (0: no limit); past it the joins stop and `over` is set.
     pub cap: usize,
+    /// Most words `flat` may hold (0: no limit); past it the joins stop and `over` is set.
+    pub words: usize,
     pub over: bool,
+    /// A head past the term limits stopped the joins: its relation, depth and size.
+    pub deep: Option<(Sym, u32, u32)>,
+}
+
+/// The depth of function terms and the size in symbols of the flat term at `f[i..]`, and its
+/// end; without recursion (a deep term must not take the stack), stopping early once past
+/// the limits (then the figures are where it stopped).
+pub fn flat_shape(f: &[u32], i: usize) -> (u32, u32, usize) {
+    use super::super::ground::{MAX_TERM_DEPTH, MAX_TERM_SIZE};
+    // Children still to read, per open function term.
+    let mut open: Vec<u32> = Vec::new();
+    let (mut depth, mut size, mut at) = (0u32, 0u32, i);
+    loop {
+        let n = f[at + 1];
+        at += 2;
+        size += 1;
+        // A function term (tag ≥ 1, `(f)` included) is one level below those open.
+        if n >= 1 {
+            depth = depth.max(open.len() as u32 + 1);
+        }
+        if n > 1 {
+            open.push(n - 1);
+        } else {
+            while let Some(left) = open.last_mut() {
+                *left -= 1;
+                if *left > 0 {
+                    break;
+                }
+                open.pop();
+            }
+        }
+        if open.is_empty() || depth > MAX_TERM_DEPTH || size > MAX_TERM_SIZE {
+            return (depth, size, at);
+        }
+    }
 }
 
 /// Per relation, the positions of the facts new since the last round.
@@ -244,8 +291,20 @@ fn step<'f>(
     if k == p.steps.len() {
         let start = out.flat.len() as u32;
         p.head.args.iter().for_each(|t| flatten(t, binds, &mut out.flat));
+        if p.grows {
+            let mut at = start as usize;
+            while at < out.flat.len() {
+                let (depth, size, end) = flat_shape(&out.flat, at);
+                if super::super::ground::too_big((depth, size)) {
+                    out.deep = Some((p.head.pred, depth, size));
+                    out.over = true;
+                    return;
+                }
+                at = end;
+            }
+        }
         out.heads.push((p.head.pred, start, out.flat.len() as u32));
-        if out.cap != 0 && out.heads.len() > out.cap {
+        if (out.cap != 0 && out.heads.len() > out.cap) || (out.words != 0 && out.flat.len() > out.words) {
             out.over = true;
         }
         return;

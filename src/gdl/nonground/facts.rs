@@ -180,6 +180,9 @@ pub fn shape_of(args: &[Term], bound: &[u32]) -> Vec<Part> {
 pub struct Registry {
     pub shapes: Vec<Vec<Part>>,
     pub of: FxHashMap<Sym, Vec<ShapeId>>,
+    /// The relation of each shape, in the order registered (what [`Facts::reindex`] reads
+    /// from where it last stopped).
+    log: Vec<Sym>,
 }
 
 impl Registry {
@@ -189,6 +192,7 @@ impl Registry {
             return i;
         }
         self.shapes.push(shape);
+        self.log.push(pred);
         let id = (self.shapes.len() - 1) as ShapeId;
         self.of.entry(pred).or_default().push(id);
         id
@@ -199,6 +203,8 @@ impl Registry {
 #[derive(Clone, Debug, Default)]
 pub struct Rel {
     pub list: Vec<Flat>,
+    /// The words of `list`'s facts.
+    pub words: usize,
     set: FxHashSet<Flat>,
     /// Per shape: key → the facts (positions in `list`, ascending).
     index: Vec<(ShapeId, FxHashMap<u64, Vec<u32>>)>,
@@ -231,6 +237,8 @@ impl Rel {
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
     pub rels: FxHashMap<Sym, Rel>,
+    /// How many of the registry's shapes [`Facts::reindex`] has seen.
+    seen: usize,
 }
 
 impl Facts {
@@ -253,18 +261,23 @@ impl Facts {
                 m.entry(key).or_default().push(k);
             }
         }
+        rel.words += flat.len();
         rel.set.insert(flat.clone());
         rel.list.push(flat);
         true
     }
 
     /// Indexes every relation by the shapes registered for it since its facts were added.
+    /// Only the shapes registered since the last call are looked at (a relation created
+    /// since was indexed by every shape then registered), so that loading many strata stays
+    /// linear.
     pub fn reindex(&mut self, reg: &Registry) {
-        for (p, rel) in &mut self.rels {
-            for &id in reg.of.get(p).map_or(&[][..], Vec::as_slice) {
-                rel.ensure(id, &reg.shapes[id as usize]);
+        for (id, p) in reg.log.iter().enumerate().skip(self.seen) {
+            if let Some(rel) = self.rels.get_mut(p) {
+                rel.ensure(id as ShapeId, &reg.shapes[id]);
             }
         }
+        self.seen = reg.log.len();
     }
 
     pub fn contains(&self, pred: Sym, args: &[u32]) -> bool {

@@ -32,15 +32,37 @@ enum Stat<'a> {
 pub const LOAD_FACTS: usize = 1_000_000;
 /// Most facts one stratum may derive in one state while playing.
 pub const PLAY_FACTS: usize = 20_000_000;
+/// Words (`u32`) of flat terms a stratum's facts, and a round's derivations, may hold per fact
+/// of its cap (32: 1 M facts may hold 32 M words, 128 MB, at load; 20 M facts 2.5 GB while
+/// playing): with [`super::ground::MAX_TERM_SIZE`], what bounds the memory of terms that are
+/// few but large.
+pub const WORDS_PER_FACT: usize = 32;
 
 /// An evaluation that passed its budget: the relations of the stratum that did.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the non-ground evaluator passed {facts} facts in one stratum of one state; expected at most {PLAY_FACTS} (a description whose relations grow this large cannot be played here)"
-)]
+#[error("{}", self.describe())]
 pub struct Overflow {
     pub relations: Vec<Sym>,
     pub facts: usize,
+    /// A term past [`super::ground::MAX_TERM_DEPTH`] or [`super::ground::MAX_TERM_SIZE`]
+    /// was derived: the relation whose rule derived it, the term's depth and size.
+    pub deep: Option<(Sym, u32, u32)>,
+}
+
+impl Overflow {
+    fn describe(&self) -> String {
+        match self.deep {
+            Some((_, depth, size)) => format!(
+                "the non-ground evaluator derived a term {depth} deep of {size} symbols; expected terms at most {} deep and of at most {} symbols (a relation that nests terms without end is infinite)",
+                super::ground::MAX_TERM_DEPTH,
+                super::ground::MAX_TERM_SIZE
+            ),
+            None => format!(
+                "the non-ground evaluator passed {} facts in one stratum of one state; expected at most {PLAY_FACTS} facts of {WORDS_PER_FACT} words on average (a description whose relations grow this large cannot be played here)",
+                self.facts
+            ),
+        }
+    }
 }
 
 /// Runs one stratum to its fixpoint, its facts into its layer (static or state), at most `cap`
@@ -49,7 +71,7 @@ fn run(reg: &facts::Registry, s: &Stratum, mut stat: Stat, state: &mut Facts, mo
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived { cap, ..Derived::default() };
+        let mut out = Derived { cap, words: cap.saturating_mul(WORDS_PER_FACT), ..Derived::default() };
         {
             let st: &Facts = match &stat {
                 Stat::Shared(f) => f,
@@ -78,7 +100,7 @@ fn run_moves(reg: &facts::Registry, s: &Stratum, stat: &Facts, state: &Facts, mo
     let mut window = Window::default();
     let mut first = true;
     loop {
-        let mut out = Derived { cap, ..Derived::default() };
+        let mut out = Derived { cap, words: cap.saturating_mul(WORDS_PER_FACT), ..Derived::default() };
         {
             let view = View { stat, state, moves };
             for p in if first { &s.full } else { &s.delta } {
@@ -106,6 +128,7 @@ fn insert_round(
     let overflow = |target: &Facts| Overflow {
         relations: s.preds.clone(),
         facts: s.preds.iter().map(|&p| target.of(p).len()).sum::<usize>() + out.heads.len(),
+        deep: out.deep,
     };
     if out.over {
         return Err(overflow(target));
@@ -114,8 +137,9 @@ fn insert_round(
         target.insert(pred, &out.flat[lo as usize..hi as usize], reg);
     }
     let total: usize = s.preds.iter().map(|&p| target.of(p).len()).sum();
-    if total > cap {
-        return Err(Overflow { relations: s.preds.clone(), facts: total });
+    let words: usize = s.preds.iter().map(|&p| target.rel(p).map_or(0, |r| r.words)).sum();
+    if total > cap || words > cap.saturating_mul(WORDS_PER_FACT) {
+        return Err(Overflow { relations: s.preds.clone(), facts: total, deep: None });
     }
     if !s.recursive {
         return Ok(false);
@@ -229,14 +253,19 @@ impl NonGround {
             roles: c.roles.clone(),
             sample: Default::default(),
         };
-        let rules_of = |s: usize| -> Vec<&Rule> { c.rules.iter().filter(|r| c.scc_of[&r.head.pred] == s).collect() };
+        // The rules by stratum, once (a filter per stratum would be quadratic in the relations).
+        let mut by_scc: Vec<Vec<&Rule>> = vec![Vec::new(); c.sccs.len()];
+        for r in &c.rules {
+            by_scc[c.scc_of[&r.head.pred]].push(r);
+        }
+        let rules_of = |s: usize| -> &[&Rule] { &by_scc[s] };
         // The static strata, evaluated now (each planned by the sizes of those below it).
         let empty = Facts::default();
         for (s, preds) in c.sccs.iter().enumerate() {
             if preds.iter().any(|p| c.dynamic.contains(p)) {
                 continue;
             }
-            let stratum = ng.plan(&rules_of(s), preds, c.recursive[s], Layer::Static, &empty, &empty);
+            let stratum = ng.plan(rules_of(s), preds, c.recursive[s], Layer::Static, &empty, &empty);
             ng.statics.reindex(&ng.reg);
             let (mut a, mut b) = (Facts::default(), Facts::default());
             run(&ng.reg, &stratum, Stat::Own(&mut ng.statics), &mut a, &mut b, LOAD_FACTS)?;
@@ -249,7 +278,7 @@ impl NonGround {
                 .iter()
                 .map(|&s| {
                     let layer = if c.sccs[s].iter().any(|p| c.on_does.contains(p)) { Layer::Moves } else { Layer::State };
-                    ng.plan(&rules_of(s), &c.sccs[s], c.recursive[s], layer, state, moves)
+                    ng.plan(rules_of(s), &c.sccs[s], c.recursive[s], layer, state, moves)
                 })
                 .collect();
             ng.strata = strata;
@@ -265,7 +294,7 @@ impl NonGround {
         let mut strata = Vec::with_capacity(dynamic.len());
         for &s in &dynamic {
             let layer = if c.sccs[s].iter().any(|p| c.on_does.contains(p)) { Layer::Moves } else { Layer::State };
-            let stratum = ng.plan(&rules_of(s), &c.sccs[s], c.recursive[s], layer, &state, &empty);
+            let stratum = ng.plan(rules_of(s), &c.sccs[s], c.recursive[s], layer, &state, &empty);
             ng.statics.reindex(&ng.reg);
             state.reindex(&ng.reg);
             if layer == Layer::State {
