@@ -222,3 +222,22 @@ fn a_target_expression_at_the_limit_parses() {
     let (path, text, _) = generate_config(&chain(max - 1, "maxs"));
     GenerateConfig::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// A balanced sum of `2^k` visits (depth `k + 1`, `2^(k+1) - 1` terms).
+fn balanced(k: u32) -> String {
+    if k == 0 { "visits".to_string() } else { format!("({} + {})", balanced(k - 1), balanced(k - 1)) }
+}
+
+/// A formula shallow enough but of millions of terms made every MCTS step of a persona crawl;
+/// the parse takes what a tree of GP's height limit can hold and refuses more.
+#[test]
+fn a_formula_of_more_terms_than_gp_can_write_is_refused() {
+    use playforge::search::formula::{Formula, MAX_NODES};
+    let at = balanced(17);
+    assert_eq!(Formula::parse(&at).unwrap().size(), (1 << 18) - 1);
+    assert!((1 << 18) - 1 <= MAX_NODES);
+    let past = balanced(18);
+    let e = Formula::parse(&past).unwrap_err();
+    assert!(e.to_string().contains(&format!("at most {MAX_NODES} terms")), "{e}");
+    assert!(e.to_string().len() < 600, "the error quotes a window, not the formula");
+}

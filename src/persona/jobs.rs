@@ -61,7 +61,7 @@ impl AgentSpec {
         Ok(match self {
             AgentSpec::Random => Agent::Random,
             AgentSpec::Mcts { formula, reward } => {
-                Agent::Mcts { formula: Formula::parse(formula).map_err(|e| anyhow!("a job's formula `{formula}`: {e}"))?, reward: *reward }
+                Agent::Mcts { formula: Formula::parse(formula).map_err(|e| anyhow!("a job's {e}"))?, reward: *reward }
             }
         })
     }

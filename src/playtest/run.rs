@@ -178,7 +178,7 @@ impl Setup {
                 (None, None) => None,
             };
             let formula = match &formula_text {
-                Some((f, key)) => Formula::parse(f).map_err(|e| anyhow!("{}: formula `{f}`: {e}", at("style", st, key)))?,
+                Some((f, key)) => Formula::parse(f).map_err(|e| anyhow!("{}: {e}", at("style", st, key)))?,
                 None => Formula::ucb1(uct, 1.0),
             };
             let mcts = MctsConfig {

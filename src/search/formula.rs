@@ -73,6 +73,11 @@ impl Fun {
 /// stack in any walk, and [`Compiled::eval`] keeps one value per level.
 pub const MAX_DEPTH: usize = 64;
 
+/// The most terms (numbers, variables, operators, functions) one formula may have: what a
+/// binary tree of GP's height limit can hold. Every selection step of MCTS evaluates the whole
+/// formula, so a 16 MiB formula file (two million terms) would make a persona crawl.
+pub const MAX_NODES: usize = 1 << 18;
+
 /// The most characters of a formula an error quotes (a window around the column).
 const SHOWN: usize = 120;
 
@@ -261,6 +266,9 @@ impl Formula {
         let (f, _) = p.sum()?;
         if p.pos != toks.len() {
             return Err(p.error("an operator or the end of the formula"));
+        }
+        if f.size() > MAX_NODES {
+            return Err(FormulaError { text: text.to_string(), col: 1, expected: format!("at most {MAX_NODES} terms (the most GP's trees can have)") });
         }
         Ok(f)
     }
