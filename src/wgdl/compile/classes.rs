@@ -168,6 +168,58 @@ impl Compiler<'_> {
         true
     }
 
+    /// Whether the classes, the object descriptions and the initial objects, each counted with
+    /// every attribute and constant it holds (inherited ones too), stay within [`MAX_SLOTS`];
+    /// else one error at the line where the count passes it. Checked before any of them is laid
+    /// out, since each class, description and object gets a list of that length.
+    fn slots_fit(&mut self) -> bool {
+        let mut width = vec![0u64; self.classes.len()];
+        for &c in &self.class_order {
+            let cd = &self.classes[c as usize];
+            width[c as usize] = cd.parent.map_or(0, |p| width[p as usize]) + (cd.own_attrs.len() + cd.own_consts.len()) as u64;
+        }
+        let mut total: u64 = 0;
+        let mut past: Option<(Span, &'static str)> = None;
+        for (c, cd) in self.classes.iter().enumerate() {
+            total += width[c];
+            if total > MAX_SLOTS as u64 {
+                past = Some((cd.span, "classes"));
+                break;
+            }
+        }
+        if past.is_none() {
+            for &(_, c, span) in &self.god_decl {
+                total += width[c as usize];
+                if total > MAX_SLOTS as u64 {
+                    past = Some((span, "object descriptions"));
+                    break;
+                }
+            }
+        }
+        if past.is_none() {
+            for d in self.decls() {
+                if let DeclKind::Initial { object } = &d.kind
+                    && let Some(&g) = self.god_ix.get(&object.name)
+                {
+                    total += width[self.god_decl[g as usize].1 as usize];
+                    if total > MAX_SLOTS as u64 {
+                        past = Some((object.span, "initial objects"));
+                        break;
+                    }
+                }
+            }
+        }
+        let Some((span, what)) = past else { return true };
+        self.error(
+            span,
+            DiagKind::Invalid {
+                what: format!("the {what} up to here hold more than {MAX_SLOTS} attribute values in all (with the classes' and descriptions' before them; inherited attributes count in each class)"),
+                expected: format!("at most {MAX_SLOTS} attribute values across classes, object descriptions and initial objects"),
+            },
+        );
+        false
+    }
+
     pub(super) fn class_is_sub(&self, a: ClassId, b: ClassId) -> bool {
         crate::wgdl::program::within(&self.is_sub, a, b)
     }
@@ -335,6 +387,10 @@ impl Compiler<'_> {
                 }
                 anc = self.classes[a as usize].parent;
             }
+        }
+        if !self.slots_fit() {
+            self.too_big = true;
+            return;
         }
         // Layout: inherited attributes first, so offsets hold in every subclass.
         self.out_classes = self

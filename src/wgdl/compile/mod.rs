@@ -30,6 +30,11 @@ const MAX_CHAIN: usize = 100;
 const KNOWN_SHOWN: usize = 12;
 /// Classes, object descriptions and actions each have a 16-bit index.
 pub const MAX_DECLS: usize = u16::MAX as usize;
+/// The most attribute values the classes, object descriptions and initial objects hold in all
+/// (1 000 000; each counts every attribute and constant it has, inherited ones too). Each of
+/// them gets a list of its values, so without it 65 000 subclasses of a class with 10 000
+/// attributes (a 1.2 MB file) would ask for 650 million of them.
+pub const MAX_SLOTS: usize = 1_000_000;
 /// The deepest chain of parent classes (walks up the chain stay short).
 pub const MAX_INHERITANCE: usize = 256;
 
@@ -143,6 +148,9 @@ struct Compiler<'a> {
     /// Absolute `Slot` ops that need the store size added in `finish`.
     slot_fixups: Vec<usize>,
     is_sub: Vec<(u32, u32)>,
+    /// The classes and objects would hold more than [`MAX_SLOTS`] values: the passes after
+    /// `collect_attributes` are skipped (one error was reported).
+    too_big: bool,
     /// The kinds of declarations whose count limit was reported ([`Compiler::over_limit`]).
     limits_hit: Vec<&'static str>,
     groups: Vec<Group>,
@@ -209,6 +217,7 @@ impl<'a> Compiler<'a> {
             x: ext::Ext::default(),
             is_sub: Vec::new(),
             limits_hit: Vec::new(),
+            too_big: false,
             groups: Vec::new(),
             goals: Vec::new(),
             limits: Limits::default(),
@@ -279,6 +288,9 @@ impl<'a> Compiler<'a> {
     fn run(&mut self) {
         self.collect_classes();
         self.collect_attributes();
+        if self.too_big {
+            return;
+        }
         self.collect_objects();
         self.collect_parameters();
         self.collect_game_defs();
