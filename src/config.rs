@@ -78,10 +78,10 @@ fn bad_value(text: &str) -> Option<(std::ops::Range<usize>, String)> {
             DeValue::Float(f) if !f.as_str().parse::<f64>().is_ok_and(f64::is_finite) => {
                 keep(v.span(), format!("{} is not a finite number; expected a finite number", clip_value(f.as_str())));
             }
-            DeValue::String(t) if t.len() > MAX_CONFIG_STRING => keep(
-                v.span(),
-                format!("a string of {} bytes ({}); expected at most {MAX_CONFIG_STRING} bytes", t.len(), clip_value(&format!("{:?}", &t[..t.floor_char_boundary(SHOWN_VALUE)]))),
-            ),
+            DeValue::String(t) if t.len() > MAX_CONFIG_STRING => {
+                let start: String = t.chars().take(40).collect();
+                keep(v.span(), format!("a string of {} bytes (starting {start:?}); expected at most {MAX_CONFIG_STRING} bytes", t.len()))
+            }
             DeValue::Array(a) => stack.extend(a.iter()),
             DeValue::Table(t) => stack.extend(t.values()),
             _ => {}
@@ -114,6 +114,12 @@ fn located(name: &str, text: &str, span: std::ops::Range<usize>, message: &str) 
 /// longer one is cut and its size given (`…(10485760 bytes)`), so that a 10 MB value in a
 /// config never comes back whole in a message.
 pub const SHOWN_VALUE: usize = 200;
+
+/// A number as a message shows it: in scientific notation when it is very large or very small
+/// (`1e308`, not its 309 digits).
+pub fn show_number(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && (x.abs() >= 1e15 || x.abs() < 1e-6) { format!("{x:e}") } else { format!("{x}") }
+}
 
 /// A message of more than [`SHOWN_VALUE`] characters cut in the middle: its start, `…(N bytes
 /// cut)…` and its last 80 characters (where a TOML message says what it expected).

@@ -385,8 +385,9 @@ impl GenerateConfig {
             && !(b > 0.0 && b <= MAX_BUDGET_MINUTES)
         {
             bail!(
-                "{}: budget_minutes = {b}; expected a number of minutes > 0 and at most {MAX_BUDGET_MINUTES} (19 years)",
-                at("generate", 0, "budget_minutes")
+                "{}: budget_minutes = {}; expected a number of minutes > 0 and at most {MAX_BUDGET_MINUTES} (19 years)",
+                at("generate", 0, "budget_minutes"),
+                crate::config::show_number(b)
             );
         }
         // Players: unique names, known kinds, their keys.

@@ -3,7 +3,7 @@
 //! averaged over the moves or taken at the end, and a direction. Every error names
 //! `file:line:column` and says what was expected.
 
-use crate::config::locate;
+use crate::config::{locate, show_number};
 use crate::evolve::gp::GpConfig;
 use crate::search::mcts::FinalChoice;
 use anyhow::{Result, anyhow, bail};
@@ -206,13 +206,19 @@ impl PersonaConfig {
             if let Some(f) = p.floor
                 && !(f.abs() <= MAX_MEASURE)
             {
-                bail!("{}: floor = {f}; expected a number from -{MAX_MEASURE:e} to {MAX_MEASURE:e}", at("persona", k, "floor"));
+                bail!(
+                    "{}: floor = {}; expected a number from -{MAX_MEASURE:e} to {MAX_MEASURE:e}",
+                    at("persona", k, "floor"),
+                    show_number(f)
+                );
             }
             match p.range {
                 Some([lo, hi]) if !(lo < hi && lo.abs() <= MAX_MEASURE && hi.abs() <= MAX_MEASURE) => {
                     bail!(
-                        "{}: range = [{lo}, {hi}]; expected [low, high] with low < high, both from -{MAX_MEASURE:e} to {MAX_MEASURE:e}",
-                        at("persona", k, "range")
+                        "{}: range = [{}, {}]; expected [low, high] with low < high, both from -{MAX_MEASURE:e} to {MAX_MEASURE:e}",
+                        at("persona", k, "range"),
+                        show_number(lo),
+                        show_number(hi)
                     )
                 }
                 None if s.reward == "continuous" => {

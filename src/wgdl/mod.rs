@@ -19,8 +19,8 @@ use run::{deps, fast, turns};
 pub use run::{hex, probe, program};
 
 pub use compile::CompileOptions;
-pub use diag::MAX_SHOWN;
 pub use deps::Dirty;
+pub use diag::MAX_SHOWN;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
 pub use run::fast::Tier;

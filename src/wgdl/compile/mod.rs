@@ -49,7 +49,13 @@ pub fn compile_with(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<D
 
 /// [`compile_with`], keeping at most [`MAX_SHOWN`](crate::wgdl::diag::MAX_SHOWN) errors and
 /// warnings (`cap` counts the rest).
-pub fn compile_capped(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>, opts: &CompileOptions, cap: &mut Cap) -> Option<Program> {
+pub fn compile_capped(
+    file: &ast::File,
+    source: Arc<SourceFile>,
+    diags: &mut Vec<Diagnostic>,
+    opts: &CompileOptions,
+    cap: &mut Cap,
+) -> Option<Program> {
     let mut c = Compiler::new(file, source, diags, cap);
     c.x.opts = opts.clone();
     c.run();
