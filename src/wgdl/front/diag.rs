@@ -142,7 +142,8 @@ pub struct Cap {
     /// Errors and warnings found past the limit, counted but not kept.
     pub hidden_errors: usize,
     pub hidden_warnings: usize,
-    /// Hashes of the hidden ones, so that a problem found twice is counted once.
+    /// Hashes of the diagnostics pushed with `dedup`, so that a problem found twice is kept or
+    /// counted once.
     seen: std::collections::HashSet<u64>,
 }
 
@@ -169,29 +170,28 @@ impl Cap {
     }
 
     /// Keeps `d` in `diags`, or counts it if its severity's limit is reached. With `dedup`, a
-    /// diagnostic equal to one already kept or counted is dropped.
+    /// diagnostic equal to one already kept or counted is dropped (a hash of each is kept, so
+    /// the check costs no pass over `diags` unless the hashes match).
     pub fn push(&mut self, diags: &mut Vec<Diagnostic>, d: Diagnostic, dedup: bool) {
-        if !self.full(d.severity) {
-            if dedup && diags.contains(&d) {
-                return;
-            }
-            match d.severity {
-                Severity::Error => self.errors += 1,
-                Severity::Warning => self.warnings += 1,
-            }
-            diags.push(d);
-            return;
-        }
+        let full = self.full(d.severity);
         if dedup {
             use std::hash::{BuildHasher, BuildHasherDefault};
             let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(&d);
-            if !self.seen.insert(h) || diags.contains(&d) {
+            let new = self.seen.insert(h);
+            // A kept diagnostic is compared exactly; a counted one by its hash alone.
+            if !new && (full || diags.contains(&d)) {
                 return;
             }
         }
-        match d.severity {
-            Severity::Error => self.hidden_errors += 1,
-            Severity::Warning => self.hidden_warnings += 1,
+        let (kept, hidden) = match d.severity {
+            Severity::Error => (&mut self.errors, &mut self.hidden_errors),
+            Severity::Warning => (&mut self.warnings, &mut self.hidden_warnings),
+        };
+        if full {
+            *hidden += 1;
+        } else {
+            *kept += 1;
+            diags.push(d);
         }
     }
 }
