@@ -44,20 +44,101 @@ where
 /// Reads TOML text into `T`; an error names `name:line:column` (of the offending key or value)
 /// first, then what was expected, then the line with a caret — the same shape as a game's
 /// errors.
+///
+/// A float that is not finite (`nan`, `inf`, `-inf`) is refused wherever it stands (no key of any
+/// config means "infinitely many" or "not a number"), and so is a string longer than
+/// [`MAX_CONFIG_STRING`] bytes.
 pub fn toml<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Result<T, String> {
-    toml::from_str(text).map_err(|e| toml_error(name, text, &e))
+    let value = toml::from_str(text).map_err(|e| toml_error(name, text, &e))?;
+    if let Some((span, message)) = bad_value(text) {
+        return Err(located(name, text, span, &message));
+    }
+    Ok(value)
+}
+
+/// The longest string value a config may hold (4 096 bytes, the longest path Linux accepts; the
+/// shipped configs' longest is 98), so that a message quoting one stays short.
+pub const MAX_CONFIG_STRING: usize = 4096;
+
+/// The first value of `text` (TOML that parsed) that no config accepts, a float that is `nan`
+/// or infinite or a string past [`MAX_CONFIG_STRING`]: its byte span and what is wrong. The
+/// values are walked with a stack of their own, not recursion.
+fn bad_value(text: &str) -> Option<(std::ops::Range<usize>, String)> {
+    use toml::de::{DeTable, DeValue};
+    let table = DeTable::parse(text).ok()?;
+    let mut stack: Vec<&toml::Spanned<DeValue<'_>>> = table.get_ref().values().collect();
+    let mut found: Option<(std::ops::Range<usize>, String)> = None;
+    let mut keep = |span: std::ops::Range<usize>, message: String| {
+        if found.as_ref().is_none_or(|(s, _)| span.start < s.start) {
+            found = Some((span, message));
+        }
+    };
+    while let Some(v) = stack.pop() {
+        match v.get_ref() {
+            DeValue::Float(f) if !f.as_str().parse::<f64>().is_ok_and(f64::is_finite) => {
+                keep(v.span(), format!("{} is not a finite number; expected a finite number", clip_value(f.as_str())));
+            }
+            DeValue::String(t) if t.len() > MAX_CONFIG_STRING => {
+                let start: String = t.chars().take(40).collect();
+                keep(v.span(), format!("a string of {} bytes (starting {start:?}); expected at most {MAX_CONFIG_STRING} bytes", t.len()))
+            }
+            DeValue::Array(a) => stack.extend(a.iter()),
+            DeValue::Table(t) => stack.extend(t.values()),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// A TOML error rendered as `name:line:column: message` with the offending line.
 pub fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim_end();
-    let Some(span) = e.span() else { return format!("{name}: {message}") };
+    let Some(span) = e.span() else { return format!("{name}: {}", clip_message(message)) };
+    located(name, text, span, message)
+}
+
+/// `name:line:column: message` for the byte span `span` of `text`, then the line with a caret.
+/// A message longer than [`SHOWN_VALUE`] characters (one that quotes a long value) is cut in
+/// the middle, so that what was expected, at its end, is kept.
+fn located(name: &str, text: &str, span: std::ops::Range<usize>, message: &str) -> String {
+    let message = clip_message(message);
     let file = crate::wgdl::SourceFile::new(name, text);
     let (line, col) = file.line_col(span.start as u32);
-    let rendered = crate::wgdl::diag::render(&file, crate::wgdl::Span::new(span.start, span.end.max(span.start + 1)), "error", message);
+    let rendered = crate::wgdl::diag::render(&file, crate::wgdl::Span::new(span.start, span.end.max(span.start + 1)), "error", &message);
     // `render` starts with "error: message\n --> name:line:col"; lead with the location.
     let excerpt: String = rendered.lines().skip(2).collect::<Vec<_>>().join("\n");
     format!("{name}:{line}:{col}: {message}\n{excerpt}")
+}
+
+/// The most characters of a value (or of a message quoting one) an error echoes (200); a
+/// longer one is cut and its size given (`…(10485760 bytes)`), so that a 10 MB value in a
+/// config never comes back whole in a message.
+pub const SHOWN_VALUE: usize = 200;
+
+/// A number as a message shows it: in scientific notation when it is very large or very small
+/// (`1e308`, not its 309 digits).
+pub fn show_number(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && (x.abs() >= 1e15 || x.abs() < 1e-6) { format!("{x:e}") } else { format!("{x}") }
+}
+
+/// A message of more than [`SHOWN_VALUE`] characters cut in the middle: its start, `…(N bytes
+/// cut)…` and its last 80 characters (where a TOML message says what it expected).
+pub fn clip_message(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= SHOWN_VALUE {
+        return text.to_string();
+    }
+    let head = text.char_indices().nth(SHOWN_VALUE - 80).map_or(text.len(), |(i, _)| i);
+    let tail = text.char_indices().nth(n - 80).map_or(text.len(), |(i, _)| i);
+    format!("{}…({} bytes cut)…{}", &text[..head], tail - head, &text[tail..])
+}
+
+/// `text` cut to [`SHOWN_VALUE`] characters, with `…(N bytes)` where it was cut.
+pub fn clip_value(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_VALUE) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…({} bytes)", &text[..at], text.len()),
+    }
 }
 
 /// A path written in a config, resolved against the config file's folder (so a config works
@@ -167,7 +248,8 @@ impl FolderName {
     pub fn new(s: &str) -> Result<FolderName, String> {
         if s.is_empty() || s.len() > 100 || s.contains(['/', '\\']) || s.starts_with('.') || s.chars().any(char::is_control) {
             return Err(format!(
-                "name {s:?}; expected a folder name for the outputs: 1 to 100 characters, no `/` or `\\`, not starting with `.`"
+                "name {}; expected a folder name for the outputs: 1 to 100 characters, no `/` or `\\`, not starting with `.`",
+                clip_value(&format!("{s:?}"))
             ));
         }
         Ok(FolderName(s.to_string()))

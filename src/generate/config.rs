@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The largest `budget_minutes` (10 000 000 minutes, 19 years): far past any run, and within
+/// what a `Duration` holds (a larger number, up to 1e308, would overflow it).
+pub const MAX_BUDGET_MINUTES: f64 = 10_000_000.0;
+
 pub use crate::config::{FolderName, locate};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -378,9 +382,13 @@ impl GenerateConfig {
             bail!("{}: turn_order = \"{o}\"; expected \"grouped\" or \"alternating\"", at("generate", 0, "turn_order"));
         }
         if let Some(b) = s.budget_minutes
-            && !(b > 0.0 && b.is_finite())
+            && !(b > 0.0 && b <= MAX_BUDGET_MINUTES)
         {
-            bail!("{}: budget_minutes = {b}; expected a number of minutes > 0", at("generate", 0, "budget_minutes"));
+            bail!(
+                "{}: budget_minutes = {}; expected a number of minutes > 0 and at most {MAX_BUDGET_MINUTES} (19 years)",
+                at("generate", 0, "budget_minutes"),
+                crate::config::show_number(b)
+            );
         }
         // Players: unique names, known kinds, their keys.
         let player_names: Vec<&str> = cfg.players.iter().map(|p| p.name.as_str()).collect();

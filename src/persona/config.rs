@@ -3,13 +3,17 @@
 //! averaged over the moves or taken at the end, and a direction. Every error names
 //! `file:line:column` and says what was expected.
 
-use crate::config::locate;
+use crate::config::{locate, show_number};
 use crate::evolve::gp::GpConfig;
 use crate::search::mcts::FinalChoice;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// The largest size of a persona's `floor` and `range` ends (10^19): above every long a game
+/// holds (9.2·10^18), and small enough that a range's width and the chart's axes stay finite.
+pub const MAX_MEASURE: f64 = 1e19;
 
 /// The whole file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -199,9 +203,23 @@ impl PersonaConfig {
             if !matches!(p.aggregate.as_str(), "final" | "mean") {
                 bail!("{}: aggregate = \"{}\"; expected \"final\" or \"mean\"", at("persona", k, "aggregate"), p.aggregate);
             }
+            if let Some(f) = p.floor
+                && !(f.abs() <= MAX_MEASURE)
+            {
+                bail!(
+                    "{}: floor = {}; expected a number from -{MAX_MEASURE:e} to {MAX_MEASURE:e}",
+                    at("persona", k, "floor"),
+                    show_number(f)
+                );
+            }
             match p.range {
-                Some([lo, hi]) if !(lo < hi) => {
-                    bail!("{}: range = [{lo}, {hi}]; expected [low, high] with low < high", at("persona", k, "range"))
+                Some([lo, hi]) if !(lo < hi && lo.abs() <= MAX_MEASURE && hi.abs() <= MAX_MEASURE) => {
+                    bail!(
+                        "{}: range = [{}, {}]; expected [low, high] with low < high, both from -{MAX_MEASURE:e} to {MAX_MEASURE:e}",
+                        at("persona", k, "range"),
+                        show_number(lo),
+                        show_number(hi)
+                    )
                 }
                 None if s.reward == "continuous" => {
                     bail!(

@@ -20,6 +20,7 @@ pub use run::{hex, probe, program};
 
 pub use compile::CompileOptions;
 pub use deps::Dirty;
+pub use diag::MAX_SHOWN;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
 pub use run::fast::Tier;
@@ -44,11 +45,15 @@ pub fn compile_str(name: &str, text: &str) -> Result<Compiled, Diagnostics> {
 pub fn compile_str_with(name: &str, text: &str, opts: &CompileOptions) -> Result<Compiled, Diagnostics> {
     let file = Arc::new(SourceFile::new(name, text));
     let mut diags = Vec::new();
-    let tokens = lexer::lex(&file.text, &mut diags);
-    let ast = parser::parse(&tokens, &mut diags);
+    // Each stage keeps at most `diag::MAX_SHOWN` errors and warnings and counts the rest.
+    let mut cap = diag::Cap::default();
+    let tokens = lexer::lex_capped(&file.text, &mut diags, &mut cap);
+    let ast = parser::parse_capped(&tokens, &mut diags, &mut cap);
+    drop(tokens);
     let (ast, overlays) = select_overlays(ast, &opts.overlays, &mut diags);
     lint::precedence_traps(&ast, &file, &mut diags);
-    let program = compile::compile_with(&ast, file.clone(), &mut diags, opts).map(|mut p| {
+    cap.sync(&diags);
+    let program = compile::compile_capped(&ast, file.clone(), &mut diags, opts, &mut cap).map(|mut p| {
         p.overlays = overlays;
         p.selected = opts.overlays.clone();
         p
@@ -56,8 +61,7 @@ pub fn compile_str_with(name: &str, text: &str, opts: &CompileOptions) -> Result
     if let Some(p) = &program {
         lint::lint(&ast, p, &mut diags);
     }
-    diags.sort_by_key(|d| (d.span.lo, d.span.hi));
-    let report = Diagnostics { file: (*file).clone(), items: diags };
+    let report = Diagnostics::new((*file).clone(), diags, &cap);
     match program {
         Some(p) if !report.has_errors() => Ok(Compiled { program: Arc::new(p), warnings: report }),
         _ => Err(report),

@@ -5,7 +5,7 @@ use super::*;
 
 impl Compiler<'_> {
     pub(super) fn collect_actions(&mut self) {
-        for d in self.decls() {
+        for (decl_ix, d) in self.decls().enumerate() {
             match &d.kind {
                 DeclKind::Action { name, kind } => {
                     if let Some(&prev) = self.action_ix.get(&name.name) {
@@ -94,8 +94,7 @@ impl Compiler<'_> {
                         self.error(name.span, DiagKind::Duplicate { what: "consequence", name: name.name.clone(), first_line });
                         continue;
                     }
-                    let idx = self.file.decls.iter().position(|x| std::ptr::eq(x, d)).expect("decl is in the file");
-                    self.cons_ix.insert(name.name.clone(), idx);
+                    self.cons_ix.insert(name.name.clone(), decl_ix);
                 }
                 _ => {}
             }
@@ -106,7 +105,7 @@ impl Compiler<'_> {
         for d in self.decls() {
             if let DeclKind::IsInGroup { group, action } = &d.kind {
                 let Some(&g) = group_ix.get(&group.name) else {
-                    let known = Self::known(&group_ix);
+                    let known = self.known(&group_ix);
                     self.error(
                         group.span,
                         DiagKind::UnknownName {
@@ -159,18 +158,23 @@ impl Compiler<'_> {
         }
         // Per-class action lists and create hooks: the parent's first (as `ClassInfo` promises),
         // then the class's own in declaration order. `class_order` puts parents before children.
+        // Each class's own actions, in declaration order (one pass over the actions).
+        let mut own: Vec<Vec<ActionId>> = vec![Vec::new(); self.classes.len()];
+        for (a, info) in self.actions.iter().enumerate() {
+            if let Some(c) = info.class {
+                own[c as usize].push(a as ActionId);
+            }
+        }
         for &c in &self.class_order.clone() {
             let (mut actions, mut hooks) = match self.classes[c as usize].parent {
                 Some(p) => (self.out_classes[p as usize].actions.clone(), self.out_classes[p as usize].create_hooks.clone()),
                 None => (vec![], vec![]),
             };
-            for (a, info) in self.actions.iter().enumerate() {
-                if info.class == Some(c) {
-                    match info.kind {
-                        ActionKind::Player => actions.push(a as ActionId),
-                        ActionKind::OnCreate => hooks.push(a as ActionId),
-                        ActionKind::Rule | ActionKind::OnRound => {}
-                    }
+            for &a in &own[c as usize] {
+                match self.actions[a as usize].kind {
+                    ActionKind::Player => actions.push(a),
+                    ActionKind::OnCreate => hooks.push(a),
+                    ActionKind::Rule | ActionKind::OnRound => {}
                 }
             }
             self.out_classes[c as usize].actions = actions;
@@ -182,7 +186,7 @@ impl Compiler<'_> {
         match self.action_ix.get(&id.name) {
             Some(&a) => Some(a),
             None => {
-                let known = Self::known(&self.action_ix);
+                let known = self.known(&self.action_ix);
                 self.error(
                     id.span,
                     DiagKind::UnknownName { what: "action", name: id.name.clone(), expected: format!("a declared action ({known})") },
@@ -212,7 +216,7 @@ impl Compiler<'_> {
                 DeclKind::HasConsequence { action, consequence } => {
                     let Some(a) = self.lookup_action(action) else { continue };
                     let Some(&ci) = self.cons_ix.get(&consequence.name) else {
-                        let known = Self::known(&self.cons_ix);
+                        let known = self.known(&self.cons_ix);
                         self.error(
                             consequence.span,
                             DiagKind::UnknownName {

@@ -33,7 +33,7 @@ impl Compiler<'_> {
                 match self.class_ix.get(&p.name) {
                     Some(&pc) => self.classes[i].parent = Some(pc),
                     None => {
-                        let known = Self::known(&self.class_ix);
+                        let known = self.known(&self.class_ix);
                         self.error(
                             p.span,
                             DiagKind::UnknownName {
@@ -168,6 +168,58 @@ impl Compiler<'_> {
         true
     }
 
+    /// Whether the classes, the object descriptions and the initial objects, each counted with
+    /// every attribute and constant it holds (inherited ones too), stay within [`MAX_SLOTS`];
+    /// else one error at the line where the count passes it. Checked before any of them is laid
+    /// out, since each class, description and object gets a list of that length.
+    fn slots_fit(&mut self) -> bool {
+        let mut width = vec![0u64; self.classes.len()];
+        for &c in &self.class_order {
+            let cd = &self.classes[c as usize];
+            width[c as usize] = cd.parent.map_or(0, |p| width[p as usize]) + (cd.own_attrs.len() + cd.own_consts.len()) as u64;
+        }
+        let mut total: u64 = 0;
+        let mut past: Option<(Span, &'static str)> = None;
+        for (c, cd) in self.classes.iter().enumerate() {
+            total += width[c];
+            if total > MAX_SLOTS as u64 {
+                past = Some((cd.span, "classes"));
+                break;
+            }
+        }
+        if past.is_none() {
+            for &(_, c, span) in &self.god_decl {
+                total += width[c as usize];
+                if total > MAX_SLOTS as u64 {
+                    past = Some((span, "object descriptions"));
+                    break;
+                }
+            }
+        }
+        if past.is_none() {
+            for d in self.decls() {
+                if let DeclKind::Initial { object } = &d.kind
+                    && let Some(&g) = self.god_ix.get(&object.name)
+                {
+                    total += width[self.god_decl[g as usize].1 as usize];
+                    if total > MAX_SLOTS as u64 {
+                        past = Some((object.span, "initial objects"));
+                        break;
+                    }
+                }
+            }
+        }
+        let Some((span, what)) = past else { return true };
+        self.error(
+            span,
+            DiagKind::Invalid {
+                what: format!("the {what} up to here hold more than {MAX_SLOTS} attribute values in all (with the classes' and descriptions' before them; inherited attributes count in each class)"),
+                expected: format!("at most {MAX_SLOTS} attribute values across classes, object descriptions and initial objects"),
+            },
+        );
+        false
+    }
+
     pub(super) fn class_is_sub(&self, a: ClassId, b: ClassId) -> bool {
         crate::wgdl::program::within(&self.is_sub, a, b)
     }
@@ -176,7 +228,7 @@ impl Compiler<'_> {
         match self.class_ix.get(&id.name) {
             Some(&c) => Some(c),
             None => {
-                let known = Self::known(&self.class_ix);
+                let known = self.known(&self.class_ix);
                 let hint = if self.god_ix.contains_key(&id.name) {
                     format!("a class, but `{}` is an object description", id.name)
                 } else {
@@ -199,13 +251,17 @@ impl Compiler<'_> {
     }
 
     /// Finds an attribute (instance or constant) by name in a class or its ancestors.
+    /// A name is declared once along a chain of classes (duplicates were removed), so the first
+    /// class up the chain that declares it has it; at most [`MAX_INHERITANCE`] map lookups.
     pub(super) fn find_attr(&self, class: ClassId, name: &str) -> Option<(bool, usize, Ty)> {
         let ci = &self.out_classes[class as usize];
-        if let Some(i) = ci.attrs.iter().position(|a| a.name == name) {
-            return Some((false, i, ci.attrs[i].ty));
-        }
-        if let Some(i) = ci.consts.iter().position(|a| a.name == name) {
-            return Some((true, i, ci.consts[i].ty));
+        let mut c = Some(class);
+        while let Some(k) = c {
+            if let Some(&(is_const, i)) = self.attr_ix.get(k as usize).and_then(|ix| ix.get(name)) {
+                let ty = if is_const { ci.consts[i].ty } else { ci.attrs[i].ty };
+                return Some((is_const, i, ty));
+            }
+            c = self.classes[k as usize].parent;
         }
         None
     }
@@ -240,6 +296,9 @@ impl Compiler<'_> {
                 self.god_decl.push((name.name.clone(), c, name.span));
             }
         }
+        // Each class's own attribute and constant names, where declared (kept as lines are read
+        // and as inherited duplicates are removed below): lookups by name, not scans.
+        let mut own_names: Vec<HashMap<String, Span>> = vec![HashMap::new(); self.classes.len()];
         for d in self.decls() {
             let DeclKind::Attribute { constant, target, name, ty, value } = &d.kind else { continue };
             if let Some(&c) = self.class_ix.get(&target.name) {
@@ -259,14 +318,13 @@ impl Compiler<'_> {
                 let Some(t) = self.type_of(te) else { continue };
                 // Duplicates in this class (ancestors are checked once all lines are read, so that
                 // the order of lines does not matter).
-                let cd = &self.classes[c as usize];
-                let dup = cd.own_attrs.iter().chain(cd.own_consts.iter()).find(|(a, _)| a.name == name.name).map(|(a, _)| a.span);
-                if let Some(first) = dup {
+                if let Some(&first) = own_names[c as usize].get(&name.name) {
                     let first_line = line_of(&self.source, first);
                     self.error(name.span, DiagKind::Duplicate { what: "attribute", name: name.name.clone(), first_line });
                     continue;
                 }
                 let info = AttrInfo { name: name.name.clone(), ty: t, span: name.span.to(*tspan) };
+                own_names[c as usize].insert(name.name.clone(), info.span);
                 let cd = &mut self.classes[c as usize];
                 if *constant { cd.own_consts.push((info, Some(value.clone()))) } else { cd.own_attrs.push((info, Some(value.clone()))) }
             } else if self.god_ix.contains_key(&target.name) {
@@ -282,9 +340,9 @@ impl Compiler<'_> {
                 }
                 // Per-object values are applied in collect_objects.
             } else {
-                let mut all = Self::known(&self.class_ix);
+                let mut all = self.known(&self.class_ix);
                 all.push_str("; objects: ");
-                all.push_str(&Self::known(&self.god_ix));
+                all.push_str(&self.known(&self.god_ix));
                 self.error(
                     target.span,
                     DiagKind::UnknownName {
@@ -299,22 +357,26 @@ impl Compiler<'_> {
         for c in 0..self.classes.len() {
             let mut anc = self.classes[c].parent;
             while let Some(a) = anc {
-                let inherited: Vec<(String, Span)> = self.classes[a as usize]
-                    .own_attrs
-                    .iter()
-                    .chain(&self.classes[a as usize].own_consts)
-                    .map(|(i, _)| (i.name.clone(), i.span))
-                    .collect();
+                let a_ix = a as usize;
+                // An empty class, or one with no name in common, is skipped without a pass over the lists.
+                if own_names[c].is_empty() || own_names[a_ix].is_empty() || !own_names[c].keys().any(|n| own_names[a_ix].contains_key(n)) {
+                    anc = self.classes[a_ix].parent;
+                    continue;
+                }
+                let inherited = &own_names[a_ix];
                 let mut errs = Vec::new();
                 let cd = &mut self.classes[c];
                 for list in [&mut cd.own_attrs, &mut cd.own_consts] {
-                    list.retain(|(i, _)| match inherited.iter().find(|(n, _)| *n == i.name) {
-                        Some((_, first)) => {
+                    list.retain(|(i, _)| match inherited.get(&i.name) {
+                        Some(first) => {
                             errs.push((i.span, i.name.clone(), *first));
                             false
                         }
                         None => true,
                     });
+                }
+                for (_, name, _) in &errs {
+                    own_names[c].remove(name);
                 }
                 for (span, name, first) in errs {
                     let first_line = line_of(&self.source, first);
@@ -325,6 +387,10 @@ impl Compiler<'_> {
                 }
                 anc = self.classes[a as usize].parent;
             }
+        }
+        if !self.slots_fit() {
+            self.too_big = true;
+            return;
         }
         // Layout: inherited attributes first, so offsets hold in every subclass.
         self.out_classes = self
@@ -352,6 +418,21 @@ impl Compiler<'_> {
             self.out_classes[c as usize].attrs = attrs;
             self.out_classes[c as usize].consts = consts;
         }
+        // Own names by their index in the class's (and so every subclass's) lists.
+        self.attr_ix = vec![HashMap::new(); self.classes.len()];
+        for (c, cd) in self.classes.iter().enumerate() {
+            let (na, nk) = match cd.parent {
+                Some(p) => (self.out_classes[p as usize].attrs.len(), self.out_classes[p as usize].consts.len()),
+                None => (0, 0),
+            };
+            let ix = &mut self.attr_ix[c];
+            for (k, (a, _)) in cd.own_attrs.iter().enumerate() {
+                ix.entry(a.name.clone()).or_insert((false, na + k));
+            }
+            for (k, (a, _)) in cd.own_consts.iter().enumerate() {
+                ix.entry(a.name.clone()).or_insert((true, nk + k));
+            }
+        }
     }
 
     /// A literal value for an attribute of type `ty`, as the 64-bit slot value.
@@ -364,7 +445,7 @@ impl Compiler<'_> {
             ExprKind::Lit(Lit::Null) => (NULL, Ty::Null),
             ExprKind::ObjRef(name) => {
                 let Some(&g) = self.god_ix.get(&name.name) else {
-                    let known = Self::known(&self.god_ix);
+                    let known = self.known(&self.god_ix);
                     self.error(
                         name.span,
                         DiagKind::UnknownName {
@@ -438,7 +519,7 @@ impl Compiler<'_> {
                         self.initial.push(g);
                     }
                     None => {
-                        let known = Self::known(&self.god_ix);
+                        let known = self.known(&self.god_ix);
                         let hint = if self.class_ix.contains_key(&object.name) {
                             format!("an object description, but `{}` is a class; declare `object <name> is {}`", object.name, object.name)
                         } else {

@@ -58,7 +58,7 @@ impl Compiler<'_> {
 
     pub(super) fn target(&mut self, ci: usize, id: &ast::Ident, cx: CtxKey, timed: bool) -> Option<ConsId> {
         let Some(&ti) = self.cons_ix.get(&id.name) else {
-            let known = Self::known(&self.cons_ix);
+            let known = self.known(&self.cons_ix);
             self.error(
                 id.span,
                 DiagKind::UnknownName { what: "consequence", name: id.name.clone(), expected: format!("a declared consequence ({known})") },
@@ -272,7 +272,7 @@ impl Compiler<'_> {
         let expected = if self.class_ix.contains_key(&name.name) {
             format!("an object description; `{}` is a class, usable here only inside an action with `forEveryGOD {}`", name.name, name.name)
         } else {
-            format!("a declared object description ({})", Self::known(&self.god_ix))
+            format!("a declared object description ({})", self.known(&self.god_ix))
         };
         self.error(name.span, DiagKind::UnknownName { what: "object description", name: name.name.clone(), expected });
         None

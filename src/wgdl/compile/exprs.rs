@@ -371,7 +371,7 @@ impl Compiler<'_> {
                 "`this`, an object name or the bound class; class `{name}` is not bound by `forEveryGOD`/`forEveryInstance` in this action"
             )
         } else {
-            format!("`this`, an object name ({}) or the bound class", Self::known(&self.god_ix))
+            format!("`this`, an object name ({}) or the bound class", self.known(&self.god_ix))
         };
         self.error(root.span, DiagKind::UnknownName { what: "object", name: name.to_string(), expected });
         None
@@ -466,7 +466,7 @@ impl Compiler<'_> {
                         (Base::Named(id, _), false) => Op::Slot(self.initial_base[id as usize] + idx as u32),
                         (Base::Named(id, _), true) => {
                             let g = self.initial[id as usize];
-                            if self.x.params.iter().any(|p| p.god == g && p.is_const && p.idx as usize == idx) {
+                            if self.x.param_consts.contains(&(g, idx)) {
                                 Op::NamedConst(g, idx as u32)
                             } else {
                                 Op::Const(self.gods[g as usize].consts[idx])

@@ -44,6 +44,8 @@ pub(super) struct Ext {
     pub grid_slots: u32,
     pub grid_decl_spans: Vec<Span>,
     pub params: Vec<ParamInfo>,
+    /// The (object description, constant index) of each parameter that is a class constant.
+    pub param_consts: std::collections::HashSet<(GodId, usize)>,
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
     pub constraints: Vec<(ExprId, String)>,
@@ -85,7 +87,7 @@ impl Compiler<'_> {
         for d in self.decls() {
             let DeclKind::Parameter { god, attr, min, max } = &d.kind else { continue };
             let Some(&g) = self.god_ix.get(&god.name) else {
-                let known = Self::known(&self.god_ix);
+                let known = self.known(&self.god_ix);
                 self.error(god.span, DiagKind::UnknownName { what: "object description", name: god.name.clone(), expected: known });
                 continue;
             };
@@ -134,6 +136,9 @@ impl Compiler<'_> {
                     "a range that holds the file's value",
                 );
                 continue;
+            }
+            if is_const {
+                self.x.param_consts.insert((g, idx));
             }
             self.x.params.push(ParamInfo {
                 name,
@@ -471,7 +476,7 @@ impl Compiler<'_> {
     fn grid_named(&mut self, g: &ast::Ident) -> Option<u16> {
         let found = self.x.grid_ix.get(&g.name).copied();
         if found.is_none() {
-            let known = Self::known(&self.x.grid_ix);
+            let known = self.known(&self.x.grid_ix);
             self.error(
                 g.span,
                 DiagKind::UnknownName { what: "grid", name: g.name.clone(), expected: format!("a declared grid ({known})") },

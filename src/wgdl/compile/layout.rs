@@ -195,7 +195,16 @@ impl Compiler<'_> {
         let n_code = code.len();
         let n_conses = conses.len();
         let n_actions = actions.len();
+        let initial_ends: Vec<usize> = self
+            .initial
+            .iter()
+            .scan(0usize, |end, &g| {
+                *end += self.gods[g as usize].init.len();
+                Some(*end)
+            })
+            .collect();
         Program {
+            initial_ends,
             source: self.source,
             syms,
             classes,

@@ -15,7 +15,7 @@
 //! string symbol is known; the ops that name them are patched then.
 
 use crate::wgdl::ast::{self, ActionKind as AstActionKind, BinOp, Binding, ConsBody, DeclKind, ExprKind, Lit, TypeExpr, UnOp};
-use crate::wgdl::diag::{DiagKind, Diagnostic, SourceFile, Span};
+use crate::wgdl::diag::{Cap, DiagKind, Diagnostic, Severity, SourceFile, Span};
 use crate::wgdl::program::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -26,8 +26,15 @@ const MAX_STORE_NODES: usize = 1_000_000;
 /// Compiling a chain, and applying a conditional one, recurses once per link; the bound keeps
 /// any input from overflowing the stack.
 const MAX_CHAIN: usize = 100;
+/// How many names an "expected one of" list shows (12) before `…`.
+const KNOWN_SHOWN: usize = 12;
 /// Classes, object descriptions and actions each have a 16-bit index.
 pub const MAX_DECLS: usize = u16::MAX as usize;
+/// The most attribute values the classes, object descriptions and initial objects hold in all
+/// (1 000 000; each counts every attribute and constant it has, inherited ones too). Each of
+/// them gets a list of its values, so without it 65 000 subclasses of a class with 10 000
+/// attributes (a 1.2 MB file) would ask for 650 million of them.
+pub const MAX_SLOTS: usize = 1_000_000;
 /// The deepest chain of parent classes (walks up the chain stay short).
 pub const MAX_INHERITANCE: usize = 256;
 
@@ -37,10 +44,22 @@ pub fn compile(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagno
 
 /// [`compile`] with options: where auxiliary files (maps) are, parameter overrides.
 pub fn compile_with(file: &ast::File, source: Arc<SourceFile>, diags: &mut Vec<Diagnostic>, opts: &CompileOptions) -> Option<Program> {
-    let mut c = Compiler::new(file, source, diags);
+    compile_capped(file, source, diags, opts, &mut Cap::after(diags))
+}
+
+/// [`compile_with`], keeping at most [`MAX_SHOWN`](crate::wgdl::diag::MAX_SHOWN) errors and
+/// warnings (`cap` counts the rest).
+pub fn compile_capped(
+    file: &ast::File,
+    source: Arc<SourceFile>,
+    diags: &mut Vec<Diagnostic>,
+    opts: &CompileOptions,
+    cap: &mut Cap,
+) -> Option<Program> {
+    let mut c = Compiler::new(file, source, diags, cap);
     c.x.opts = opts.clone();
     c.run();
-    let ok = !c.diags.iter().any(|d| d.severity == crate::wgdl::diag::Severity::Error);
+    let ok = c.cap.hidden_errors == 0 && !c.diags.iter().any(|d| d.severity == Severity::Error);
     if ok { Some(c.finish()) } else { None }
 }
 
@@ -96,6 +115,8 @@ struct Compiler<'a> {
     file: &'a ast::File,
     source: Arc<SourceFile>,
     diags: &'a mut Vec<Diagnostic>,
+    /// Keeps the diagnostics kept within their limit and counts the rest.
+    cap: &'a mut Cap,
     class_ix: HashMap<String, ClassId>,
     classes: Vec<ClassDecl>,
     class_order: Vec<ClassId>,
@@ -106,6 +127,9 @@ struct Compiler<'a> {
     syms: Vec<String>,
     sym_ix: HashMap<String, i64>,
     out_classes: Vec<ClassInfo>,
+    /// Per class, its own attributes and constants by name: (is a constant, index in the class's
+    /// lists, which subclasses share). Filled with `out_classes`.
+    attr_ix: Vec<HashMap<String, (bool, usize)>>,
     gods: Vec<GodInfo>,
     actions: Vec<ActionInfo>,
     conses: Vec<ConsInfo>,
@@ -130,6 +154,9 @@ struct Compiler<'a> {
     /// Absolute `Slot` ops that need the store size added in `finish`.
     slot_fixups: Vec<usize>,
     is_sub: Vec<(u32, u32)>,
+    /// The classes and objects would hold more than [`MAX_SLOTS`] values: the passes after
+    /// `collect_attributes` are skipped (one error was reported).
+    too_big: bool,
     /// The kinds of declarations whose count limit was reported ([`Compiler::over_limit`]).
     limits_hit: Vec<&'static str>,
     groups: Vec<Group>,
@@ -158,11 +185,12 @@ fn line_of(src: &SourceFile, span: Span) -> usize {
 }
 
 impl<'a> Compiler<'a> {
-    fn new(file: &'a ast::File, source: Arc<SourceFile>, diags: &'a mut Vec<Diagnostic>) -> Compiler<'a> {
+    fn new(file: &'a ast::File, source: Arc<SourceFile>, diags: &'a mut Vec<Diagnostic>, cap: &'a mut Cap) -> Compiler<'a> {
         Compiler {
             file,
             source,
             diags,
+            cap,
             class_ix: HashMap::new(),
             classes: Vec::new(),
             class_order: Vec::new(),
@@ -173,6 +201,7 @@ impl<'a> Compiler<'a> {
             syms: Vec::new(),
             sym_ix: HashMap::new(),
             out_classes: Vec::new(),
+            attr_ix: Vec::new(),
             gods: Vec::new(),
             actions: Vec::new(),
             conses: Vec::new(),
@@ -194,6 +223,7 @@ impl<'a> Compiler<'a> {
             x: ext::Ext::default(),
             is_sub: Vec::new(),
             limits_hit: Vec::new(),
+            too_big: false,
             groups: Vec::new(),
             goals: Vec::new(),
             limits: Limits::default(),
@@ -215,18 +245,12 @@ impl<'a> Compiler<'a> {
         {
             return;
         }
-        let d = Diagnostic::error(span, kind);
         // A consequence compiled in several contexts may report the same problem twice.
-        if !self.diags.contains(&d) {
-            self.diags.push(d);
-        }
+        self.cap.push(self.diags, Diagnostic::error(span, kind), true);
     }
 
     fn warn(&mut self, span: Span, kind: DiagKind) {
-        let d = Diagnostic::warning(span, kind);
-        if !self.diags.contains(&d) {
-            self.diags.push(d);
-        }
+        self.cap.push(self.diags, Diagnostic::warning(span, kind), true);
     }
 
     fn intern(&mut self, s: &str) -> i64 {
@@ -243,11 +267,25 @@ impl<'a> Compiler<'a> {
         self.file.decls.iter()
     }
 
-    fn known(map: &HashMap<String, impl Copy>) -> String {
-        let mut v: Vec<&str> = map.keys().map(|s| s.as_str()).collect();
-        v.sort();
-        if v.len() > 12 {
-            v.truncate(12);
+    /// The names of `map` for an "expected one of" list: the first [`KNOWN_SHOWN`] in sorted
+    /// order, then `…`. Linear in the map (no sort of every name), and empty once no more errors
+    /// are kept (the message would not be shown), so that many unknown names cost linear time.
+    fn known(&self, map: &HashMap<String, impl Copy>) -> String {
+        if self.cap.full(Severity::Error) {
+            return String::new();
+        }
+        let mut v: Vec<&str> = Vec::with_capacity(KNOWN_SHOWN + 1);
+        for name in map.keys() {
+            // `v` holds the smallest names seen so far, sorted, at most KNOWN_SHOWN + 1 of them.
+            if v.len() > KNOWN_SHOWN && name.as_str() >= v[KNOWN_SHOWN] {
+                continue;
+            }
+            let at = v.partition_point(|&s| s < name.as_str());
+            v.insert(at, name);
+            v.truncate(KNOWN_SHOWN + 1);
+        }
+        if v.len() > KNOWN_SHOWN {
+            v.truncate(KNOWN_SHOWN);
             v.push("…");
         }
         if v.is_empty() { "none declared".into() } else { v.join(", ") }
@@ -256,6 +294,9 @@ impl<'a> Compiler<'a> {
     fn run(&mut self) {
         self.collect_classes();
         self.collect_attributes();
+        if self.too_big {
+            return;
+        }
         self.collect_objects();
         self.collect_parameters();
         self.collect_game_defs();
@@ -274,27 +315,54 @@ impl<'a> Compiler<'a> {
     }
 
     /// Warns about `game.x` reads that no `game increase` can ever change (a typo, usually).
+    /// Fixed increment paths go into a trie, so a read is checked in time linear in its length;
+    /// only paths with a computed segment (`*`, bounded by [`MAX_STORE_NODES`]) are scanned.
     fn lint_unincreased_reads(&mut self) {
-        // Increment targets as paths; a computed segment matches any name (`*`).
-        let mut targets: Vec<Vec<String>> = Vec::new();
+        // The trie of fixed targets: per node, whether a target ends there and whether one goes below.
+        let mut child: HashMap<(usize, &str), usize> = HashMap::new();
+        let mut ends = vec![false];
+        let mut below = vec![false];
         for r in &self.store_reqs {
             if r.read.is_none() {
-                targets.push(r.segs.clone());
+                let mut n = 0;
+                for seg in &r.segs {
+                    below[n] = true;
+                    let next = ends.len();
+                    n = *child.entry((n, seg.as_str())).or_insert(next);
+                    if n == next {
+                        ends.push(false);
+                        below.push(false);
+                    }
+                }
+                ends[n] = true;
             }
         }
+        // Targets with computed segments; a computed segment matches any name (`*`).
+        let mut wild: Vec<Vec<String>> = Vec::new();
         for (_, req, rest) in &self.dyn_incs {
             let mut t = self.store_reqs[*req].segs.clone();
             t.extend(rest.iter().map(|x| x.clone().unwrap_or_else(|| "*".into())));
-            targets.push(t);
+            wild.push(t);
         }
         let matches = |read: &[String], target: &[String], sum: bool| {
             let prefix_ok = |n: usize| read.iter().zip(target).take(n).all(|(a, b)| b == "*" || a == b);
             if sum { target.len() > read.len() && prefix_ok(read.len()) } else { target.len() == read.len() && prefix_ok(read.len()) }
         };
+        let fixed = |read: &[String], sum: bool| {
+            let mut n = 0;
+            for seg in read {
+                match child.get(&(n, seg.as_str())) {
+                    Some(&c) => n = c,
+                    None => return false,
+                }
+            }
+            if sum { below[n] } else { ends[n] }
+        };
         let mut warn = Vec::new();
         for r in &self.store_reqs {
             if let Some((span, sum)) = r.read
-                && !targets.iter().any(|t| matches(&r.segs, t, sum))
+                && !fixed(&r.segs, sum)
+                && !wild.iter().any(|t| matches(&r.segs, t, sum))
             {
                 let path = r.segs.join(".");
                 warn.push((span, format!("game value `{path}{}` is never increased by any `game increase`, so it is always 0; expected a path that some consequence increases", if sum { ".sum" } else { "" })));

@@ -62,14 +62,14 @@ impl SourceFile {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
     Error,
     Warning,
 }
 
 /// One problem in a game description.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub span: Span,
     pub severity: Severity,
@@ -87,7 +87,7 @@ impl Diagnostic {
 
 /// What went wrong. Each variant names the fields a test or a tool may want to inspect; the
 /// `Display` text always ends with what was expected instead.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum DiagKind {
     #[error("unexpected character `{found}`; expected a name, a number, an operator or a comment")]
     BadCharacter { found: char },
@@ -127,16 +127,113 @@ pub enum DiagKind {
     Lint(String),
 }
 
+/// The most errors, and separately the most warnings, one file keeps and shows (100 each): the
+/// first ones in the file are shown and the rest only counted (`… and 19900 more errors`). Each
+/// stage stops keeping (and stops building the text of) diagnostics past it, so a file of
+/// 16 MiB of bad characters or unknown names costs time and memory linear in its size.
+pub const MAX_SHOWN: usize = 100;
+
+/// Counts the diagnostics one file keeps, so that each stage keeps at most [`MAX_SHOWN`] errors
+/// and [`MAX_SHOWN`] warnings and only counts the rest (each counted once).
+#[derive(Debug, Default)]
+pub struct Cap {
+    errors: usize,
+    warnings: usize,
+    /// Errors and warnings found past the limit, counted but not kept.
+    pub hidden_errors: usize,
+    pub hidden_warnings: usize,
+    /// Hashes of the diagnostics pushed with `dedup`, so that a problem found twice is kept or
+    /// counted once.
+    seen: std::collections::HashSet<u64>,
+}
+
+impl Cap {
+    /// A cap that starts from what `diags` already holds.
+    pub fn after(diags: &[Diagnostic]) -> Cap {
+        let mut cap = Cap::default();
+        cap.sync(diags);
+        cap
+    }
+
+    /// Recounts what `diags` holds (after a stage that pushed without the cap).
+    pub fn sync(&mut self, diags: &[Diagnostic]) {
+        self.errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+        self.warnings = diags.len() - self.errors;
+    }
+
+    /// Whether no more diagnostics of this severity are kept (their text need not be built).
+    pub fn full(&self, severity: Severity) -> bool {
+        match severity {
+            Severity::Error => self.errors >= MAX_SHOWN,
+            Severity::Warning => self.warnings >= MAX_SHOWN,
+        }
+    }
+
+    /// Keeps `d` in `diags`, or counts it if its severity's limit is reached. With `dedup`, a
+    /// diagnostic equal to one already kept or counted is dropped (a hash of each is kept, so
+    /// the check costs no pass over `diags` unless the hashes match).
+    pub fn push(&mut self, diags: &mut Vec<Diagnostic>, d: Diagnostic, dedup: bool) {
+        let full = self.full(d.severity);
+        if dedup {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(&d);
+            let new = self.seen.insert(h);
+            // A kept diagnostic is compared exactly; a counted one by its hash alone.
+            if !new && (full || diags.contains(&d)) {
+                return;
+            }
+        }
+        let (kept, hidden) = match d.severity {
+            Severity::Error => (&mut self.errors, &mut self.hidden_errors),
+            Severity::Warning => (&mut self.warnings, &mut self.hidden_warnings),
+        };
+        if full {
+            *hidden += 1;
+        } else {
+            *kept += 1;
+            diags.push(d);
+        }
+    }
+}
+
 /// The whole outcome of reading a game: errors and warnings, with the source to render them.
 #[derive(Clone, Debug)]
 pub struct Diagnostics {
     pub file: SourceFile,
+    /// The diagnostics kept, at most [`MAX_SHOWN`] errors and [`MAX_SHOWN`] warnings, in the
+    /// order of the file.
     pub items: Vec<Diagnostic>,
+    /// Errors found past [`MAX_SHOWN`]: counted, not kept.
+    pub hidden_errors: usize,
+    /// Warnings found past [`MAX_SHOWN`]: counted, not kept.
+    pub hidden_warnings: usize,
 }
 
 impl Diagnostics {
+    /// The diagnostics of `file`, sorted by position; past [`MAX_SHOWN`] of a severity, the
+    /// later ones in the file are counted instead of kept (with the ones `cap` counted already).
+    pub fn new(file: SourceFile, mut items: Vec<Diagnostic>, cap: &Cap) -> Diagnostics {
+        items.sort_by_key(|d| (d.span.lo, d.span.hi));
+        let (mut errors, mut warnings) = (0, 0);
+        let (mut hidden_errors, mut hidden_warnings) = (cap.hidden_errors, cap.hidden_warnings);
+        items.retain(|d| {
+            let (kept, hidden) = match d.severity {
+                Severity::Error => (&mut errors, &mut hidden_errors),
+                Severity::Warning => (&mut warnings, &mut hidden_warnings),
+            };
+            if *kept < MAX_SHOWN {
+                *kept += 1;
+                true
+            } else {
+                *hidden += 1;
+                false
+            }
+        });
+        Diagnostics { file, items, hidden_errors, hidden_warnings }
+    }
+
     pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
+        self.hidden_errors > 0 || self.items.iter().any(|d| d.severity == Severity::Error)
     }
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter().filter(|d| d.severity == Severity::Error)
@@ -155,9 +252,20 @@ impl fmt::Display for Diagnostics {
             };
             f.write_str(&render(&self.file, d.span, sev, &d.kind.to_string()))?;
         }
-        let n_err = self.errors().count();
+        let (hidden_e, hidden_w) = (self.hidden_errors, self.hidden_warnings);
+        if hidden_e + hidden_w > 0 {
+            let mut more = Vec::new();
+            if hidden_e > 0 {
+                more.push(format!("{hidden_e} more error(s)"));
+            }
+            if hidden_w > 0 {
+                more.push(format!("{hidden_w} more warning(s)"));
+            }
+            writeln!(f, "… and {} not shown (the first {MAX_SHOWN} of each kind are)", more.join(" and "))?;
+        }
+        let n_err = self.errors().count() + hidden_e;
         if n_err > 0 {
-            writeln!(f, "{}: {} error(s), {} warning(s)", self.file.name, n_err, self.warnings().count())?;
+            writeln!(f, "{}: {} error(s), {} warning(s)", self.file.name, n_err, self.warnings().count() + hidden_w)?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@
 //! plain names and the parser gives them meaning by position, as the thesis's keyword-first
 //! grammar does. The lexer never fails: a bad character becomes a diagnostic and is skipped.
 
-use crate::wgdl::diag::{DiagKind, Diagnostic, Span};
+use crate::wgdl::diag::{Cap, DiagKind, Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {
@@ -30,6 +30,11 @@ pub struct Token {
 const OPS: [&str; 21] = ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":", "[", "]"];
 
 pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
+    lex_capped(src, diags, &mut Cap::after(diags))
+}
+
+/// [`lex`], keeping at most [`crate::wgdl::diag::MAX_SHOWN`] errors (`cap` counts the rest).
+pub fn lex_capped(src: &str, diags: &mut Vec<Diagnostic>, cap: &mut Cap) -> Vec<Token> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -52,7 +57,7 @@ pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                 let mut saw_newline = false;
                 loop {
                     if i + 1 >= bytes.len() {
-                        diags.push(Diagnostic::error(Span::new(start, start + 2), DiagKind::UnterminatedComment));
+                        cap.push(diags, Diagnostic::error(Span::new(start, start + 2), DiagKind::UnterminatedComment), false);
                         i = bytes.len();
                         break;
                     }
@@ -77,7 +82,7 @@ pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     out.push(Token { tok: Tok::Quoted(src[start + 1..i].to_string()), span: Span::new(start, i + 1) });
                     i += 1;
                 } else {
-                    diags.push(Diagnostic::error(Span::new(start, i), DiagKind::UnterminatedString));
+                    cap.push(diags, Diagnostic::error(Span::new(start, i), DiagKind::UnterminatedString), false);
                     // Keep the text up to the end of the line, so the parser reports nothing more.
                     out.push(Token { tok: Tok::Quoted(src[start + 1..i].to_string()), span: Span::new(start, i) });
                 }
@@ -108,7 +113,7 @@ pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     i += op.len();
                 } else {
                     let ch = src[i..].chars().next().unwrap_or('?');
-                    diags.push(Diagnostic::error(Span::new(i, i + ch.len_utf8()), DiagKind::BadCharacter { found: ch }));
+                    cap.push(diags, Diagnostic::error(Span::new(i, i + ch.len_utf8()), DiagKind::BadCharacter { found: ch }), false);
                     i += ch.len_utf8();
                 }
             }

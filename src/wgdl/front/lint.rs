@@ -19,6 +19,16 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
         program.default_duration.is_some() || program.session_length > 0 || program.actions.iter().any(|a| a.duration.is_some());
     // Goals: evaluate in the start state when nothing they read can change.
     let Ok(start) = program.initial_state() else { return };
+    // The goals in k order, once (each goal's lint looks up its own).
+    let mut goals: Vec<(u32, &ast::Expr)> = file
+        .decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DeclKind::Goal { k, expr, .. } => Some((*k, expr)),
+            _ => None,
+        })
+        .collect();
+    goals.sort_by_key(|g| g.0);
     for (i, g) in program.goals.iter().enumerate() {
         let code = &program.code[g.expr.start as usize..(g.expr.start + g.expr.len) as usize];
         let fixed = code.iter().all(|op| match op {
@@ -27,9 +37,11 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
             Op::Time | Op::SessionTime => !changes_time,
             _ => true,
         });
-        let reads_only_fixed = fixed && reads_unassigned(file, i, &assigned);
+        let reads_only_fixed = fixed && reads_unassigned(&goals, i, &assigned);
         if reads_only_fixed && (start.goal as usize) <= i {
-            let span = goal_span(file, g.k).unwrap_or_default();
+            // The first goal line with this k (goals are sorted stably by k).
+            let at = goals.partition_point(|(k, _)| *k < g.k);
+            let span = goals.get(at).filter(|(k, _)| *k == g.k).map(|(_, e)| e.span).unwrap_or_default();
             let why = if code.iter().any(|op| matches!(op, Op::Slot(_))) {
                 "nothing it reads is ever changed by a consequence, and it is false at the start".to_string()
             } else {
@@ -67,15 +79,8 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn goal_span(file: &ast::File, k: u32) -> Option<crate::wgdl::diag::Span> {
-    file.decls.iter().find_map(|d| match &d.kind {
-        DeclKind::Goal { k: kk, expr, .. } if *kk == k => Some(expr.span),
-        _ => None,
-    })
-}
-
-fn assigned_attributes(file: &ast::File) -> Vec<String> {
-    let mut out = Vec::new();
+fn assigned_attributes(file: &ast::File) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
     for d in &file.decls {
         if let DeclKind::Consequence { body, .. } = &d.kind {
             match body {
@@ -84,14 +89,14 @@ fn assigned_attributes(file: &ast::File) -> Vec<String> {
                         && let ExprKind::Path(p) = &l.kind
                         && let Some(last) = p.last()
                     {
-                        out.push(last.name.clone());
+                        out.insert(last.name.clone());
                     }
                 }
                 ast::ConsBody::CreateAndAssign(_, l) => {
                     if let ExprKind::Path(p) = &l.kind
                         && let Some(last) = p.last()
                     {
-                        out.push(last.name.clone());
+                        out.insert(last.name.clone());
                     }
                 }
                 _ => {}
@@ -102,16 +107,7 @@ fn assigned_attributes(file: &ast::File) -> Vec<String> {
 }
 
 /// True when every attribute the i-th goal (in k order) reads is never assigned.
-fn reads_unassigned(file: &ast::File, i: usize, assigned: &[String]) -> bool {
-    let mut goals: Vec<(u32, &ast::Expr)> = file
-        .decls
-        .iter()
-        .filter_map(|d| match &d.kind {
-            DeclKind::Goal { k, expr, .. } => Some((*k, expr)),
-            _ => None,
-        })
-        .collect();
-    goals.sort_by_key(|g| g.0);
+fn reads_unassigned(goals: &[(u32, &ast::Expr)], i: usize, assigned: &std::collections::HashSet<String>) -> bool {
     let Some((_, e)) = goals.get(i) else { return false };
     let mut ok = true;
     walk(e, &mut |x| {

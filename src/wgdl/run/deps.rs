@@ -162,7 +162,7 @@ impl Program {
             return None;
         }
         let store_slots = 2 * self.n_store_nodes() + self.grid_slots as usize;
-        Some(store_slots + self.initial[..id as usize].iter().map(|&g| self.gods[g as usize].init.len()).sum::<usize>())
+        Some(store_slots + if id == 0 { 0 } else { self.initial_ends[id as usize - 1] })
     }
 
     /// The part of absolute slot `s` as the program lays slots out: the store, the grids, or
@@ -173,18 +173,20 @@ impl Program {
         if s < store_slots {
             return STORE;
         }
-        let mut base = store_slots + self.grid_slots as usize;
+        let base = store_slots + self.grid_slots as usize;
         if s < base {
             return GRID;
         }
-        for &g in &self.initial {
-            let n = self.gods[g as usize].init.len();
-            if s < base + n {
-                return attr((s - base) as u32) | slot(s);
+        // The first initial object whose slots end past `s` holds it (a binary search).
+        let rel = s - base;
+        let k = self.initial_ends.partition_point(|&end| end <= rel);
+        match self.initial_ends.get(k) {
+            Some(_) => {
+                let start = if k == 0 { 0 } else { self.initial_ends[k - 1] };
+                attr((rel - start) as u32) | slot(s)
             }
-            base += n;
+            None => ALL,
         }
-        ALL
     }
 
     /// The parts consequence `c` writes that are known before it runs (what it runs in turn

@@ -12,7 +12,7 @@
 //! Unary `-` and `!`/`not` bind tightest.
 
 use crate::wgdl::ast::*;
-use crate::wgdl::diag::{DiagKind, Diagnostic, Span, clip};
+use crate::wgdl::diag::{Cap, DiagKind, Diagnostic, Span, clip};
 use crate::wgdl::lexer::{Tok, Token};
 
 mod decl;
@@ -23,6 +23,11 @@ actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winn
 policy, policyOnly, choose, lastResort, unless, view";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
+    parse_capped(tokens, diags, &mut Cap::after(diags))
+}
+
+/// [`parse`], keeping at most [`crate::wgdl::diag::MAX_SHOWN`] errors (`cap` counts the rest).
+pub fn parse_capped(tokens: &[Token], diags: &mut Vec<Diagnostic>, cap: &mut Cap) -> File {
     let mut decls = Vec::new();
     let mut start = 0;
     for (i, t) in tokens.iter().enumerate() {
@@ -34,10 +39,12 @@ pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
             }
             let mut p = LineParser { toks: line, pos: 0, end: t.span, recovered: Vec::new(), size: 0, brackets: 0 };
             let result = p.decl();
-            diags.append(&mut p.recovered);
+            for d in p.recovered {
+                cap.push(diags, d, false);
+            }
             match result {
                 Ok(d) => decls.push(d),
-                Err(d) => diags.push(d),
+                Err(d) => cap.push(diags, d, false),
             }
         }
     }

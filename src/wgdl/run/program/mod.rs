@@ -438,6 +438,9 @@ pub struct Program {
     pub code: Vec<Op>,
     pub spans: Vec<Span>,
     pub initial: Vec<GodId>,
+    /// Where each initial object's slots end, counted from the first initial object's first
+    /// slot (running sums of their lengths), so that a slot's object is found by a binary search.
+    pub initial_ends: Vec<usize>,
     pub goals: Vec<GoalInfo>,
     pub groups: Vec<Group>,
     pub store: StoreLayout,
