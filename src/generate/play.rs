@@ -166,8 +166,7 @@ fn persona_formula(p: &PlayerConfig) -> Result<Formula> {
         }
         (None, None) => "ucb1".to_string(),
     };
-    formula_by_name_or_text(&text, c, 2.0, 0.0)
-        .map_err(|e| anyhow!("player `{}`: {e} (or a named formula: {FORMULA_NAMES})", p.name))
+    formula_by_name_or_text(&text, c, 2.0, 0.0).map_err(|e| anyhow!("player `{}`: {e} (or a named formula: {FORMULA_NAMES})", p.name))
 }
 
 /// Every player of the config as a seat, checked against the game (policies, value paths).

@@ -268,7 +268,11 @@ impl Formula {
             return Err(p.error("an operator or the end of the formula"));
         }
         if f.size() > MAX_NODES {
-            return Err(FormulaError { text: text.to_string(), col: 1, expected: format!("at most {MAX_NODES} terms (the most GP's trees can have)") });
+            return Err(FormulaError {
+                text: text.to_string(),
+                col: 1,
+                expected: format!("at most {MAX_NODES} terms (the most GP's trees can have)"),
+            });
         }
         Ok(f)
     }

@@ -201,6 +201,20 @@ pub fn markdown(md: &str) -> String {
     out
 }
 
+/// A relative path as it goes in an `href`: every byte but letters, digits, `-._~/` percent-encoded
+/// (so that no name reads as a scheme, a query or a fragment).
+pub fn url_path(p: &str) -> String {
+    let mut s = String::with_capacity(p.len());
+    for b in p.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
 /// JSON for a `<script type="application/json">` block: no `<` at all, so nothing in it can
 /// close the element or open a comment.
 pub fn script_json(v: &serde_json::Value) -> String {

@@ -36,12 +36,12 @@ pub const INTERRUPTED: &str = ".interrupted";
 
 /// Why the run of `dir` has not finished, if it has not: it ended interrupted, or another
 /// process holds its lock (running now, or killed before its end).
-fn unfinished(dir: &Path) -> Option<String> {
-    if dir.join(INTERRUPTED).exists() {
+fn unfinished(reader: &Reader) -> Option<String> {
+    if reader.dir.join(INTERRUPTED).exists() {
         return Some("This run was interrupted before its end: what is shown is what it had done by then. `--resume` continues it.".into());
     }
     use crate::report::run_dir::{Holder, LOCK};
-    let holder = Holder::parse(&std::fs::read_to_string(dir.join(LOCK)).ok()?)?;
+    let holder = Holder::parse(&reader.read(Path::new(LOCK))?)?;
     if holder.pid == std::process::id() {
         return None;
     }
@@ -52,21 +52,31 @@ fn unfinished(dir: &Path) -> Option<String> {
     })
 }
 
-/// Where a report may read: its run folder, and games only under `games` (any game when `None`).
+/// Where a report may read: its run folder, and games only under `games` (any game when `None`;
+/// a server gives its games folder alone, since a game can name files of its own, a hex map, that
+/// the compiler reads beside it).
 struct Reader<'a> {
     dir: PathBuf,
     games: Option<&'a [PathBuf]>,
 }
 
 impl Reader<'_> {
-    /// `rel`'s text, if it lies inside the run folder (links resolved), is a file and is not
-    /// over [`MAX_READ`].
-    fn read(&self, rel: &Path) -> Option<String> {
+    /// `rel`'s bytes, if it lies inside the run folder (links resolved) and is a regular file
+    /// (no pipe or device, which could block or never end) of at most [`MAX_READ`] bytes.
+    fn bytes(&self, rel: &Path) -> Option<Vec<u8>> {
+        use std::io::Read;
         let p = self.dir.join(rel).canonicalize().ok()?;
-        if !p.starts_with(&self.dir) || std::fs::metadata(&p).ok()?.len() > MAX_READ {
+        if !p.starts_with(&self.dir) || !std::fs::metadata(&p).ok()?.is_file() {
             return None;
         }
-        std::fs::read_to_string(p).ok()
+        let mut bytes = Vec::new();
+        std::fs::File::open(p).ok()?.take(MAX_READ + 1).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= MAX_READ).then_some(bytes)
+    }
+
+    /// `rel`'s text, as [`Reader::bytes`] reads it, if it is UTF-8.
+    fn read(&self, rel: &Path) -> Option<String> {
+        String::from_utf8(self.bytes(rel)?).ok()
     }
 
     /// The game file `named` (as a replay or game.txt names it), found from `near`, if it lies
@@ -254,7 +264,7 @@ fn render_with(dir: &Path, games: Option<&[PathBuf]>) -> Result<String> {
     };
 
     // What the run found: its Markdown reports, top level first.
-    let mut found = match unfinished(dir) {
+    let mut found = match unfinished(&reader) {
         Some(why) => format!("<p class=\"err\" id=\"unfinished\"><b>Unfinished.</b> {}</p>\n", html::inline(&why)),
         None => String::new(),
     };
@@ -283,9 +293,7 @@ fn render_with(dir: &Path, games: Option<&[PathBuf]>) -> Result<String> {
         }
     }
     for p in all.iter().filter(|p| ext(p) == "png" && !all.contains(&p.with_extension("svg"))) {
-        let inside = dir.join(p).canonicalize().ok().filter(|f| f.starts_with(&reader.dir));
-        let small = inside.as_ref().and_then(|f| std::fs::metadata(f).ok()).is_some_and(|m| m.len() <= MAX_READ);
-        if let Some(bytes) = inside.filter(|_| small).and_then(|f| std::fs::read(f).ok()) {
+        if let Some(bytes) = reader.bytes(p) {
             charts.push_str(&format!(
                 "<h3>{}</h3><div class=\"chart\"><img alt=\"{}\" src=\"data:image/png;base64,{}\"></div>\n",
                 escape(&name(p)),
@@ -414,7 +422,8 @@ fn render_with(dir: &Path, games: Option<&[PathBuf]>) -> Result<String> {
     if let Some(t) = reader.read(Path::new("config.toml")) {
         add(&mut body, "config", "Config", format!("<pre>{}</pre>\n", escape(&t)));
     }
-    let list: String = all.iter().map(|p| format!("<div><a href=\"{}\">{}</a></div>", escape(&name(p)), escape(&name(p)))).collect();
+    let list: String =
+        all.iter().map(|p| format!("<div><a href=\"./{}\">{}</a></div>", html::url_path(&name(p)), escape(&name(p)))).collect();
     add(&mut body, "files", "Files", list);
 
     let title =

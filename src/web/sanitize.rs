@@ -6,6 +6,7 @@
 //! rather than repaired. Charts playforge writes (plotters' SVG backend) pass unchanged in what
 //! they show; a planted `<script>` or `onload=` is dropped.
 
+use super::html::escape;
 use std::fmt::Write;
 
 /// Elements kept (with their content).
@@ -201,13 +202,13 @@ fn attributes(mut s: &str) -> Option<Vec<(&str, &str)>> {
 }
 
 /// A value that can fetch or run nothing: no `url(` but a reference within the document, no
-/// `javascript:`, and the SVG namespace only.
+/// `javascript:`, no CSS escape (`u\rl(` reads as `url(`), and the SVG namespace only.
 fn value_ok(name: &str, v: &str) -> bool {
     let low = unescape(v).to_ascii_lowercase();
     if name == "xmlns" {
         return low == "http://www.w3.org/2000/svg";
     }
-    if low.contains("javascript:") || low.contains("expression(") {
+    if low.contains('\\') || low.contains("javascript:") || low.contains("expression(") {
         return false;
     }
     let mut rest = low.as_str();
@@ -262,10 +263,6 @@ fn unescape(s: &str) -> String {
     out
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::svg;
@@ -282,6 +279,9 @@ mod tests {
             assert!(!clean.contains(bad), "{bad} in {clean}");
         }
         assert!(clean.contains("<rect width=\"1\"/>") && clean.contains("<text>&lt;script&gt;</text>"), "{clean}");
+        // A CSS escape spelling `url(` is no reference within the document.
+        let css = svg(r#"<svg><rect fill="u\rl(https://evil/x#p)" stroke="url(#g)"/></svg>"#).unwrap();
+        assert_eq!(css, r#"<svg><rect stroke="url(#g)"/></svg>"#);
     }
 
     #[test]

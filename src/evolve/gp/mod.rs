@@ -101,7 +101,8 @@ impl Default for GpConfig {
 /// h + 1 deep, below [`crate::search::formula::MAX_DEPTH`], so every tree GP writes parses back.
 pub const HEIGHT_LIMIT: usize = 17;
 const _: () = assert!(HEIGHT_LIMIT < crate::search::formula::MAX_DEPTH, "GP's trees must stay below the parse limit");
-const _: () = assert!((1 << (HEIGHT_LIMIT + 1)) - 1 <= crate::search::formula::MAX_NODES, "GP's trees must stay within the parse's term limit");
+const _: () =
+    assert!((1 << (HEIGHT_LIMIT + 1)) - 1 <= crate::search::formula::MAX_NODES, "GP's trees must stay within the parse's term limit");
 
 impl GpConfig {
     /// Checks the settings; the message names the key at fault.

@@ -16,7 +16,7 @@
 //! standard library's randomly keyed hasher where there is none; they are compared in time
 //! independent of where they differ.
 
-use super::http::{Reply, Request};
+use super::http::{Reply, Request, clip};
 use std::hash::{BuildHasher, Hasher};
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
@@ -110,13 +110,7 @@ impl Guard {
             return Err(Reply::error(400, "no Host header; expected HTTP/1.1 with Host"));
         };
         if !self.host_ok(host) {
-            return Err(Reply::error(
-                421,
-                format!(
-                    "Host `{}` is not this server; expected localhost or a loopback address",
-                    host.chars().take(80).collect::<String>()
-                ),
-            ));
+            return Err(Reply::error(421, format!("Host `{}` is not this server; expected localhost or a loopback address", clip(host))));
         }
         // A browser says where a request comes from: only this server's own pages may act.
         if let Some(site) = req.header("sec-fetch-site")
@@ -127,7 +121,7 @@ impl Guard {
         }
         if let Some(origin) = req.header("origin")
             && (req.method != "GET" || path.starts_with("/api/"))
-            && !origin.strip_prefix("http://").is_some_and(|o| o.eq_ignore_ascii_case(host))
+            && !origin.strip_prefix("http://").is_some_and(|o| same_site(o, host))
         {
             return Err(Reply::error(403, "a request from another origin; expected this server's own pages"));
         }
@@ -146,14 +140,25 @@ impl Guard {
         Err(Reply::error(401, "this server needs its token: open the address it printed at start (http://…/?token=…)"))
     }
 
-    /// The redirect that stores the token in a cookie and drops it from the address.
-    pub fn set_cookie(&self, path: &str, query: &str) -> Reply {
+    /// The redirect that stores the token in a cookie and drops it from the address: to the
+    /// same path (as sent, still escaped) on this server, or to the start page when the path or
+    /// query holds anything that could leave this server or split a header.
+    pub fn set_cookie(&self, raw_path: &str, query: &str) -> Reply {
         let rest: Vec<&str> = query.split('&').filter(|kv| !kv.is_empty() && !kv.starts_with("token=")).collect();
-        let to = if rest.is_empty() { path.to_string() } else { format!("{path}?{}", rest.join("&")) };
+        let to = if rest.is_empty() { raw_path.to_string() } else { format!("{raw_path}?{}", rest.join("&")) };
+        let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~%?&=+,;:@!$'()*".contains(c);
+        let to = if to.starts_with('/') && !to.starts_with("//") && to.chars().all(plain) { to } else { "/".to_string() };
         Reply::new(303, "text/plain; charset=utf-8", b"signed in\n".to_vec())
             .header("Location", to)
             .header("Set-Cookie", format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", self.token))
     }
+}
+
+/// Whether an Origin's `host[:port]` and a Host header name the same server (a missing port
+/// is 80, as browsers leave it out of both).
+fn same_site(origin: &str, host: &str) -> bool {
+    let ((a, pa), (b, pb)) = (split_host(origin), split_host(host));
+    a.eq_ignore_ascii_case(b) && pa.unwrap_or(80) == pb.unwrap_or(80)
 }
 
 /// `name` and port of a Host header (`[::1]:8765`, `localhost`, `127.0.0.1:80`).
@@ -200,6 +205,9 @@ mod tests {
         assert!(g.check(&req("POST", &site), "/api/new", "").is_err(), "another site");
         let own = [h, (HEADER, "t0k"), ("origin", "http://127.0.0.1:8765"), ("sec-fetch-site", "same-origin")];
         assert!(g.check(&req("POST", &own), "/api/new", "").is_ok());
+        let g80 = Guard::new("127.0.0.1:80".parse().unwrap(), Some("t0k".into()));
+        let own80 = [("host", "localhost:80"), (HEADER, "t0k"), ("origin", "http://localhost")];
+        assert!(g80.check(&req("POST", &own80), "/api/new", "").is_ok(), "port 80 left out of the Origin");
     }
 
     #[test]
@@ -213,6 +221,13 @@ mod tests {
         assert!(g.url("0.0.0.0:8765".parse().unwrap()).ends_with("/?token=t0k"));
         let r = g.set_cookie("/play", "game=x&token=t0k");
         assert!(r.headers.iter().any(|(k, v)| *k == "Location" && v == "/play?game=x"));
+        // Nothing that leaves the server or splits a header.
+        for (path, query) in [("//evil.example/", "token=t0k"), ("/%0d%0aSet-Cookie:x=y", "token=t0k"), ("/a\r\nX: y", "")] {
+            let r = g.set_cookie(path, query);
+            let to = &r.headers.iter().find(|(k, _)| *k == "Location").unwrap().1;
+            assert!(to == "/" || to == path, "{path}: {to}");
+            assert!(!to.contains('\r') && !to.starts_with("//"), "{to}");
+        }
     }
 
     #[test]

@@ -18,8 +18,10 @@ pub const MAX_HEAD: usize = 16 * 1024;
 pub const MAX_BODY: usize = 64 * 1024;
 /// The whole request, head and body, must arrive within this, however slowly it is sent.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
-/// A reply must be taken by the client within this.
+/// A whole reply must be taken by the client within this (one deadline, not one per write).
 pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
+/// A reply is written in pieces of this many bytes, each against what is left of the deadline.
+const CHUNK: usize = 64 * 1024;
 /// A request refused for capacity is read for at most this long before its 503.
 pub const REFUSAL_DEADLINE: Duration = Duration::from_secs(2);
 
@@ -189,18 +191,28 @@ pub enum Kind {
     File,
 }
 
+/// What a reply carries: bytes made here, or a file sent from disk as the client takes it.
+pub enum Body {
+    Bytes(Vec<u8>),
+    File(std::fs::File, u64),
+}
+
 /// An answer: status, content type, body, its kind and extra headers.
 pub struct Reply {
     pub code: u16,
     pub ty: &'static str,
-    pub body: Vec<u8>,
+    pub body: Body,
     pub kind: Kind,
     pub headers: Vec<(&'static str, String)>,
 }
 
 impl Reply {
     pub fn new(code: u16, ty: &'static str, body: Vec<u8>) -> Reply {
-        Reply { code, ty, body, kind: Kind::App(String::new()), headers: Vec::new() }
+        Reply { code, ty, body: Body::Bytes(body), kind: Kind::App(String::new()), headers: Vec::new() }
+    }
+    /// `len` bytes of `file`, read as they are sent.
+    pub fn file(ty: &'static str, file: std::fs::File, len: u64) -> Reply {
+        Reply { body: Body::File(file, len), ..Reply::new(200, ty, Vec::new()) }
     }
     pub fn json(v: serde_json::Value) -> Reply {
         Reply::new(200, "application/json", v.to_string().into_bytes())
@@ -256,27 +268,66 @@ fn reason(code: u16) -> &'static str {
     }
 }
 
-/// Writes `reply` and closes the connection: the write side is shut and whatever the client
-/// still sends is drained briefly, so that it reads the whole answer rather than a reset.
+/// Writes `reply` within [`WRITE_DEADLINE`] and closes the connection: the write side is shut and
+/// whatever the client still sends is drained briefly, so that it reads the whole answer rather
+/// than a reset.
 pub fn respond(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
-    stream.set_write_timeout(Some(WRITE_DEADLINE))?;
+    let until = Instant::now() + WRITE_DEADLINE;
+    let len = match &reply.body {
+        Body::Bytes(b) => b.len() as u64,
+        Body::File(_, n) => *n,
+    };
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\
 X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\nContent-Security-Policy: {}\r\n",
         reply.code,
         reason(reply.code),
         reply.ty,
-        reply.body.len(),
+        len,
         csp(&reply.kind)
     );
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(&reply.body)?;
-    stream.flush()?;
+    write_until(stream, head.as_bytes(), until)?;
+    match reply.body {
+        Body::Bytes(b) => write_until(stream, &b, until)?,
+        Body::File(f, n) => {
+            let mut f = f.take(n);
+            let mut buf = vec![0; CHUNK];
+            loop {
+                let k = f.read(&mut buf)?;
+                if k == 0 {
+                    break;
+                }
+                write_until(stream, &buf[..k], until)?;
+            }
+        }
+    }
     linger(stream);
+    Ok(())
+}
+
+/// Writes `bytes` in pieces, each with the socket's write timeout set to what is left before
+/// `until`: a client taking a byte now and then cannot stretch the reply past the deadline.
+fn write_until(stream: &mut TcpStream, bytes: &[u8], until: Instant) -> std::io::Result<()> {
+    for piece in bytes.chunks(CHUNK) {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            stream.set_write_timeout(Some(left.max(Duration::from_millis(1))))?;
+            match stream.write(rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(k) => rest = &rest[k..],
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
     Ok(())
 }
 
@@ -313,20 +364,20 @@ pub fn refuse_now(mut stream: TcpStream, why: &str) {
     let body = serde_json::json!({"error": why}).to_string();
     let _ = write!(
         stream,
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\r\n{body}",
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\
+X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'\r\n\r\n{body}",
         body.len()
     );
     let _ = stream.shutdown(Shutdown::Write);
 }
 
-/// `%XX` and `+` decoded (bad escapes kept as written).
-pub fn decode(s: &str) -> String {
+/// A path's `%XX` escapes decoded (bad escapes kept as written; `+` is a plus in a path).
+pub fn decode_path(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => match ((b[i + 1] as char).to_digit(16), (b[i + 2] as char).to_digit(16)) {
                 (Some(h), Some(l)) => {
                     out.push((h * 16 + l) as u8);
@@ -343,11 +394,11 @@ pub fn decode(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use super::decode_path as decode;
 
     #[test]
-    fn percent_escapes_and_plus_decode_and_bad_ones_stay() {
-        assert_eq!(decode("a%20b+c"), "a b c");
+    fn percent_escapes_decode_and_bad_ones_stay() {
+        assert_eq!(decode("a%20b+c"), "a b+c");
         assert_eq!(decode("%2e%2E/x"), "../x");
         assert_eq!(decode("100%"), "100%");
         assert_eq!(decode("%zz"), "%zz");

@@ -39,7 +39,8 @@ pub const MAX_REFUSING: usize = 64;
 pub const MAX_BUSY: usize = 4;
 /// How long a request waits for one of the [`MAX_BUSY`] places.
 pub const BUSY_WAIT: Duration = Duration::from_secs(20);
-/// Files larger than this are not served (they would be read whole into memory).
+/// Files larger than this are not served (a report's reader has the browser, not this server,
+/// open bigger ones from disk).
 pub const MAX_FILE: u64 = 256 << 20;
 /// Games held in memory. A game in play is never dropped to make room: only finished games
 /// and games untouched for [`IDLE`] are; past that a new game is refused with 503.
@@ -200,11 +201,11 @@ impl Server {
     /// A request checked by the guard, then routed; real work waits for one of the
     /// [`MAX_BUSY`] places.
     fn handle(&self, req: &Request) -> Reply {
-        let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
-        let path = http::decode(path);
+        let (raw_path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+        let path = http::decode_path(raw_path);
         match self.guard.check(req, &path, query) {
             Err(refused) => return refused,
-            Ok(Pass::SetCookie(_)) => return self.guard.set_cookie(&path, query),
+            Ok(Pass::SetCookie(_)) => return self.guard.set_cookie(raw_path, query),
             Ok(Pass::Route) => {}
         }
         match (req.method.as_str(), path.as_str()) {
@@ -407,14 +408,21 @@ impl Server {
                 self.make_room(&mut *self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?)?;
                 let traces = seats.contains(&Seat::Human).then(|| self.outputs.join("traces").join(stem));
                 let mut t = Table::new(path, seed, overlays, seats, self.opts.mcts_iterations, traces, &|who| self.persona_seat(who))?;
+                let mut tables = self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?;
+                // Room again (others may have started games meanwhile): a game refused now leaves
+                // no trace behind.
+                if let Err(e) = self.make_room(&mut tables) {
+                    if let Some(p) = &t.trace {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    return Err(e);
+                }
                 t.save()?;
                 let n = self.next.fetch_add(1, Ordering::SeqCst);
                 let key = guard::secret();
                 let id = format!("{n}-{key}");
                 let view = t.view(&id);
                 let over = t.is_over();
-                let mut tables = self.tables.lock().map_err(|_| anyhow!("the game list is unavailable"))?;
-                self.make_room(&mut tables)?;
                 tables.insert(n, Held { key, table: Arc::new(Mutex::new(t)), over, seen: Instant::now() });
                 Ok(view)
             }
@@ -536,7 +544,7 @@ impl Server {
                 && let Ok(d) = dir.canonicalize()
                 && d.starts_with(&self.outputs)
             {
-                return match super::report::render_confined(&d, &[self.outputs.clone(), self.games_dir.clone()]) {
+                return match super::report::render_confined(&d, std::slice::from_ref(&self.games_dir)) {
                     Ok(p) => Reply::html(p).kind(Kind::Report),
                     Err(e) => Reply::error(404, format!("{e:#}")),
                 };
@@ -557,7 +565,7 @@ impl Server {
             let list: String = entries
                 .iter()
                 .filter(|n| !n.starts_with('.'))
-                .map(|n| format!("<div><a href=\"/runs/{}{}\">{}</a></div>", escape(&base), escape(n), escape(n)))
+                .map(|n| format!("<div><a href=\"/runs/{}{}\">{}</a></div>", html::url_path(&base), html::url_path(n), escape(n)))
                 .collect();
             return Reply::html(html::page(
                 &format!("outputs/{rel}"),
@@ -567,12 +575,18 @@ impl Server {
                 "",
             ));
         }
-        if std::fs::metadata(&real).is_ok_and(|m| m.len() > MAX_FILE) {
+        // A regular file only (a pipe or a device could block or never end), sent from disk as
+        // it is written to the client: no file is held in memory.
+        let meta = match std::fs::metadata(&real) {
+            Ok(m) if m.is_file() => m,
+            _ => return Reply::error(403, format!("{rel} is not a regular file")),
+        };
+        if meta.len() > MAX_FILE {
             return Reply::error(413, format!("{rel} is over {} MiB; open it from the outputs folder", MAX_FILE >> 20));
         }
         let kind = if report_wanted { Kind::Report } else { Kind::File };
-        match std::fs::read(&real) {
-            Ok(bytes) => Reply::new(200, content_type(&real), bytes).kind(kind),
+        match std::fs::File::open(&real) {
+            Ok(f) => Reply::file(content_type(&real), f, meta.len()).kind(kind),
             Err(e) => Reply::error(404, format!("{rel}: {e}")),
         }
     }
