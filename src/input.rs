@@ -4,7 +4,8 @@
 //! checkpoint, read back and refused when it belongs to another config or game.
 //!
 //! A UTF-8 byte-order mark at the start is dropped (editors on Windows write one); positions are
-//! then counted from the first character after it, as the user sees the file.
+//! then counted from the first character after it, as the user sees the file. A message that
+//! quotes a user's text of any length quotes a [`window`] of it.
 
 use std::path::Path;
 
@@ -25,6 +26,22 @@ pub enum InputError {
 
 /// Reads `path` as text: at most [`MAX_INPUT_BYTES`], UTF-8 without NUL bytes, a leading
 /// byte-order mark dropped.
+/// At most `shown` characters of `text` around character `at`, with `…` where it was cut: what
+/// an error quotes of a formula, an expression or a value of any length.
+pub fn window(text: &str, at: usize, shown: usize) -> String {
+    let n = text.chars().count();
+    if n <= shown {
+        return text.to_string();
+    }
+    let start = at.saturating_sub(shown / 2).min(n - shown);
+    let mut s: String = if start > 0 { "…".into() } else { String::new() };
+    s.extend(text.chars().skip(start).take(shown));
+    if start + shown < n {
+        s.push('…');
+    }
+    s
+}
+
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     read_text_within(path, MAX_INPUT_BYTES)
 }

@@ -41,18 +41,8 @@ fn fail<T>(at: usize, message: String) -> Result<T, ExprError> {
 /// At most 120 characters of `text` around byte offset `at`, with `…` where it was cut
 /// (for an error that quotes an expression of any length).
 pub fn window(text: &str, at: usize) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.len() <= SHOWN {
-        return text.to_string();
-    }
     let at = text.get(..at.min(text.len())).map_or(0, |s| s.chars().count());
-    let start = at.saturating_sub(SHOWN / 2).min(chars.len() - SHOWN);
-    let mut s: String = if start > 0 { "…".into() } else { String::new() };
-    s.extend(&chars[start..start + SHOWN]);
-    if start + SHOWN < chars.len() {
-        s.push('…');
-    }
-    s
+    crate::input::window(text, at, SHOWN)
 }
 
 /// A parsed expression over measures by index.

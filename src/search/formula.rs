@@ -281,26 +281,11 @@ impl Formula {
 /// A formula that does not parse: where (the 1-based column, in characters) and what was
 /// expected there. It shows a window of a long formula, never the whole.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("formula `{}`, column {col}: expected {expected}", window(text, *col))]
+#[error("formula `{}`, column {col}: expected {expected}", crate::input::window(text, *col, SHOWN))]
 pub struct FormulaError {
     pub text: String,
     pub col: usize,
     pub expected: String,
-}
-
-/// At most [`SHOWN`] characters of `text` around column `col`, with `…` where it was cut.
-fn window(text: &str, col: usize) -> String {
-    let n = text.chars().count();
-    if n <= SHOWN {
-        return text.to_string();
-    }
-    let start = col.saturating_sub(SHOWN / 2).min(n - SHOWN);
-    let mut s: String = if start > 0 { "…".into() } else { String::new() };
-    s.extend(text.chars().skip(start).take(SHOWN));
-    if start + SHOWN < n {
-        s.push('…');
-    }
-    s
 }
 
 #[derive(Clone, Debug, PartialEq)]
