@@ -9,10 +9,11 @@
 //! viewer's script are inline, and the page opens from disk with no network.
 //!
 //! Nothing in a run folder is trusted. Files are read only where they really lie inside the
-//! folder (a symbolic link out of it is not followed), SVG files are inlined only as rebuilt by
-//! [`super::sanitize`], every text is escaped, and the games that replays and records name are
-//! read only under the roots a caller gives ([`render_confined`]: `serve` gives its outputs and
-//! games folders). A run that has not finished says so at the top ([`UNFINISHED`]).
+//! folder (a symbolic link out of it is not followed) and are regular files within the size
+//! limit, SVG files are inlined only as rebuilt by [`super::sanitize`], every text is escaped,
+//! and the games that replays and records name are read only under the roots a caller gives
+//! ([`render_confined`]: `serve` gives its games folder). A run that has not finished says so
+//! at the top (the [`INTERRUPTED`] mark, or a lock another process holds).
 
 use super::html::{self, escape, markdown, section};
 use crate::players::ai::Replay;
