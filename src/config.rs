@@ -56,9 +56,10 @@ pub fn toml<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Result<T,
     Ok(value)
 }
 
-/// The longest string value a config may hold (4 096 bytes, the longest path Linux accepts; the
-/// shipped configs' longest is 98), so that a message quoting one stays short.
-pub const MAX_CONFIG_STRING: usize = 4096;
+/// The longest string value a config may hold: 64 KiB, room for a pasted evolved formula (511
+/// terms at GP's default height, long constants: about 10 KB) or a long target expression; the
+/// shipped configs' longest is 98 bytes. Messages quote a clipped window of any value.
+pub const MAX_CONFIG_STRING: usize = 64 * 1024;
 
 /// The first value of `text` (TOML that parsed) that no config accepts, a float that is `nan`
 /// or infinite or a string past [`MAX_CONFIG_STRING`]: its byte span and what is wrong. The

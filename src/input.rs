@@ -24,8 +24,6 @@ pub enum InputError {
     Encoding { path: String, line: usize, col: usize, what: String },
 }
 
-/// Reads `path` as text: at most [`MAX_INPUT_BYTES`], UTF-8 without NUL bytes, a leading
-/// byte-order mark dropped.
 /// At most `shown` characters of `text` around character `at`, with `…` where it was cut: what
 /// an error quotes of a formula, an expression or a value of any length.
 pub fn window(text: &str, at: usize, shown: usize) -> String {
@@ -42,6 +40,8 @@ pub fn window(text: &str, at: usize, shown: usize) -> String {
     s
 }
 
+/// Reads `path` as text: at most [`MAX_INPUT_BYTES`], UTF-8 without NUL bytes, a leading
+/// byte-order mark dropped.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     read_text_within(path, MAX_INPUT_BYTES)
 }

@@ -183,22 +183,22 @@ fn generate_error(path: &Path, text: String) -> String {
 
 #[test]
 fn a_deeply_nested_target_expression_is_an_error_at_its_line_and_column() {
-    // A config string holds at most 4 096 bytes (`config::MAX_CONFIG_STRING`): 30 000 deep is
-    // refused for its length, at its line and column, before the expression is read.
-    let (path, text, line) = generate_config(&format!("{}maxs{}", "(".repeat(30_000), ")".repeat(30_000)));
+    // A config string holds at most 64 KiB (`config::MAX_CONFIG_STRING`): longer is refused for
+    // its length, at its line and column, before the expression is read.
+    let (path, text, line) = generate_config(&format!("{}maxs{}", "(".repeat(40_000), ")".repeat(40_000)));
     let err = generate_error(&path, text);
     assert!(
-        err.starts_with(&format!("{}:{line}:8:", path.display())) && err.contains("at most 4096 bytes"),
+        err.starts_with(&format!("{}:{line}:8:", path.display())) && err.contains("at most 65536 bytes"),
         "{}",
         &err[..err.len().min(400)]
     );
-    // Within that length, 2 000 deep is refused by the expression's depth limit.
+    // Within that length, 30 000 deep is refused by the expression's depth limit.
     for (name, e, col) in [
         // `expr = "` is 8 characters; the 65th `(` is the expression's 65th.
-        ("brackets", format!("{}maxs{}", "(".repeat(2_000), ")".repeat(2_000)), 8 + 65),
-        ("signs", format!("{}maxs", "-".repeat(4_000)), 8 + 65),
+        ("brackets", format!("{}maxs{}", "(".repeat(30_000), ")".repeat(30_000)), 8 + 65),
+        ("signs", format!("{}maxs", "-".repeat(30_000)), 8 + 65),
         // The 64th `+` of `maxs + maxs + …` (7 characters a term) makes it 65 deep.
-        ("chain", chain(580, "maxs"), 8 + 7 * 64 - 1),
+        ("chain", chain(9_000, "maxs"), 8 + 7 * 64 - 1),
     ] {
         let (path, text, line) = generate_config(&e);
         let err = generate_error(&path, text);

@@ -114,8 +114,9 @@ impl Checkpoint {
             return Err(format!("elapsed_s = {}; expected seconds ≥ 0", self.elapsed_s));
         }
         let eval = |what: &str, e: &Eval| -> std::result::Result<(), String> {
-            if !(0.0..=1.0).contains(&e.f) {
-                return Err(format!("{what}.f = {}; expected a fitness in [0, 1]", e.f));
+            // Finite, not in [0, 1]: the all-played penalty, which sets F, is the config's to choose.
+            if !e.f.is_finite() {
+                return Err(format!("{what}.f = {}; expected a finite fitness", e.f));
             }
             Ok(())
         };

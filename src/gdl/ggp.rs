@@ -124,6 +124,9 @@ pub struct Player {
 type Loaded = std::result::Result<Arc<Gdl>, String>;
 
 /// A match accepted while its description was still loading.
+/// The most joint moves kept for a match whose description is still loading.
+const MAX_PENDING_MOVES: usize = 10_000;
+
 struct Pending {
     id: String,
     role: String,
@@ -236,6 +239,11 @@ impl Player {
         let why = match p.loaded.try_recv() {
             Err(mpsc::TryRecvError::Empty) => {
                 if let Some(ms) = moves {
+                    // A match's moves are kept while it loads, as many as a long match has, so
+                    // that a client repeating PLAY cannot fill the memory.
+                    if p.moves.len() >= MAX_PENDING_MOVES {
+                        return Err(refused(400, format!("match `{id}`: more than {MAX_PENDING_MOVES} moves while its description loads")));
+                    }
                     p.moves.push(ms.to_vec());
                 }
                 return Err(refused(503, format!("the description of match `{id}` is still loading")));
@@ -403,6 +411,10 @@ struct Request {
 /// Whether an `Origin` is a page served from this machine (`http://localhost`, `127.0.0.1`
 /// or `[::1]`, any port).
 fn loopback_origin(origin: &str) -> bool {
+    // Echoed into a header: nothing but printable ASCII.
+    if !origin.bytes().all(|b| b.is_ascii_graphic()) {
+        return false;
+    }
     let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
     let host = if rest.starts_with('[') {
         rest.split_once(']').map_or(rest, |(h, _)| h).trim_start_matches('[')
@@ -643,7 +655,11 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
     std::thread::spawn(move || refusals.into_iter().for_each(refuse));
     let active = Arc::new(AtomicUsize::new(0));
     for (served, stream) in (1u64..).zip(listener.incoming()) {
-        let Ok(stream) = stream else { continue };
+        let Ok(stream) = stream else {
+            // Out of descriptors, say: wait a moment rather than spin.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
         if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
             // The refusing thread's queue full too: closed unread.
             let _ = to_refuse.try_send(stream);

@@ -317,6 +317,7 @@ pub fn finished(setup: &Setup, k: usize) -> Option<PersonaOutcome> {
     if ck.key != checkpoint_key(setup, p) || ck.next_generation < setup.cfg.personas.generations {
         return None;
     }
+    ck.validate(&dir.join("checkpoint.json"), &setup.cfg).ok()?;
     let last = ck.history.last()?;
     let best = Formula::parse(&last.best_formula).ok()?;
     Some(PersonaOutcome { name: p.name.clone(), dir, best, goal: last.best, history: ck.history.clone(), interrupted: false })

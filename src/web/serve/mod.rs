@@ -142,7 +142,11 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let open = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+        let Ok(stream) = stream else {
+            // Out of descriptors, say: wait a moment rather than spin.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
         if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
             if refusing.fetch_add(1, Ordering::SeqCst) < MAX_REFUSING {
                 let refusing2 = refusing.clone();

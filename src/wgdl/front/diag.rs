@@ -128,7 +128,8 @@ pub enum DiagKind {
 }
 
 /// The most errors, and separately the most warnings, one file keeps and shows (100 each): the
-/// first ones in the file are shown and the rest only counted (`… and 19900 more errors`). Each
+/// first ones each stage finds (the lexer's, then the parser's, then each pass's, in that order)
+/// are shown and the rest only counted (`… and 19900 more errors`). Each
 /// stage stops keeping (and stops building the text of) diagnostics past it, so a file of
 /// 16 MiB of bad characters or unknown names costs time and memory linear in its size.
 pub const MAX_SHOWN: usize = 100;
