@@ -62,6 +62,10 @@ enum Command {
     /// Measure random playouts per second on one thread (`--mcts`: MCTS iterations per second on
     /// 1 and 2 threads).
     Bench(run::BenchArgs),
+    /// Count a game's move sequences of each length from its start (perft), to check a
+    /// description against another implementation's published counts (`--divide` splits the
+    /// count by first move).
+    Perft(run::PerftArgs),
     /// Search a game as a TOML config describes (result formula, profile, MCTS/NMCS and its
     /// enhancements); print the best result and write outputs/<experiment>/seed-<seed>/.
     Play(experiment::PlayArgs),
@@ -325,6 +329,7 @@ where
         Command::Check { game } => run::check(&game),
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => run::bench(&args),
+        Command::Perft(args) => run::perft(&args),
         Command::Play(args) => experiment::play(&args),
         Command::Experiment(args) => experiment::experiment(&args),
         Command::Tournament(args) => experiment::tournament(&args),

@@ -79,6 +79,75 @@ pub struct BenchArgs {
     pub mcts: bool,
 }
 
+#[derive(clap::Args)]
+pub struct PerftArgs {
+    /// The game description (.wgdl).
+    pub game: PathBuf,
+    /// Count the move sequences of every length from 1 to this.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=12))]
+    pub depth: u32,
+    /// Also count, for each legal move of the start, the sequences of the full depth that begin
+    /// with it (as chess engines' `divide`), to find where two implementations part.
+    #[arg(long)]
+    pub divide: bool,
+}
+
+/// `perft`: how many move sequences of each length the game has from its start (a sequence that
+/// ends the game early is not counted at the longer lengths): the count board-game engines
+/// publish, to check a description against another implementation.
+pub fn perft(args: &PerftArgs) -> Result<()> {
+    let c = load(&args.game)?;
+    let p = &c.program;
+    let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
+    let start = p.initial_state().map_err(rt)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| depth | sequences | seconds |")?;
+    writeln!(out, "|---:|---:|---:|")?;
+    let mut bufs: Vec<Vec<wgdl::Action>> = Vec::new();
+    for d in 1..=args.depth {
+        let t0 = Instant::now();
+        let n = perft_count(p, &start, d, &mut bufs).map_err(rt)?;
+        writeln!(out, "| {d} | {n} | {:.2} |", t0.elapsed().as_secs_f64())?;
+    }
+    if args.divide {
+        let mut legal = Vec::new();
+        p.legal_actions(&start, &mut legal).map_err(rt)?;
+        writeln!(out, "\n| move | sequences of depth {} |\n|---|---:|", args.depth)?;
+        for a in legal {
+            let mut st = start.clone();
+            p.apply(&mut st, a).map_err(rt)?;
+            let n = if args.depth == 1 { 1 } else { perft_count(p, &st, args.depth - 1, &mut bufs).map_err(rt)? };
+            writeln!(out, "| {} | {n} |", p.action_name(&start, a))?;
+        }
+    }
+    Ok(())
+}
+
+/// The number of move sequences of length `depth` from `st` (one move list per level, reused).
+fn perft_count(p: &wgdl::Program, st: &State, depth: u32, bufs: &mut Vec<Vec<wgdl::Action>>) -> Result<u64, wgdl::RuntimeError> {
+    let level = depth as usize;
+    while bufs.len() <= level {
+        bufs.push(Vec::new());
+    }
+    let mut legal = std::mem::take(&mut bufs[level]);
+    p.legal_actions(st, &mut legal)?;
+    let n = if p.status(st, &legal) != Status::Running {
+        0
+    } else if depth == 1 {
+        legal.len() as u64
+    } else {
+        let mut n = 0;
+        for &a in &legal {
+            let mut next = st.clone();
+            p.apply(&mut next, a)?;
+            n += perft_count(p, &next, depth - 1, bufs)?;
+        }
+        n
+    };
+    bufs[level] = legal;
+    Ok(n)
+}
+
 fn load(path: &Path) -> Result<wgdl::Compiled> {
     match wgdl::load(path) {
         Ok(c) => Ok(c),
@@ -320,6 +389,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         let t0 = Instant::now();
         while t0.elapsed().as_secs_f64() < args.seconds {
             let mut st = start_state.clone();
+            // Each playout draws its own chance (a game's future is in its state's stream).
+            crate::game::Game::reseed(&game, &mut st, rand::RngExt::random::<u64>(&mut rng));
             loop {
                 p.legal_actions(&st, &mut legal).map_err(rt)?;
                 if p.status(&st, &legal) != Status::Running {

@@ -104,6 +104,7 @@ impl WgdlDoor {
                 BindKind::None => 1,
                 BindKind::Number(lo, hi) => hi as u64 - lo as u64 + 1,
                 BindKind::Hex => p.hex.as_ref().map_or(0, |h| h.len() as u64),
+                BindKind::Step(t) => p.board.tables[t as usize].moves.len() as u64,
                 BindKind::Instance(c) => class_room(c),
                 BindKind::God(c) => {
                     god_rank = vec![u32::MAX; p.gods.len()];
@@ -191,7 +192,7 @@ impl WgdlDoor {
         let k = match b.bind {
             BindKind::None => 0,
             BindKind::Number(lo, _) => (a.bound - lo) as u64,
-            BindKind::Hex => a.bound as u64,
+            BindKind::Hex | BindKind::Step(_) => a.bound as u64,
             BindKind::God(_) => b.god_rank.get(a.bound as usize).copied().unwrap_or(u32::MAX) as u64,
             BindKind::Instance(c) => {
                 let k = self.ordinal(st, a.bound, c);
@@ -270,7 +271,7 @@ impl WgdlDoor {
         let bound = match b.bind {
             BindKind::None => Some(NONE),
             BindKind::Number(lo, _) => Some(lo + k as u32),
-            BindKind::Hex => Some(k as u32),
+            BindKind::Hex | BindKind::Step(_) => Some(k as u32),
             BindKind::God(c) => p.classes[c as usize].gods.get(k as usize).copied().map(|g| g as u32),
             BindKind::Instance(c) => find(c, k),
         };

@@ -15,8 +15,8 @@ pub mod front;
 pub mod run;
 
 pub use front::{ast, diag, lexer, lint, parser};
+pub use run::{board, hex, probe, program};
 use run::{deps, fast, turns};
-pub use run::{hex, probe, program};
 
 pub use compile::CompileOptions;
 pub use deps::Dirty;

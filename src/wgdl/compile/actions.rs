@@ -42,6 +42,20 @@ impl Compiler<'_> {
                                     }
                                     BindKind::Hex
                                 }
+                                Some((b @ (Binding::ForEveryCell(_) | Binding::ForEveryStep { .. }), v)) => {
+                                    match self.board_binding(c, b, v) {
+                                        Some((bk, sym)) => {
+                                            var = sym;
+                                            if let Binding::ForEveryCell(g) = b
+                                                && let Some(gi) = self.x.grid_ix.get(&g.name).copied()
+                                            {
+                                                self.board.cell_vars.insert(self.actions.len() as ActionId, gi);
+                                            }
+                                            bk
+                                        }
+                                        None => continue,
+                                    }
+                                }
                             };
                             let round = matches!(kind, AstActionKind::OnRound { .. });
                             if round && !matches!(b, BindKind::None | BindKind::Instance(_)) {
@@ -213,23 +227,25 @@ impl Compiler<'_> {
                         self.actions[a as usize].conditions.push(e);
                     }
                 }
-                DeclKind::HasConsequence { action, consequence } => {
+                DeclKind::HasConsequence { action, consequences } => {
                     let Some(a) = self.lookup_action(action) else { continue };
-                    let Some(&ci) = self.cons_ix.get(&consequence.name) else {
-                        let known = self.known(&self.cons_ix);
-                        self.error(
-                            consequence.span,
-                            DiagKind::UnknownName {
-                                what: "consequence",
-                                name: consequence.name.clone(),
-                                expected: format!("a declared consequence ({known})"),
-                            },
-                        );
-                        continue;
-                    };
-                    let cx = self.ctx_of(a);
-                    if let Some(c) = self.consequence(ci, cx, consequence.span) {
-                        self.actions[a as usize].consequences.push(c);
+                    for consequence in consequences {
+                        let Some(&ci) = self.cons_ix.get(&consequence.name) else {
+                            let known = self.known(&self.cons_ix);
+                            self.error(
+                                consequence.span,
+                                DiagKind::UnknownName {
+                                    what: "consequence",
+                                    name: consequence.name.clone(),
+                                    expected: format!("a declared consequence ({known})"),
+                                },
+                            );
+                            continue;
+                        };
+                        let cx = self.ctx_of(a);
+                        if let Some(c) = self.consequence(ci, cx, consequence.span) {
+                            self.actions[a as usize].consequences.push(c);
+                        }
                     }
                 }
                 DeclKind::Duration { action, expr } => match action {

@@ -95,9 +95,12 @@ impl Compiler<'_> {
                 let value = self.end(start)?;
                 Cons::Assign { place, value }
             }
-            ConsBody::Conditional(c, t) => {
+            ConsBody::Conditional(c, targets) => {
                 let cond = self.top_expr(c, cx, Some(Ty::Bool), "the condition of a conditional consequence")?;
-                let then = self.target(ci, t, cx, false)?;
+                if let Some(extra) = targets.get(1) {
+                    self.error(extra.span, DiagKind::Invalid { what: "a second target".into(), expected: "TODO(issue 55) one".into() });
+                }
+                let then = self.target(ci, &targets[0], cx, false)?;
                 Cons::Conditional { cond, then }
             }
             ConsBody::Timed(d, t) => {
@@ -238,6 +241,7 @@ impl Compiler<'_> {
             || match cx.bind {
                 BindKind::God(c) | BindKind::Instance(c) => self.classes[c as usize].name == name,
                 BindKind::None | BindKind::Number(..) | BindKind::Hex => false,
+                BindKind::Step(t) => self.board.table_vars[t as usize].iter().any(|&v| v != NO_VAR && self.syms[v as usize] == name),
             }
             || (cx.var != NO_VAR && self.syms[cx.var as usize] == name)
     }

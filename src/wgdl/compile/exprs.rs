@@ -156,7 +156,7 @@ impl Compiler<'_> {
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx),
             ExprKind::Call(name, args) => self.call(name, args, e.span, cx),
             ExprKind::Index(g, x, y) => {
-                self.grid_cell(g, x, y, cx)?;
+                self.grid_place(g, x, y.as_deref(), cx)?;
                 self.emit(Op::Load, e.span);
                 Some(Ty::Long)
             }
@@ -194,6 +194,20 @@ impl Compiler<'_> {
                 self.want_bool(rt, r.span)?;
                 self.emit(Op::Xor, span);
                 Some(Ty::Bool)
+            }
+            BinOp::Mod => {
+                for (e, t) in [(l, self.expr(l, cx)?), (r, self.expr(r, cx)?)] {
+                    if t != Ty::Long {
+                        let found = self.ty_name(t);
+                        self.error(
+                            e.span,
+                            DiagKind::TypeMismatch { expected: "a long (`%` is the remainder of whole numbers)".into(), found },
+                        );
+                        return None;
+                    }
+                }
+                self.emit(Op::ModL, span);
+                Some(Ty::Long)
             }
             _ => {
                 let lt = self.expr(l, cx)?;
@@ -290,6 +304,21 @@ impl Compiler<'_> {
                     );
                     return None;
                 }
+                "stuck" if self.board.stuck_ok => {
+                    // Only ever evaluated when the side to move has no legal move.
+                    self.emit(Op::Const(1), span);
+                    return Some(Ty::Bool);
+                }
+                "stuck" => {
+                    self.error(
+                        span,
+                        DiagKind::Invalid {
+                            what: "`game.stuck` here".into(),
+                            expected: "`game.stuck` first in a `winner` or `draw` line: `winner <player> game.stuck && …` (it holds when the side to move has no legal move)".into(),
+                        },
+                    );
+                    return None;
+                }
                 "round" => Some(Op::Round),
                 "turns" => Some(Op::Turns),
                 "toMove" => Some(Op::ToMove),
@@ -328,8 +357,13 @@ impl Compiler<'_> {
 
     pub(super) fn path_base(&mut self, root: &ast::Ident, cx: CtxKey) -> Option<Base> {
         let name = root.name.as_str();
+        if let BindKind::Step(t) = cx.bind
+            && let Some(k) = self.board.table_vars[t as usize].iter().position(|&v| v != NO_VAR && self.syms[v as usize] == name)
+        {
+            return Some(Base::Num(Op::StepCell(t, k as u8)));
+        }
         if cx.var != NO_VAR && self.syms[cx.var as usize] == name {
-            return Some(Base::Num);
+            return Some(Base::Num(Op::BoundObj));
         }
         if name == "this" {
             return match cx.this {
@@ -394,7 +428,7 @@ impl Compiler<'_> {
     pub(super) fn path(&mut self, p: &[ast::Ident], cx: CtxKey) -> Option<Ty> {
         let base = self.path_base(&p[0], cx)?;
         let span0 = p[0].span;
-        if let Base::Num = base {
+        if let Base::Num(op) = base {
             if p.len() > 1 {
                 self.error(
                     p[1].span,
@@ -405,13 +439,13 @@ impl Compiler<'_> {
                 );
                 return None;
             }
-            self.emit(Op::BoundObj, span0);
+            self.emit(op, span0);
             return Some(Ty::Long);
         }
         // Just an object.
         if p.len() == 1 {
             return match base {
-                Base::Num => unreachable!("handled above"),
+                Base::Num(_) => unreachable!("handled above"),
                 Base::This(c) => {
                     self.emit(Op::ThisObj, span0);
                     Some(Ty::Obj(c))
@@ -438,7 +472,7 @@ impl Compiler<'_> {
         }
         let class = match base {
             Base::This(c) | Base::BoundObj(c) | Base::BoundGod(c) | Base::Named(_, c) => c,
-            Base::Num => unreachable!("handled above"),
+            Base::Num(_) => unreachable!("handled above"),
         };
         let first = &p[1];
         let span = span0.to(first.span);
@@ -450,7 +484,7 @@ impl Compiler<'_> {
                         Base::This(_) => Op::ThisObj,
                         Base::BoundObj(_) => Op::BoundObj,
                         Base::Named(id, _) => Op::Const(id as i64),
-                        Base::BoundGod(_) | Base::Num => unreachable!("excluded above"),
+                        Base::BoundGod(_) | Base::Num(_) => unreachable!("excluded above"),
                     };
                     self.emit(obj, span0);
                     self.emit(Op::Field(idx as u32), span);
@@ -472,7 +506,7 @@ impl Compiler<'_> {
                                 Op::Const(self.gods[g as usize].consts[idx])
                             }
                         }
-                        (Base::Num, _) => unreachable!("handled above"),
+                        (Base::Num(_), _) => unreachable!("handled above"),
                     };
                     self.emit(op, span);
                     ty
@@ -493,7 +527,7 @@ impl Compiler<'_> {
                         let s = self.gods[self.initial[id as usize] as usize].name_sym;
                         self.emit(Op::Const(s), span);
                     }
-                    Base::Num => unreachable!("handled above"),
+                    Base::Num(_) => unreachable!("handled above"),
                 }
                 Ty::Str
             }
@@ -536,7 +570,7 @@ impl Compiler<'_> {
     pub(super) fn place(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<(Place, Ty)> {
         if let ExprKind::Index(g, x, y) = &e.kind {
             let start = self.begin();
-            self.grid_cell(g, x, y, cx)?;
+            self.grid_place(g, x, y.as_deref(), cx)?;
             let id = self.end(start)?;
             return Some((Place::Dyn(id), Ty::Long));
         }
@@ -563,7 +597,7 @@ impl Compiler<'_> {
         let last = &p[p.len() - 1];
         let (class, place_of): (ClassId, Box<dyn Fn(u32) -> Place>) = if p.len() == 2 {
             let base = self.path_base(&p[0], cx)?;
-            if let Base::Num = base {
+            if let Base::Num(_) = base {
                 self.error(
                     p[1].span,
                     DiagKind::Invalid {
@@ -589,7 +623,7 @@ impl Compiler<'_> {
                     Base::This(c) => (Op::ThisObj, c),
                     Base::BoundObj(c) => (Op::BoundObj, c),
                     Base::Named(id, c) => (Op::Const(id as i64), c),
-                    Base::BoundGod(_) | Base::Num => unreachable!("rejected above"),
+                    Base::BoundGod(_) | Base::Num(_) => unreachable!("rejected above"),
                 };
                 let start = self.begin();
                 self.emit(op, p[0].span);
@@ -603,7 +637,7 @@ impl Compiler<'_> {
                         let slot = self.initial_base[id as usize];
                         (c, Box::new(move |o| Place::Slot(slot + o)))
                     }
-                    Base::BoundGod(_) | Base::Num => unreachable!("rejected above"),
+                    Base::BoundGod(_) | Base::Num(_) => unreachable!("rejected above"),
                 }
             }
         } else {

@@ -399,10 +399,13 @@ impl Compiler<'_> {
                             }
                         },
                     };
+                    let stuck = self.stuck_line(expr);
                     if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "an outcome condition") {
                         let text = self.source.slice(expr.span).to_string();
-                        self.x.outcomes.push(OutcomeInfo { winner, expr: e, text, reads: 0 });
+                        let o = OutcomeInfo { winner, expr: e, text, reads: 0 };
+                        if stuck { self.board.stuck_outcomes.push(o) } else { self.x.outcomes.push(o) }
                     }
+                    self.board.stuck_ok = false;
                 }
                 DeclKind::Constraint { expr } => {
                     if let Some(e) = self.top_expr(expr, NO_CTX, Some(Ty::Bool), "a constraint") {
@@ -473,7 +476,7 @@ impl Compiler<'_> {
 
     /// `board[x, y]`: pushes the cell's absolute slot.
     /// A declared grid by name, or an error listing the grids.
-    fn grid_named(&mut self, g: &ast::Ident) -> Option<u16> {
+    pub(super) fn grid_named(&mut self, g: &ast::Ident) -> Option<u16> {
         let found = self.x.grid_ix.get(&g.name).copied();
         if found.is_none() {
             let known = self.known(&self.x.grid_ix);

@@ -236,11 +236,24 @@ impl Compiler<'_> {
             turn: self.x.turn,
             turn_order: None,
             outcomes: self.x.outcomes,
+            stuck_outcomes: self.board.stuck_outcomes,
             hex: self.x.hex,
             occupants: self.x.occupants,
             grids,
             views: self.x.views,
             grid_slots: self.x.grid_slots,
+            board: crate::wgdl::board::Boards {
+                tables: self.board.tables,
+                notations: self.board.notations,
+                pieces: {
+                    let mut p = vec![Vec::new(); self.x.grids.len()];
+                    for (g, (cs, _)) in self.board.pieces {
+                        p[g as usize] = cs;
+                    }
+                    p
+                },
+                start: self.board.start_values,
+            },
             params: self.x.params,
             policies: self.x.policies,
             aggs: self.x.aggs,
@@ -326,7 +339,17 @@ fn infallible(op: Op) -> bool {
 /// Whether code reads the binding of its action (conservatively: any aggregate counts).
 fn reads_binding(code: &[Op]) -> bool {
     code.iter().any(|op| {
-        matches!(op, Op::Bound(_) | Op::BoundObj | Op::BoundConst(_) | Op::GodInit(_) | Op::GodConst(_) | Op::GodName | Op::Agg(_))
+        matches!(
+            op,
+            Op::Bound(_)
+                | Op::BoundObj
+                | Op::BoundConst(_)
+                | Op::GodInit(_)
+                | Op::GodConst(_)
+                | Op::GodName
+                | Op::Agg(_)
+                | Op::StepCell(..)
+        )
     })
 }
 

@@ -83,6 +83,7 @@ const NO_VAR: i64 = -1;
 const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None, var: NO_VAR };
 
 mod actions;
+mod board;
 mod classes;
 mod consequences;
 mod exprs;
@@ -99,8 +100,9 @@ enum Base {
     BoundGod(ClassId),
     /// An initial object named by its description: object index and class.
     Named(u32, ClassId),
-    /// A bound number or hex cell (forEveryNumber, forEveryHex).
-    Num,
+    /// A bound number or cell (forEveryNumber, forEveryHex, forEveryCell: `BoundObj`) or a
+    /// cell of a bound step (`StepCell`): the op that pushes it.
+    Num(Op),
 }
 
 struct ClassDecl {
@@ -178,6 +180,8 @@ struct Compiler<'a> {
     action_var: Vec<i64>,
     /// What the extensions collect (players, turns, hex map, grids, parameters, policies).
     x: ext::Ext,
+    /// What the board lines collect (pieces, start rows, facing, step tables, notations).
+    board: board::BoardCx,
 }
 
 fn line_of(src: &SourceFile, span: Span) -> usize {
@@ -221,6 +225,7 @@ impl<'a> Compiler<'a> {
             slot_fixups: Vec::new(),
             action_var: Vec::new(),
             x: ext::Ext::default(),
+            board: board::BoardCx::default(),
             is_sub: Vec::new(),
             limits_hit: Vec::new(),
             too_big: false,
@@ -302,6 +307,7 @@ impl<'a> Compiler<'a> {
         self.collect_game_defs();
         self.collect_misc();
         self.collect_ext_decls();
+        self.collect_board_decls();
         self.collect_views();
         self.collect_groups();
         self.collect_actions();
@@ -309,6 +315,7 @@ impl<'a> Compiler<'a> {
         self.compile_actions();
         self.compile_goals();
         self.compile_ext();
+        self.compile_notations();
         self.check_store_size();
         self.lint_unused_consequences();
         self.lint_unincreased_reads();

@@ -68,7 +68,7 @@ pub enum TypeExpr {
     Object(Ident),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Binding {
     ForEveryInstance,
     ForEveryGod,
@@ -76,6 +76,17 @@ pub enum Binding {
     ForEveryNumber(i64, i64),
     /// `forEveryHex <var>` (extension): one move per walkable cell of the hex map.
     ForEveryHex,
+    /// `forEveryCell <var> <grid>` (extension): one move per cell of a grid.
+    ForEveryCell(Ident),
+    /// `forEveryStep <from> <to> <grid> <directions>` and `forEveryJump <from> <over> <to> <grid>
+    /// <directions>` (extension): one move per cell and direction of the set whose step (or two
+    /// steps) stays on the grid; the binding's name is `from`.
+    ForEveryStep {
+        over: Option<Ident>,
+        to: Ident,
+        grid: Ident,
+        dirs: Ident,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -97,7 +108,8 @@ pub enum ConsBody {
     Create(Expr),
     /// `createAndAssign <GOD-or-class> <attribute path>`.
     CreateAndAssign(Expr, Expr),
-    Conditional(Expr, Ident),
+    /// `conditional <condition> <target> [<target> …]`: the targets run in order if it holds.
+    Conditional(Expr, Vec<Ident>),
     Timed(Expr, Ident),
     /// `game increase seg, seg, … [by expr]`.
     GameIncrease {
@@ -147,9 +159,10 @@ pub enum DeclKind {
         name: Ident,
         body: ConsBody,
     },
+    /// `hasConsequence <action> <consequence> [<consequence> …]`: attached in the order written.
     HasConsequence {
         action: Ident,
-        consequence: Ident,
+        consequences: Vec<Ident>,
     },
     Initial {
         object: Ident,
@@ -272,6 +285,42 @@ pub enum DeclKind {
         target: Ident,
         hint: ViewHint,
     },
+    /// `pieces <grid> "<chars>"` (extension): the character of cell value 0, 1, 2, … — read by
+    /// `start` rows, shown by views and `run --board`.
+    Pieces {
+        grid: Ident,
+        chars: String,
+        span: Span,
+    },
+    /// `start <grid> "<row>"` (extension): the next row of the start position, top row first,
+    /// one `pieces` character per column (spaces ignored).
+    Start {
+        grid: Ident,
+        row: String,
+        span: Span,
+    },
+    /// `forward <player> <direction>` (extension): the way a side's pieces face; the direction
+    /// sets `forward`, `forwardDiagonal`, `forwards`, `backward`, … turn with it.
+    Forward {
+        player: Ident,
+        dir: Ident,
+    },
+    /// `notation <action> <item> … [if <condition>]` (extension): how a move is written (its
+    /// bound cells by name, numbers, quoted text); the first line whose condition holds.
+    Notation {
+        action: Ident,
+        items: Vec<NoteItem>,
+        cond: Option<Expr>,
+    },
+}
+
+/// One piece of a `notation` line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoteItem {
+    /// Quoted text, written as it is.
+    Text(String),
+    /// A binding's name: a cell by its name (`a1` is x = 0, y = 0), a number in decimal.
+    Var(Ident),
 }
 
 /// What a `view` line asks of the picture (`view::scene` reads the compiled form).
@@ -339,8 +388,8 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `f(a, b)`, `hex.walk(a, b)`, `board.line(x, y, dx, dy)` (extension): a built-in function.
     Call(Vec<Ident>, Vec<Expr>),
-    /// `board[x, y]` (extension): a grid cell.
-    Index(Ident, Box<Expr>, Box<Expr>),
+    /// `board[x, y]` (extension): a grid cell; `board[c]`: the cell numbered c (`y * width + x`).
+    Index(Ident, Box<Expr>, Option<Box<Expr>>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -365,11 +414,13 @@ pub enum BinOp {
     Sub,
     Mul,
     Div,
+    /// `%` (extension): the remainder of a long division, its sign the dividend's.
+    Mod,
 }
 
 impl BinOp {
-    /// The thesis's precedence, lowest first (section 4.3): `= == != && || xor > >= < <= + - * /`.
-    /// Every operator has a level of its own.
+    /// The thesis's precedence, lowest first (section 4.3): `= == != && || xor > >= < <= + - * /`,
+    /// then `%` (extension). Every operator has a level of its own.
     pub fn level(self) -> u8 {
         self as u8
     }
@@ -389,6 +440,7 @@ impl BinOp {
             BinOp::Sub => "-",
             BinOp::Mul => "*",
             BinOp::Div => "/",
+            BinOp::Mod => "%",
         }
     }
 }
@@ -418,7 +470,8 @@ impl fmt::Display for Expr {
                 let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
                 write!(f, "{}({})", names.join("."), args.join(", "))
             }
-            ExprKind::Index(g, x, y) => write!(f, "{}[{x}, {y}]", g.name),
+            ExprKind::Index(g, x, Some(y)) => write!(f, "{}[{x}, {y}]", g.name),
+            ExprKind::Index(g, c, None) => write!(f, "{}[{c}]", g.name),
         }
     }
 }

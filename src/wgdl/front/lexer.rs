@@ -27,7 +27,8 @@ pub struct Token {
     pub span: Span,
 }
 
-const OPS: [&str; 21] = ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "(", ")", ".", ",", ":", "[", "]"];
+const OPS: [&str; 22] =
+    ["==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", ".", ",", ":", "[", "]"];
 
 pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     lex_capped(src, diags, &mut Cap::after(diags))

@@ -136,6 +136,7 @@ impl Program {
                 Op::Moves => MOVES,
                 Op::Actor | Op::Round | Op::Turns | Op::ToMove => TURN,
                 Op::Load
+                | Op::GridIndex(_)
                 | Op::GridCell(_)
                 | Op::GridLine(_)
                 | Op::GridRuns(_)

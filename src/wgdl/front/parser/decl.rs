@@ -46,8 +46,11 @@ impl LineParser<'_> {
             "consequence" => self.consequence()?,
             "hasConsequence" => {
                 let action = self.ident("an action name")?;
-                let consequence = self.ident("a consequence name")?;
-                DeclKind::HasConsequence { action, consequence }
+                let mut consequences = vec![self.ident("a consequence name")?];
+                while !self.at_end() {
+                    consequences.push(self.ident("another consequence name or the end of the line")?);
+                }
+                DeclKind::HasConsequence { action, consequences }
             }
             "initial" => DeclKind::Initial { object: self.ident("an object description name")? },
             "goal" => {
@@ -259,6 +262,7 @@ impl LineParser<'_> {
                 };
                 DeclKind::View { target, hint }
             }
+            "pieces" | "start" | "forward" | "notation" => self.board_decl(&head)?,
             _ => {
                 return Err(Diagnostic::error(head.span, DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS }));
             }
@@ -500,10 +504,11 @@ impl LineParser<'_> {
     }
 
     /// An action's optional binding: `forEveryInstance C`, `forEveryGOD C`,
-    /// `forEveryNumber v lo hi`, `forEveryHex v`.
+    /// `forEveryNumber v lo hi`, `forEveryHex v`, or a board's (`parser/board.rs`).
     pub(super) fn binding(&mut self) -> PResult<Option<(Binding, Ident)>> {
-        const EXPECTED: &str =
-            "`forEveryInstance <Class>`, `forEveryGOD <Class>`, `forEveryNumber <name> <from> <to>`, `forEveryHex <name>` or end of line";
+        const EXPECTED: &str = "`forEveryInstance <Class>`, `forEveryGOD <Class>`, `forEveryNumber <name> <from> <to>`, `forEveryHex <name>`, \
+             `forEveryCell <name> <grid>`, `forEveryStep <from> <to> <grid> <directions>`, \
+             `forEveryJump <from> <over> <to> <grid> <directions>` or end of line";
         if self.at_end() {
             return Ok(None);
         }
@@ -512,6 +517,7 @@ impl LineParser<'_> {
             Some("forEveryGOD") => Binding::ForEveryGod,
             Some("forEveryNumber") => Binding::ForEveryNumber(0, 0),
             Some("forEveryHex") => Binding::ForEveryHex,
+            Some("forEveryCell" | "forEveryStep" | "forEveryJump") => return self.board_binding().map(Some),
             _ => return self.err(EXPECTED),
         };
         self.pos += 1;
@@ -590,7 +596,11 @@ impl LineParser<'_> {
             }
             "conditional" => {
                 let c = self.expr()?;
-                ConsBody::Conditional(c, self.ident("the name of the consequence to apply when the condition holds")?)
+                let mut targets = vec![self.ident("the name of the consequence to apply when the condition holds")?];
+                while !self.at_end() {
+                    targets.push(self.ident("another consequence to apply, or the end of the line")?);
+                }
+                ConsBody::Conditional(c, targets)
             }
             "timed" => {
                 let c = self.expr()?;

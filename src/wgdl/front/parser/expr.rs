@@ -33,6 +33,7 @@ impl LineParser<'_> {
             Tok::Op("-") => BinOp::Sub,
             Tok::Op("*") => BinOp::Mul,
             Tok::Op("/") => BinOp::Div,
+            Tok::Op("%") => BinOp::Mod,
             Tok::Name(n) if n == "and" => BinOp::And,
             Tok::Name(n) if n == "or" => BinOp::Or,
             Tok::Name(n) if n == "xor" => BinOp::Xor,
@@ -164,11 +165,11 @@ impl LineParser<'_> {
                             self.grow()?;
                             self.pos += 1;
                             let x = self.expr()?;
-                            self.expect_op(",")?;
-                            let y = self.expr()?;
+                            // `board[c]`: a cell by its number; `board[x, y]`: by its coordinates.
+                            let y = if self.eat_op(",") { Some(Box::new(self.expr()?)) } else { None };
                             let close = self.expect_op("]")?;
                             let g = path.pop().expect("one name");
-                            return Ok(Expr { kind: ExprKind::Index(g, Box::new(x), Box::new(y)), span: start.to(close) });
+                            return Ok(Expr { kind: ExprKind::Index(g, Box::new(x), y), span: start.to(close) });
                         }
                         if n == "game" {
                             if path.len() < 2 {

@@ -5,7 +5,7 @@
 //! on to the next line, so one run reports every problem.
 //!
 //! Expressions follow the thesis's precedence *exactly* (section 4.3), lowest first:
-//! `= == != && || xor > >= < <= + - * /`, each operator on its own level, left-associative. The
+//! `= == != && || xor > >= < <= + - * /` (then `%`, an extension), each operator on its own level, left-associative. The
 //! operands and operators of an expression are read into a flat list first, then split at the
 //! last operator of the lowest level present — the recursive split the spec recommends. One
 //! consequence users must know (documented in games/README.md): `a * b / c` means `a * (b / c)`.
@@ -15,12 +15,13 @@ use crate::wgdl::ast::*;
 use crate::wgdl::diag::{Cap, DiagKind, Diagnostic, Span, clip};
 use crate::wgdl::lexer::{Tok, Token};
 
+mod board;
 mod decl;
 mod expr;
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
 actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless, view";
+policy, policyOnly, choose, lastResort, unless, view, pieces, start, forward, notation";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     parse_capped(tokens, diags, &mut Cap::after(diags))

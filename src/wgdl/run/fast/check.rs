@@ -75,6 +75,7 @@ impl Program {
                     .collect(),
                 BindKind::Number(lo, hi) => (lo..=hi.min(lo.saturating_add(200))).collect(),
                 BindKind::Hex => self.hex.as_ref().map_or(Vec::new(), |h| (0..h.len() as u32).filter(|&c| !h.wall[c as usize]).collect()),
+                BindKind::Step(t) => (0..(self.board.tables[t as usize].moves.len() as u32).min(201)).collect(),
             };
             for &this in &owners {
                 for &bound in &bindings {

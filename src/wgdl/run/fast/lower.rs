@@ -218,6 +218,10 @@ pub(super) fn lower_un(op: Op, a: T, at: usize) -> Fx {
             let a = lower(a);
             fx!(|e| Ok(e.st.slots[a(e)? as usize]))
         }
+        Op::GridIndex(g) => {
+            let a = lower(a);
+            fx!(|e| e.p.grid_number(g, a(e)?, at))
+        }
         Op::GridRuns(g) => {
             let a = lower(a);
             fx!(|e| Ok(e.p.tile_runs(e.st, g, a(e)?)))
@@ -294,6 +298,17 @@ pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
                     return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
                 }
                 checked_long(Op::DivL, x, y).map_err(|k| rt(k, e.p.spans[at]))
+            })
+        }
+        Op::ModL => {
+            let (a, b) = (lower(a), lower(b));
+            fx!(|e| {
+                let x = a(e)?;
+                let y = b(e)?;
+                if y == 0 {
+                    return Err(rt(RtKind::DivisionByZero, e.p.spans[at]));
+                }
+                checked_long(Op::ModL, x, y).map_err(|k| rt(k, e.p.spans[at]))
             })
         }
         Op::DivD => {

@@ -29,6 +29,8 @@ pub(in crate::wgdl) enum Leaf {
     Round,
     Turns,
     ToMove,
+    /// Cell k of the bound move of a step table.
+    StepCell(u16, u8),
 }
 
 impl Leaf {
@@ -64,6 +66,7 @@ impl Leaf {
             Leaf::Round => st.round as i64,
             Leaf::Turns => st.turns as i64,
             Leaf::ToMove => st.to_move as i64,
+            Leaf::StepCell(t, k) => e.p.board.tables[t as usize].moves[e.bound as usize][k as usize] as i64,
         }
     }
 }
@@ -179,6 +182,7 @@ pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
             Op::Round => Some(Leaf::Round),
             Op::Turns => Some(Leaf::Turns),
             Op::ToMove => Some(Leaf::ToMove),
+            Op::StepCell(t, k) => Some(Leaf::StepCell(t, k)),
             _ => None,
         };
         if let Some(l) = leaf {
@@ -196,6 +200,7 @@ pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
             | Op::L2D
             | Op::Not
             | Op::Load
+            | Op::GridIndex(_)
             | Op::GridRuns(_)
             | Op::GridSwaps(_)
             | Op::GridHasSwap(_)

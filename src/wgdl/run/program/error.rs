@@ -107,6 +107,7 @@ pub(crate) fn checked_long(op: Op, a: i64, b: i64) -> Result<i64, RtKind> {
         Op::SubL => (a.checked_sub(b), "-"),
         Op::MulL => (a.checked_mul(b), "*"),
         Op::DivL => (a.checked_div(b), "/"),
+        Op::ModL => (a.checked_rem(b), "%"),
         _ => unreachable!("not a long operator: {op:?}"),
     };
     r.ok_or(RtKind::Overflow { a, op: sym, b })

@@ -70,10 +70,10 @@ impl Program {
                 Op::SessionTime => push!(self.session_time(st)),
                 Op::Sessions => push!(st.sessions),
                 Op::Moves => push!(st.moves as i64),
-                Op::AddL | Op::SubL | Op::MulL | Op::DivL => {
+                Op::AddL | Op::SubL | Op::MulL | Op::DivL | Op::ModL => {
                     let (a, b) = (stack[sp - 2], stack[sp - 1]);
                     let at = self.spans[e.start as usize + pc];
-                    if matches!(code[pc], Op::DivL) && b == 0 {
+                    if matches!(code[pc], Op::DivL | Op::ModL) && b == 0 {
                         return Err(rt(RtKind::DivisionByZero, at));
                     }
                     stack[sp - 2] = checked_long(code[pc], a, b).map_err(|k| rt(k, at))?;
@@ -144,6 +144,8 @@ impl Program {
                     stack[sp - 1] = gi.base as i64 + y * gi.width as i64 + x;
                 }
                 Op::Load => stack[sp - 1] = st.slots[stack[sp - 1] as usize],
+                Op::GridIndex(g) => stack[sp - 1] = self.grid_number(g, stack[sp - 1], e.start as usize + pc)?,
+                Op::StepCell(t, k) => push!(self.board.tables[t as usize].moves[ctx.bound as usize][k as usize] as i64),
                 Op::GridLine(g) => {
                     let v = self.grid_line(st, g, &stack[sp - 4..sp]);
                     sp -= 3;
@@ -231,6 +233,18 @@ impl Program {
             return Err(self.off_grid(g, x, y, op_index));
         }
         Ok((gi.base as i64 + y * gi.width as i64 + x) as usize)
+    }
+
+    /// The absolute slot of cell number `c` of grid `g` (`board[c]`), or the error naming the
+    /// grid, the number and the valid range.
+    #[inline]
+    pub(in crate::wgdl) fn grid_number(&self, g: u16, c: i64, op_index: usize) -> Result<i64, RuntimeError> {
+        let gi = &self.grids[g as usize];
+        let n = gi.width as i64 * gi.height as i64;
+        if c < 0 || c >= n {
+            return Err(rt(RtKind::BadCell { grid: gi.name.clone(), c, last: n - 1 }, self.spans[op_index]));
+        }
+        Ok(gi.base as i64 + c)
     }
 
     #[cold]

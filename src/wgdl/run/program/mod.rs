@@ -55,6 +55,9 @@ pub enum BindKind {
     Number(u32, u32),
     /// A walkable cell of the hex map (forEveryHex).
     Hex,
+    /// A move of step table k (`forEveryStep`, `forEveryJump`: [`crate::wgdl::board::StepTable`]),
+    /// of the range the owner's side binds.
+    Step(u16),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -467,6 +470,9 @@ pub struct Program {
     /// list instead of ranking every object.
     pub turn_order: Option<Vec<u32>>,
     pub outcomes: Vec<OutcomeInfo>,
+    /// The `winner`/`draw` lines that read `game.stuck` (extension): tried in file order when
+    /// the side to move has no legal move ([`Program::status`]), never after a move.
+    pub stuck_outcomes: Vec<OutcomeInfo>,
     pub round_hooks: Vec<ActionId>,
     pub hex: Option<Arc<crate::wgdl::hex::HexMap>>,
     pub occupants: Option<Occupants>,
@@ -475,6 +481,8 @@ pub struct Program {
     pub views: Views,
     /// Slots between the store and the objects (grid cells).
     pub grid_slots: u32,
+    /// Board lines (extension): step tables, notations, pieces, start rows.
+    pub board: crate::wgdl::board::Boards,
     pub params: Vec<ParamInfo>,
     pub policies: Vec<PolicyInfo>,
     pub aggs: Vec<AggInfo>,
@@ -629,6 +637,10 @@ impl Program {
             end_turn: false,
             dirty: crate::wgdl::deps::Dirty { checks: crate::wgdl::deps::ALL, rules: crate::wgdl::deps::ALL },
         };
+        for (g, cells) in &self.board.start {
+            let base = self.grids[*g as usize].base as usize;
+            st.slots[base..base + cells.len()].copy_from_slice(cells);
+        }
         // All initial objects exist before any create: hook runs, so hooks can use named objects.
         for &g in &self.initial {
             self.alloc(&mut st, g, self.gods[g as usize].span)?;
@@ -741,7 +753,12 @@ impl Program {
         } else if st.moves >= self.limits.steps {
             Status::StepLimit
         } else if legal.is_empty() {
-            Status::Stuck
+            let ctx = Ctx { this: NONE, bound: NONE };
+            // A line that fails to evaluate does not hold (as a `notation` condition).
+            match self.stuck_outcomes.iter().find(|o| self.eval(st, o.expr, ctx).is_ok_and(|v| v != 0)) {
+                Some(o) => o.winner.map_or(Status::Draw, Status::Won),
+                None => Status::Stuck,
+            }
         } else {
             Status::Running
         }
@@ -759,8 +776,12 @@ impl Program {
         }
     }
 
-    /// `getCoins(coin20)`, `plantSeed(farm#3, wheat)`: a readable name for a move.
+    /// `getCoins(coin20)`, `plantSeed(farm#3, wheat)`: a readable name for a move; as its
+    /// action's `notation` writes it where it has one (`a7b6`, `pass`).
     pub fn action_name(&self, st: &State, a: Action) -> String {
+        if let Some(s) = self.notation(st, a) {
+            return s;
+        }
         let info = &self.actions[a.def as usize];
         let obj = |id: u32| self.object_label(st, id);
         match info.bind {
@@ -770,7 +791,7 @@ impl Program {
                 let g = self.gods.get(a.bound as usize).map_or("?", |g| g.name.as_str());
                 format!("{}({}, {g})", info.name, obj(a.this))
             }
-            BindKind::Number(..) => format!("{}({}, {})", info.name, obj(a.this), a.bound),
+            BindKind::Number(..) | BindKind::Step(_) => format!("{}({}, {})", info.name, obj(a.this), a.bound),
             BindKind::Hex => match &self.hex {
                 Some(h) if (a.bound as usize) < h.len() => {
                     format!("{}({}, {}:({},{}))", info.name, obj(a.this), a.bound, h.q[a.bound as usize], h.r[a.bound as usize])

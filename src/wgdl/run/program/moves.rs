@@ -97,7 +97,9 @@ impl Program {
             return Ok(true);
         }
         let env = match a.bind {
-            BindKind::Number(..) | BindKind::Hex | BindKind::God(_) => crate::wgdl::fast::Env::unbound_object(self, st, ctx, occ),
+            BindKind::Number(..) | BindKind::Hex | BindKind::God(_) | BindKind::Step(_) => {
+                crate::wgdl::fast::Env::unbound_object(self, st, ctx, occ)
+            }
             _ => crate::wgdl::fast::Env::with_occ(self, st, ctx, occ),
         };
         let fxs = self.cond_fxs(a.id);
@@ -138,6 +140,12 @@ impl Program {
                 Some(h) if (a.bound as usize) < h.len() && !h.wall[a.bound as usize] => {}
                 _ => return Ok(false),
             },
+            BindKind::Step(t) => {
+                let (lo, hi) = self.board.tables[t as usize].range(self.side_of(st, a.this) as i64);
+                if a.bound < lo || a.bound >= hi {
+                    return Ok(false);
+                }
+            }
         }
         if !self.conditions_hold(st, info, Ctx { this: a.this, bound: a.bound })? {
             return Ok(false);
@@ -274,8 +282,20 @@ impl Program {
                     out.push(Action { def: a, this, bound: NONE });
                 }
             }
-            BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex
+            BindKind::God(_) | BindKind::Instance(_) | BindKind::Number(..) | BindKind::Hex | BindKind::Step(_)
                 if !self.owner_ok(st, a, this, occ, global, gated)? => {}
+            // The owner's side's moves of the table, in order.
+            BindKind::Step(t) => {
+                let (lo, hi) = self.board.tables[t as usize].range(self.side_of(st, this) as i64);
+                let conds = &self.cond_fxs(a)[info.owner_conds..];
+                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                for bound in lo..hi {
+                    env.rebind(bound, 0);
+                    if self.all_hold(&env, conds)? {
+                        out.push(Action { def: a, this, bound });
+                    }
+                }
+            }
             // The bindings share one environment, rebound for each.
             BindKind::God(c) => {
                 let conds = &self.cond_fxs(a)[info.owner_conds..];

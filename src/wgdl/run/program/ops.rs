@@ -111,6 +111,12 @@ pub enum Op {
     Round,
     Turns,
     ToMove,
+    /// Pops b and a, pushes `a % b` (extension; error when b is 0).
+    ModL,
+    /// Pops a cell number c, pushes the absolute slot of cell c of the grid (error when off it).
+    GridIndex(u16),
+    /// Pushes cell k (0 from, 1 over, 2 to) of the bound move of step table `.0`.
+    StepCell(u16, u8),
 }
 
 /// Built-in functions. Hex functions take and return cell numbers (see [`crate::wgdl::hex`]).
