@@ -15,7 +15,7 @@ pub mod front;
 pub mod run;
 
 pub use front::{ast, diag, lexer, lint, parser};
-use run::{deps, fast, turns};
+use run::{deps, fast};
 pub use run::{hex, probe, program};
 
 pub use compile::CompileOptions;

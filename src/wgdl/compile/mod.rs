@@ -83,6 +83,7 @@ const NO_VAR: i64 = -1;
 const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None, var: NO_VAR };
 
 mod actions;
+mod calls;
 mod classes;
 mod consequences;
 mod exprs;
