@@ -16,7 +16,7 @@ pub mod run;
 
 pub use front::{ast, diag, lexer, lint, parser};
 pub use run::{board, hex, probe, program};
-use run::{deps, fast, turns};
+use run::{deps, fast};
 
 pub use compile::CompileOptions;
 pub use deps::Dirty;

@@ -15,7 +15,7 @@ impl Compiler<'_> {
             t.side_written = w;
         }
         p.action_groups = p.actions.iter().map(|a| a.group).collect();
-        p.filter_flags = p.actions.iter().map(crate::wgdl::turns::filter_flags).collect();
+        p.filter_flags = p.actions.iter().map(crate::wgdl::run::filters::filter_flags).collect();
         // What goals and outcomes read, for re-checking only what a move changed.
         for i in 0..p.goals.len() {
             p.goals[i].reads = p.reads(p.goals[i].expr);

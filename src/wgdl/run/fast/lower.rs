@@ -256,7 +256,7 @@ pub(super) fn un(a: T, f: impl Fn(i64) -> i64 + Copy + Send + Sync + 'static) ->
 }
 
 pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
-    use crate::wgdl::run::turns::ZeroTest;
+    use crate::wgdl::run::aggregates::ZeroTest;
     // An aggregate compared with 0 or 1: a `countOf` may stop at the first object that counts.
     if let (T::Agg(k), T::Leaf(Leaf::Const(c))) = (&a, &b) {
         let test = match (op, *c) {

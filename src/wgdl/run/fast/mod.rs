@@ -28,7 +28,7 @@
 //! specialised for its operand shapes when it is built.
 
 use crate::wgdl::program::*;
-use crate::wgdl::turns::OccCache;
+use crate::wgdl::run::occupants::OccCache;
 use std::sync::{Arc, OnceLock};
 
 mod check;

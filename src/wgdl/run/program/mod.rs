@@ -16,7 +16,7 @@
 //! chance), `ObjRec::alive` (deletion), and fixed-size grids are just runs of slots.
 
 use crate::wgdl::diag::{SourceFile, Span};
-use crate::wgdl::turns::OccCache;
+use crate::wgdl::run::occupants::OccCache;
 use std::sync::Arc;
 use thiserror::Error;
 

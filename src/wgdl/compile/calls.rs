@@ -1,0 +1,319 @@
+//! Compiling the built-in function calls of expressions (`max`, `hex.walk`, `sumOf`,
+//! `board.line`, the tile-grid reads), grid cells (`board[x, y]`) and the tile-grid `do`
+//! operations. Names resolve once; every problem is a diagnostic at the WGDL text that caused it.
+
+use super::{Compiler, CtxKey, NO_VAR};
+use crate::wgdl::ast::{self, DeclKind, ExprKind};
+use crate::wgdl::diag::{DiagKind, Span};
+use crate::wgdl::program::*;
+
+impl Compiler<'_> {
+    /// `board[x, y]`: pushes the cell's absolute slot.
+    /// A declared grid by name, or an error listing the grids.
+    pub(super) fn grid_named(&mut self, g: &ast::Ident) -> Option<u16> {
+        let found = self.x.grid_ix.get(&g.name).copied();
+        if found.is_none() {
+            let known = self.known(&self.x.grid_ix);
+            self.error(
+                g.span,
+                DiagKind::UnknownName { what: "grid", name: g.name.clone(), expected: format!("a declared grid ({known})") },
+            );
+        }
+        found
+    }
+
+    pub(super) fn grid_cell(&mut self, g: &ast::Ident, x: &ast::Expr, y: &ast::Expr, cx: CtxKey) -> Option<()> {
+        let gi = self.grid_named(g)?;
+        for e in [x, y] {
+            let t = self.expr(e, cx)?;
+            self.want_long(t, e.span)?;
+        }
+        self.emit(Op::GridCell(gi), g.span);
+        Some(())
+    }
+
+    fn want_long(&mut self, t: Ty, span: Span) -> Option<()> {
+        if t == Ty::Long {
+            return Some(());
+        }
+        let found = self.ty_name(t);
+        self.error(span, DiagKind::TypeMismatch { expected: "a long".into(), found });
+        None
+    }
+
+    /// A built-in function call.
+    pub(super) fn call(&mut self, name: &[ast::Ident], args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
+        const KNOWN: &str = "max, min, abs, sumOf, countOf, hex.distance, hex.walk, hex.sees, hex.wall, hex.free, hex.start, \
+hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.hasSwap, <grid>.canSwap, <grid>.group, \
+<grid>.groupLead, <grid>.groups, <grid>.groupDistinct";
+        let full: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
+        let full = full.join(".");
+        let arity = |me: &mut Self, want: usize| -> Option<()> {
+            if args.len() == want {
+                return Some(());
+            }
+            let at = args.get(want).map_or(span, |a| a.span);
+            me.error(at, DiagKind::WrongArity { what: full.clone(), expected: format!("{want} argument(s)"), found: args.len() });
+            None
+        };
+        match full.as_str() {
+            "max" | "min" => {
+                arity(self, 2)?;
+                let t1 = self.expr(&args[0], cx)?;
+                self.want_number(t1, args[0].span)?;
+                let t2 = self.expr(&args[1], cx)?;
+                self.want_number(t2, args[1].span)?;
+                let double = t1 == Ty::Double || t2 == Ty::Double;
+                if double && t1 == Ty::Long {
+                    self.emit(Op::L2DUnder, span);
+                }
+                if double && t2 == Ty::Long {
+                    self.emit(Op::L2D, span);
+                }
+                let b = match (full.as_str(), double) {
+                    ("max", false) => Builtin::MaxL,
+                    ("max", true) => Builtin::MaxD,
+                    ("min", false) => Builtin::MinL,
+                    _ => Builtin::MinD,
+                };
+                self.emit(Op::Call(b), span);
+                Some(if double { Ty::Double } else { Ty::Long })
+            }
+            "abs" => {
+                arity(self, 1)?;
+                let t = self.expr(&args[0], cx)?;
+                self.want_number(t, args[0].span)?;
+                self.emit(Op::Call(if t == Ty::Double { Builtin::AbsD } else { Builtin::AbsL }), span);
+                Some(t)
+            }
+            "sumOf" | "countOf" => {
+                arity(self, 2)?;
+                let ExprKind::Path(p) = &args[0].kind else {
+                    self.invalid(
+                        args[0].span,
+                        format!("`{full}` over something that is not a class"),
+                        "a class name first, e.g. `sumOf(mage, mage.hp)`",
+                    );
+                    return None;
+                };
+                if p.len() != 1 {
+                    self.invalid(args[0].span, format!("`{full}` over a path"), "a class name first, e.g. `sumOf(mage, mage.hp)`");
+                    return None;
+                }
+                let class = self.resolve_class(&p[0], "class")?;
+                let inner_cx = CtxKey { this: cx.this, bind: BindKind::Instance(class), var: NO_VAR };
+                let (a, ty) = self.aggregate_code(&args[1], inner_cx, class, full == "countOf", span)?;
+                self.emit(Op::Agg(a), span);
+                Some(ty)
+            }
+            _ if name.len() == 2 && name[0].name == "hex" => {
+                use Builtin::*;
+                let (b, ret) = match name[1].name.as_str() {
+                    "distance" => (HexDistance, Ty::Long),
+                    "walk" => (HexWalk, Ty::Long),
+                    "sees" => (HexSees, Ty::Bool),
+                    "wall" => (HexWall, Ty::Bool),
+                    "free" => (HexFree, Ty::Bool),
+                    "start" => (HexStart, Ty::Long),
+                    "hidden" => (HexHidden, Ty::Bool),
+                    "approach" => (HexApproach, Ty::Long),
+                    "stepToward" => (HexStepToward, Ty::Long),
+                    "cells" => (HexCells, Ty::Long),
+                    _ => {
+                        self.error(name[1].span, DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() });
+                        return None;
+                    }
+                };
+                if self.x.hex.is_none() {
+                    self.invalid(span, format!("`{full}` without a hex map"), "a `hexmap \"<file>\"` line");
+                    return None;
+                }
+                if matches!(b, HexFree | HexHidden | HexApproach | HexStepToward) && !self.has_occupants_decl() {
+                    self.invalid(span, format!("`{full}` needs to know who stands where"), "a `hexOccupants <Class> <pos> <side>` line");
+                    return None;
+                }
+                arity(self, b.arity())?;
+                for a in args {
+                    let t = self.expr(a, cx)?;
+                    self.want_long(t, a.span)?;
+                }
+                self.emit(Op::Call(b), span);
+                Some(ret)
+            }
+            _ if name.len() == 2
+                && matches!(
+                    name[1].name.as_str(),
+                    "runs" | "swaps" | "hasSwap" | "canSwap" | "sumRuns" | "group" | "groupLead" | "groups" | "groupDistinct"
+                )
+                && self.x.grid_ix.contains_key(&name[0].name) =>
+            {
+                let g = self.x.grid_ix[&name[0].name];
+                let op = name[1].name.as_str();
+                if op == "sumRuns" {
+                    return self.sum_runs(g, args, span, cx, &full);
+                }
+                arity(
+                    self,
+                    match op {
+                        "canSwap" | "group" | "groups" | "groupDistinct" => 2,
+                        "groupLead" => 3,
+                        _ => 1,
+                    },
+                )?;
+                for a in args {
+                    let t = self.expr(a, cx)?;
+                    self.want_long(t, a.span)?;
+                }
+                let (code, ty) = match op {
+                    "runs" => (Op::GridRuns(g), Ty::Long),
+                    "swaps" => (Op::GridSwaps(g), Ty::Long),
+                    "hasSwap" => (Op::GridHasSwap(g), Ty::Bool),
+                    "canSwap" => (Op::GridCanSwap(g), Ty::Bool),
+                    "group" => (Op::GridGroup(g), Ty::Long),
+                    "groupLead" => (Op::GridGroupLead(g), Ty::Bool),
+                    "groups" => (Op::GridGroups(g), Ty::Long),
+                    _ => (Op::GridGroupDistinct(g), Ty::Long),
+                };
+                self.emit(code, span);
+                Some(ty)
+            }
+            _ if name.len() == 2 && self.x.grid_ix.contains_key(&name[0].name) && TileOp::ALL.iter().any(|t| t.name == name[1].name) => {
+                self.invalid(
+                    span,
+                    format!("`{full}` in an expression: it changes the grid"),
+                    format!(
+                        "a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap, canSwap, group, \
+groupLead, groups and groupDistinct"
+                    ),
+                );
+                None
+            }
+            _ if name.len() == 2 && name[1].name == "line" && self.x.grid_ix.contains_key(&name[0].name) => {
+                arity(self, 4)?;
+                for a in args {
+                    let t = self.expr(a, cx)?;
+                    self.want_long(t, a.span)?;
+                }
+                self.emit(Op::GridLine(self.x.grid_ix[&name[0].name]), span);
+                Some(Ty::Long)
+            }
+            _ => {
+                self.error(
+                    name[0].span.to(name[name.len() - 1].span),
+                    DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() },
+                );
+                None
+            }
+        }
+    }
+
+    /// `<grid>.sumRuns(min, k, expr)`: `expr` summed over the runs of ≥ min, with the number
+    /// `k` bound to each run's length. Like `sumOf`, the inner expression is its own code.
+    fn sum_runs(&mut self, g: u16, args: &[ast::Expr], span: Span, cx: CtxKey, full: &str) -> Option<Ty> {
+        const SHAPE: &str = "3 arguments: `sumRuns(<min length>, <name for the length>, <number>)`, e.g. `board.sumRuns(3, k, k * 10)`";
+        if args.len() != 3 {
+            let at = args.get(3).map_or(span, |a| a.span);
+            self.error(at, DiagKind::WrongArity { what: full.into(), expected: SHAPE.into(), found: args.len() });
+            return None;
+        }
+        let t = self.expr(&args[0], cx)?;
+        self.want_long(t, args[0].span)?;
+        let var = match &args[1].kind {
+            ExprKind::Path(p) if p.len() == 1 && p[0].name != "this" && p[0].name != "game" => self.intern(&p[0].name),
+            _ => {
+                self.invalid(args[1].span, "the second argument of `sumRuns`", "a plain name for the run length, e.g. `k`");
+                return None;
+            }
+        };
+        let inner_cx = CtxKey { this: cx.this, bind: BindKind::Number(1, u32::MAX), var };
+        let (a, ty) = self.aggregate_code(&args[2], inner_cx, 0, false, span)?;
+        self.emit(Op::GridSumRuns(g, a), span);
+        Some(ty)
+    }
+
+    /// The inner expression of an aggregate (`sumOf`, `countOf`, `sumRuns`) as its own piece of
+    /// code, which the outer code skips; registers it and returns its index and result type.
+    fn aggregate_code(&mut self, e: &ast::Expr, inner_cx: CtxKey, class: ClassId, count: bool, span: Span) -> Option<(u16, Ty)> {
+        let (depth, max_depth) = (self.depth, self.max_depth);
+        let skip_at = self.code.len();
+        self.emit(Op::Skip(0), span);
+        let start = self.begin();
+        self.max_depth = 0;
+        let t = self.expr(e, inner_cx);
+        let inner = t.and_then(|_| self.end(start));
+        self.depth = depth;
+        self.max_depth = max_depth;
+        let (t, inner) = (t?, inner?);
+        self.code[skip_at] = Op::Skip(inner.len);
+        let double = match (count, t) {
+            (true, Ty::Bool) | (false, Ty::Long) => false,
+            (false, Ty::Double) => true,
+            (_, t) => {
+                let found = self.ty_name(t);
+                let expected = if count { "a condition (boolean) to count" } else { "a number to sum" };
+                self.error(e.span, DiagKind::TypeMismatch { expected: expected.into(), found });
+                return None;
+            }
+        };
+        let a = self.x.aggs.len() as u16;
+        self.x.aggs.push(AggInfo { class, expr: inner, count, double, infallible: false });
+        Some((a, if double { Ty::Double } else { Ty::Long }))
+    }
+
+    /// `do <grid>.<operation>(args)`: a tile-grid consequence. Every argument is a long; an
+    /// operation with optional arguments (`refill`'s and `deal`'s weights) takes from its
+    /// required count to [`TileOpSpec::most`].
+    pub(super) fn tile_do(&mut self, e: &ast::Expr, cx: CtxKey) -> Option<Cons> {
+        let known_ops = TileOp::ALL.iter().map(|t| format!("{}({})", t.name, t.params.join(", "))).collect::<Vec<_>>().join(", ");
+        let ExprKind::Call(name, args) = &e.kind else {
+            self.invalid(e.span, "`do` without a grid operation", format!("`do <grid>.<operation>(…)`, an operation of {known_ops}"));
+            return None;
+        };
+        let full = name.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+        let g = self.grid_named(&name[0])?;
+        let spec = (name.len() == 2).then(|| TileOp::ALL.iter().find(|t| t.name == name[1].name)).flatten();
+        let Some(spec) = spec else {
+            self.error(
+                name[name.len() - 1].span,
+                DiagKind::UnknownName { what: "grid operation", name: full, expected: format!("one of {known_ops}") },
+            );
+            return None;
+        };
+        let want = spec.params.len();
+        if args.len() < want || args.len() > spec.most {
+            let at = args.get(spec.most).map_or(e.span, |a| a.span);
+            // Too few names the required count, as for an operation without optional arguments.
+            let expected = if spec.optional.is_empty() || args.len() < want {
+                format!("{want} argument(s)")
+            } else {
+                let (required, optional) = (spec.params.join(", "), spec.optional);
+                format!(
+                    "{want} to {} argument(s): `{}({required}[, {optional}])`, at most {} weights",
+                    spec.most,
+                    spec.name,
+                    TileOp::MAX_WEIGHTS
+                )
+            };
+            self.error(at, DiagKind::WrongArity { what: full, expected, found: args.len() });
+            return None;
+        }
+        let mut codes = Vec::new();
+        for a in args {
+            codes.push(self.top_expr(a, cx, Some(Ty::Long), "a grid operation")?);
+        }
+        Some(Cons::Tile { grid: g, op: spec.op, args: codes })
+    }
+
+    fn has_occupants_decl(&self) -> bool {
+        self.decls().any(|d| matches!(d.kind, DeclKind::HexOccupants { .. }))
+    }
+
+    fn want_number(&mut self, t: Ty, span: Span) -> Option<()> {
+        if matches!(t, Ty::Long | Ty::Double) {
+            return Some(());
+        }
+        let found = self.ty_name(t);
+        self.error(span, DiagKind::TypeMismatch { expected: "a number (long or double)".into(), found });
+        None
+    }
+}
