@@ -29,6 +29,10 @@ pub(super) struct BoardCx {
     pub stuck_outcomes: Vec<OutcomeInfo>,
     /// `game.stuck` may be read: compiling such a line.
     pub stuck_ok: bool,
+    /// The direction sets named in expressions, per side ([`crate::wgdl::board::Boards::dirsets`]).
+    pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
+    /// Their names, for reuse.
+    pub dirset_ix: HashMap<String, u32>,
 }
 
 impl Compiler<'_> {
@@ -233,6 +237,18 @@ impl Compiler<'_> {
         }
         self.emit(Op::GridIndex(gi), g.span);
         Some(())
+    }
+
+    /// The index of direction set `dirs` among those expressions name (made on first use).
+    pub(super) fn dirset_index(&mut self, dirs: &ast::Ident) -> Option<u32> {
+        if let Some(&k) = self.board.dirset_ix.get(&dirs.name) {
+            return Some(k);
+        }
+        let per_side = self.direction_set(dirs, None)?;
+        let k = self.board.dirsets.len() as u32;
+        self.board.dirsets.push(per_side);
+        self.board.dirset_ix.insert(dirs.name.clone(), k);
+        Some(k)
     }
 
     /// The directions of a set, per side (one list for every side when it does not turn).

@@ -253,6 +253,7 @@ impl Compiler<'_> {
                     p
                 },
                 start: self.board.start_values,
+                dirsets: self.board.dirsets,
             },
             params: self.x.params,
             policies: self.x.policies,

@@ -6,7 +6,8 @@
 //! A cell is a long, its **cell number** `y * width + x` (as the tile-grid built-ins number
 //! cells); y = 0 is the bottom row and x = 0 the left column, so cell 0 is named `a1`.
 
-use super::program::ExprId;
+use super::program::{ExprId, Program, RtKind, RuntimeError, State, rt};
+use crate::wgdl::fast::Env;
 
 /// A program's board lines, resolved (see the module's opening paragraph).
 #[derive(Clone, Debug, Default)]
@@ -19,6 +20,9 @@ pub struct Boards {
     pub pieces: Vec<Vec<char>>,
     /// The grids with `start` rows and their cells' start values (cell number order).
     pub start: Vec<(u16, Vec<i64>)>,
+    /// The direction sets named in expressions (`board.flips(c, v, all)`), each per side (one
+    /// list when it does not turn with the side): a built-in gets a set's index here.
+    pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
 }
 
 /// The eight compass directions by name, (dx, dy) with north = +y (up the board).
@@ -237,4 +241,174 @@ impl super::program::Program {
         }
         Some(s)
     }
+}
+
+/// The edges of a grid by name, as `board.joins` takes them: north is the top row (y = height
+/// − 1), east the right column.
+pub const EDGES: [&str; 4] = ["north", "east", "south", "west"];
+
+impl Program {
+    /// Cell number `c` of grid `g` as (x, y), or the error naming the grid, the number and the
+    /// valid range.
+    #[inline]
+    pub(in crate::wgdl) fn cell_xy(&self, g: u16, c: i64, at: usize) -> Result<(i64, i64), RuntimeError> {
+        let gi = &self.grids[g as usize];
+        let n = gi.width as i64 * gi.height as i64;
+        if c < 0 || c >= n {
+            return Err(rt(RtKind::BadCell { grid: gi.name.clone(), c, last: n - 1 }, self.spans[at]));
+        }
+        Ok((c % gi.width as i64, c / gi.width as i64))
+    }
+
+    /// The directions of set `set` for the object `this` (its side's, for a set that turns).
+    #[inline]
+    pub(in crate::wgdl) fn dirs_of(&self, st: &State, set: i64, this: u32) -> &[(i32, i32)] {
+        let Some(per_side) = self.board.dirsets.get(set as usize) else { return &[] };
+        if per_side.len() == 1 {
+            return &per_side[0];
+        }
+        let side = self.side_of(st, this) as usize;
+        per_side.get(side).map_or(&[][..], |d| d.as_slice())
+    }
+
+    /// How many cells placing value `v` on cell (x, y) of grid `g` would flip along `dirs`: per
+    /// direction, the run of cells that are neither empty nor `v`, counted when a cell holding
+    /// `v` closes it (Othello's bracketing; nothing beyond the edge closes a run).
+    pub(in crate::wgdl) fn flips_at(&self, st: &State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) -> i64 {
+        let gi = &self.grids[g as usize];
+        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+        let cells = &st.slots[base..base + (w * h) as usize];
+        let mut n = 0;
+        for &(dx, dy) in dirs {
+            let (dx, dy) = (dx as i64, dy as i64);
+            let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
+            while cx >= 0 && cy >= 0 && cx < w && cy < h {
+                let c = cells[(cy * w + cx) as usize];
+                if c == v {
+                    n += run;
+                    break;
+                }
+                if c == 0 {
+                    break;
+                }
+                run += 1;
+                cx += dx;
+                cy += dy;
+            }
+        }
+        n
+    }
+
+    /// Sets to `v` every cell that [`Program::flips_at`] counts.
+    pub(in crate::wgdl) fn flip_at(&self, st: &mut State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) {
+        let gi = &self.grids[g as usize];
+        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+        for &(dx, dy) in dirs {
+            let (dx, dy) = (dx as i64, dy as i64);
+            let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
+            while cx >= 0 && cy >= 0 && cx < w && cy < h {
+                let c = st.slots[base + (cy * w + cx) as usize];
+                if c == v {
+                    for k in 1..=run {
+                        st.slots[base + ((y + k * dy) * w + x + k * dx) as usize] = v;
+                    }
+                    break;
+                }
+                if c == 0 {
+                    break;
+                }
+                run += 1;
+                cx += dx;
+                cy += dy;
+            }
+        }
+    }
+
+    /// Whether the cells holding `v` join edge `a` to edge `b` of grid `g`, stepping along
+    /// `dirs` (a search from the cells of `v` on edge `a`).
+    pub(in crate::wgdl) fn joins(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> bool {
+        let gi = &self.grids[g as usize];
+        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+        let cells = &st.slots[base..base + (w * h) as usize];
+        let on_edge = |e: i64, x: i64, y: i64| match e {
+            0 => y == h - 1,
+            1 => x == w - 1,
+            2 => y == 0,
+            _ => x == 0,
+        };
+        JOIN_SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let (seen, todo) = &mut *s;
+            seen.clear();
+            seen.resize((w * h) as usize, false);
+            todo.clear();
+            for c in 0..w * h {
+                let (x, y) = (c % w, c / w);
+                if cells[c as usize] == v && on_edge(a, x, y) {
+                    seen[c as usize] = true;
+                    todo.push(c as u32);
+                }
+            }
+            while let Some(c) = todo.pop() {
+                let (x, y) = (c as i64 % w, c as i64 / w);
+                if on_edge(b, x, y) {
+                    return true;
+                }
+                for &(dx, dy) in dirs {
+                    let (nx, ny) = (x + dx as i64, y + dy as i64);
+                    if nx >= 0 && ny >= 0 && nx < w && ny < h {
+                        let n = (ny * w + nx) as usize;
+                        if !seen[n] && cells[n] == v {
+                            seen[n] = true;
+                            todo.push(n as u32);
+                        }
+                    }
+                }
+            }
+            false
+        })
+    }
+}
+
+thread_local! {
+    /// Scratch space of [`Program::joins`]: reused, so a warm search allocates nothing.
+    static JOIN_SCRATCH: std::cell::RefCell<(Vec<bool>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+// The run functions of the board built-ins (their rows are in `run/builtins.rs`).
+
+/// `board.x(c)`: the column of cell c.
+pub(in crate::wgdl) fn grid_x(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
+    Ok(e.p.cell_xy(g, a[0], at)?.0)
+}
+
+/// `board.y(c)`: the row of cell c (0 at the bottom).
+pub(in crate::wgdl) fn grid_y(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
+    Ok(e.p.cell_xy(g, a[0], at)?.1)
+}
+
+/// `board.cell(x, y)`: the number of cell (x, y), or −1 when it is off the grid.
+pub(in crate::wgdl) fn grid_cell_number(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
+    let gi = &e.p.grids[g as usize];
+    let (x, y) = (a[0], a[1]);
+    Ok(if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 { -1 } else { y * gi.width as i64 + x })
+}
+
+/// `board.count(v)`: how many cells hold v.
+pub(in crate::wgdl) fn grid_count(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
+    let gi = &e.p.grids[g as usize];
+    let base = gi.base as usize;
+    let cells = &e.st.slots[base..base + (gi.width * gi.height) as usize];
+    Ok(cells.iter().filter(|&&c| c == a[0]).count() as i64)
+}
+
+/// `board.flips(c, v, dirs)`: how many cells placing v on cell c would flip.
+pub(in crate::wgdl) fn grid_flips(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
+    let (x, y) = e.p.cell_xy(g, a[0], at)?;
+    Ok(e.p.flips_at(e.st, g, x, y, a[1], e.p.dirs_of(e.st, a[2], e.this)))
+}
+
+/// `board.joins(v, dirs, edgeA, edgeB)`: whether the cells of v join the two edges.
+pub(in crate::wgdl) fn grid_joins(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
+    Ok(e.p.joins(e.st, g, a[0], e.p.dirs_of(e.st, a[1], e.this), a[2], a[3]) as i64)
 }
