@@ -6,6 +6,7 @@ use super::{Compiler, CtxKey, NO_VAR};
 use crate::wgdl::ast::{self, DeclKind, ExprKind};
 use crate::wgdl::diag::{DiagKind, Span};
 use crate::wgdl::program::*;
+use crate::wgdl::run::builtins::{BUILTINS, On, Param, Ret};
 
 impl Compiler<'_> {
     /// `board[x, y]`: pushes the cell's absolute slot.
@@ -41,53 +42,15 @@ impl Compiler<'_> {
         None
     }
 
-    /// A built-in function call.
+    /// A built-in function call: `sumOf`/`countOf` and `<grid>.sumRuns` (special forms), else a
+    /// row of the table of built-ins (src/wgdl/run/builtins.rs) found by its receiver and name.
     pub(super) fn call(&mut self, name: &[ast::Ident], args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
-        const KNOWN: &str = "max, min, abs, sumOf, countOf, hex.distance, hex.walk, hex.sees, hex.wall, hex.free, hex.start, \
-hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <grid>.sumRuns, <grid>.swaps, <grid>.hasSwap, <grid>.canSwap, <grid>.group, \
-<grid>.groupLead, <grid>.groups, <grid>.groupDistinct";
         let full: Vec<&str> = name.iter().map(|i| i.name.as_str()).collect();
         let full = full.join(".");
-        let arity = |me: &mut Self, want: usize| -> Option<()> {
-            if args.len() == want {
-                return Some(());
-            }
-            let at = args.get(want).map_or(span, |a| a.span);
-            me.error(at, DiagKind::WrongArity { what: full.clone(), expected: format!("{want} argument(s)"), found: args.len() });
-            None
-        };
+        let grid = (name.len() == 2).then(|| self.x.grid_ix.get(&name[0].name).copied()).flatten();
         match full.as_str() {
-            "max" | "min" => {
-                arity(self, 2)?;
-                let t1 = self.expr(&args[0], cx)?;
-                self.want_number(t1, args[0].span)?;
-                let t2 = self.expr(&args[1], cx)?;
-                self.want_number(t2, args[1].span)?;
-                let double = t1 == Ty::Double || t2 == Ty::Double;
-                if double && t1 == Ty::Long {
-                    self.emit(Op::L2DUnder, span);
-                }
-                if double && t2 == Ty::Long {
-                    self.emit(Op::L2D, span);
-                }
-                let b = match (full.as_str(), double) {
-                    ("max", false) => Builtin::MaxL,
-                    ("max", true) => Builtin::MaxD,
-                    ("min", false) => Builtin::MinL,
-                    _ => Builtin::MinD,
-                };
-                self.emit(Op::Call(b), span);
-                Some(if double { Ty::Double } else { Ty::Long })
-            }
-            "abs" => {
-                arity(self, 1)?;
-                let t = self.expr(&args[0], cx)?;
-                self.want_number(t, args[0].span)?;
-                self.emit(Op::Call(if t == Ty::Double { Builtin::AbsD } else { Builtin::AbsL }), span);
-                Some(t)
-            }
             "sumOf" | "countOf" => {
-                arity(self, 2)?;
+                self.want_args(&full, args, span, 2, 2)?;
                 let ExprKind::Path(p) = &args[0].kind else {
                     self.invalid(
                         args[0].span,
@@ -106,105 +69,102 @@ hex.hidden, hex.approach, hex.stepToward, hex.cells, <grid>.line, <grid>.runs, <
                 self.emit(Op::Agg(a), span);
                 Some(ty)
             }
+            _ if name.len() == 1
+                && let Some(b) = Builtin::find(On::Free, &name[0].name) =>
+            {
+                self.call_builtin(b, 0, &full, args, span, cx)
+            }
             _ if name.len() == 2 && name[0].name == "hex" => {
-                use Builtin::*;
-                let (b, ret) = match name[1].name.as_str() {
-                    "distance" => (HexDistance, Ty::Long),
-                    "walk" => (HexWalk, Ty::Long),
-                    "sees" => (HexSees, Ty::Bool),
-                    "wall" => (HexWall, Ty::Bool),
-                    "free" => (HexFree, Ty::Bool),
-                    "start" => (HexStart, Ty::Long),
-                    "hidden" => (HexHidden, Ty::Bool),
-                    "approach" => (HexApproach, Ty::Long),
-                    "stepToward" => (HexStepToward, Ty::Long),
-                    "cells" => (HexCells, Ty::Long),
-                    _ => {
-                        self.error(name[1].span, DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() });
-                        return None;
-                    }
+                let Some(b) = Builtin::find(On::Hex, &name[1].name) else {
+                    self.error(name[1].span, DiagKind::UnknownName { what: "function", name: full.clone(), expected: Builtin::known() });
+                    return None;
                 };
                 if self.x.hex.is_none() {
                     self.invalid(span, format!("`{full}` without a hex map"), "a `hexmap \"<file>\"` line");
                     return None;
                 }
-                if matches!(b, HexFree | HexHidden | HexApproach | HexStepToward) && !self.has_occupants_decl() {
+                if b.spec().needs_occupants && !self.has_occupants_decl() {
                     self.invalid(span, format!("`{full}` needs to know who stands where"), "a `hexOccupants <Class> <pos> <side>` line");
                     return None;
                 }
-                arity(self, b.arity())?;
-                for a in args {
-                    let t = self.expr(a, cx)?;
-                    self.want_long(t, a.span)?;
-                }
-                self.emit(Op::Call(b), span);
-                Some(ret)
+                self.call_builtin(b, 0, &full, args, span, cx)
             }
-            _ if name.len() == 2
-                && matches!(
-                    name[1].name.as_str(),
-                    "runs" | "swaps" | "hasSwap" | "canSwap" | "sumRuns" | "group" | "groupLead" | "groups" | "groupDistinct"
-                )
-                && self.x.grid_ix.contains_key(&name[0].name) =>
+            _ if let Some(g) = grid
+                && let Some(b) = Builtin::find(On::Grid, &name[1].name) =>
             {
-                let g = self.x.grid_ix[&name[0].name];
-                let op = name[1].name.as_str();
-                if op == "sumRuns" {
+                if b.spec().run.is_none() {
                     return self.sum_runs(g, args, span, cx, &full);
                 }
-                arity(
-                    self,
-                    match op {
-                        "canSwap" | "group" | "groups" | "groupDistinct" => 2,
-                        "groupLead" => 3,
-                        _ => 1,
-                    },
-                )?;
-                for a in args {
-                    let t = self.expr(a, cx)?;
-                    self.want_long(t, a.span)?;
-                }
-                let (code, ty) = match op {
-                    "runs" => (Op::GridRuns(g), Ty::Long),
-                    "swaps" => (Op::GridSwaps(g), Ty::Long),
-                    "hasSwap" => (Op::GridHasSwap(g), Ty::Bool),
-                    "canSwap" => (Op::GridCanSwap(g), Ty::Bool),
-                    "group" => (Op::GridGroup(g), Ty::Long),
-                    "groupLead" => (Op::GridGroupLead(g), Ty::Bool),
-                    "groups" => (Op::GridGroups(g), Ty::Long),
-                    _ => (Op::GridGroupDistinct(g), Ty::Long),
-                };
-                self.emit(code, span);
-                Some(ty)
+                self.call_builtin(b, g, &full, args, span, cx)
             }
-            _ if name.len() == 2 && self.x.grid_ix.contains_key(&name[0].name) && TileOp::ALL.iter().any(|t| t.name == name[1].name) => {
+            _ if grid.is_some() && TileOp::ALL.iter().any(|t| t.name == name[1].name) => {
+                let reads: Vec<&str> = BUILTINS.iter().filter(|s| s.on == On::Grid).map(|s| s.name).collect();
+                let (last, rest) = reads.split_last().expect("grids have reads");
                 self.invalid(
                     span,
                     format!("`{full}` in an expression: it changes the grid"),
-                    format!(
-                        "a consequence `do {full}(…)`; expressions may read a grid with line, runs, sumRuns, swaps, hasSwap, canSwap, group, \
-groupLead, groups and groupDistinct"
-                    ),
+                    format!("a consequence `do {full}(…)`; expressions may read a grid with {} and {last}", rest.join(", ")),
                 );
                 None
-            }
-            _ if name.len() == 2 && name[1].name == "line" && self.x.grid_ix.contains_key(&name[0].name) => {
-                arity(self, 4)?;
-                for a in args {
-                    let t = self.expr(a, cx)?;
-                    self.want_long(t, a.span)?;
-                }
-                self.emit(Op::GridLine(self.x.grid_ix[&name[0].name]), span);
-                Some(Ty::Long)
             }
             _ => {
                 self.error(
                     name[0].span.to(name[name.len() - 1].span),
-                    DiagKind::UnknownName { what: "function", name: full.clone(), expected: KNOWN.into() },
+                    DiagKind::UnknownName { what: "function", name: full.clone(), expected: Builtin::known() },
                 );
                 None
             }
         }
+    }
+
+    /// A call's argument count against `want` to `most`, or an error at the first argument too
+    /// many (else at the call).
+    fn want_args(&mut self, full: &str, args: &[ast::Expr], span: Span, want: usize, most: usize) -> Option<()> {
+        if (want..=most).contains(&args.len()) {
+            return Some(());
+        }
+        let at = args.get(most).map_or(span, |a| a.span);
+        let expected = if want == most { format!("{want} argument(s)") } else { format!("{want} to {most} argument(s)") };
+        self.error(at, DiagKind::WrongArity { what: full.into(), expected, found: args.len() });
+        None
+    }
+
+    /// A call of built-in `b` (on grid `g`): its arguments checked against the table's
+    /// parameters, compiled, converted as [`Ret::AsArgs`] says, then `Op::Call`.
+    fn call_builtin(&mut self, b: Builtin, g: u16, full: &str, args: &[ast::Expr], span: Span, cx: CtxKey) -> Option<Ty> {
+        let spec = b.spec();
+        self.want_args(full, args, span, spec.params.len(), spec.params.len() + spec.optional.len())?;
+        let mut double = false;
+        let mut longs = [false; 2];
+        for (k, (a, p)) in args.iter().zip(spec.params.iter().chain(spec.optional)).enumerate() {
+            let t = self.expr(a, cx)?;
+            match p {
+                Param::Long => self.want_long(t, a.span)?,
+                Param::Number | Param::Double => self.want_number(t, a.span)?,
+            }
+            double |= t == Ty::Double;
+            if let Some(l) = longs.get_mut(k) {
+                *l = t == Ty::Long;
+            }
+        }
+        let (b, ret) = match spec.ret {
+            Ret::Long => (b, Ty::Long),
+            Ret::Double => (b, Ty::Double),
+            Ret::Bool => (b, Ty::Bool),
+            // The long arguments made doubles (the table allows at most two), and the double twin.
+            Ret::AsArgs if double => {
+                if args.len() == 2 && longs[0] {
+                    self.emit(Op::L2DUnder, span);
+                }
+                if args.len() == 2 && longs[1] {
+                    self.emit(Op::L2D, span);
+                }
+                (b.twin(), Ty::Double)
+            }
+            Ret::AsArgs => (b, Ty::Long),
+        };
+        self.emit(Op::Call(b, g, args.len() as u8), span);
+        Some(ret)
     }
 
     /// `<grid>.sumRuns(min, k, expr)`: `expr` summed over the runs of ≥ min, with the number

@@ -61,9 +61,7 @@ impl Compiler<'_> {
             | Op::Not
             | Op::Load
             | Op::Skip(_) => 0,
-            Op::Call(b) => 1 - b.arity() as isize,
-            Op::GridLine(_) => -3,
-            Op::GridGroupLead(_) => -2,
+            Op::Call(_, _, n) => 1 - n as isize,
             _ => -1,
         };
         self.depth = (self.depth as isize + delta).max(0) as usize;

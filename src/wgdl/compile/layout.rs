@@ -159,7 +159,8 @@ impl Compiler<'_> {
             });
             // `<grid>.canSwap(<the bound number>, <constant>)` right after: a native filter.
             if let (BindKind::Number(..), Some(e)) = (info.bind, info.conditions.get(info.owner_conds))
-                && let [Op::BoundObj, Op::Const(min), Op::GridCanSwap(g)] = code[e.start as usize..(e.start + e.len) as usize]
+                && let [Op::BoundObj, Op::Const(min), Op::Call(Builtin::GRID_CAN_SWAP, g, 2)] =
+                    code[e.start as usize..(e.start + e.len) as usize]
             {
                 info.swap_filter = Some((g, min));
             }
@@ -367,7 +368,7 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
     let (BindKind::Hex, Some((_, key))) = (info.bind, info.choose) else { return None };
     let kc = &code[key.start as usize..(key.start + key.len) as usize];
     let n = kc.len();
-    if n < 3 || kc[n - 1] != Op::Call(Builtin::HexWalk) {
+    if n < 3 || kc[n - 1] != Op::Call(Builtin::HEX_WALK, 0, 2) {
         return None;
     }
     let from = if kc[n - 2] == Op::BoundObj {
@@ -394,9 +395,9 @@ fn walk_order(code: &[Op], info: &ActionInfo) -> Option<WalkOrder> {
             let m = cc.len();
             if Some(i) == bound {
                 CellCond::WalkBound { limit: ExprId { start: c.start + n as u32, len: (m - n - 1) as u32 }, strict: cc[m - 1] == Op::LtL }
-            } else if cc == [Op::BoundObj, Op::Call(Builtin::HexFree)] {
+            } else if cc == [Op::BoundObj, Op::Call(Builtin::HEX_FREE, 0, 1)] {
                 CellCond::Free
-            } else if m > 2 && cc[0] == Op::BoundObj && cc[m - 1] == Op::Call(Builtin::HexHidden) && !reads_binding(&cc[1..m - 1]) {
+            } else if m > 2 && cc[0] == Op::BoundObj && cc[m - 1] == Op::Call(Builtin::HEX_HIDDEN, 0, 2) && !reads_binding(&cc[1..m - 1]) {
                 CellCond::Hidden(ExprId { start: c.start + 1, len: (m - 2) as u32 })
             } else {
                 CellCond::Eval(c)

@@ -135,21 +135,11 @@ impl Program {
                 Op::Sessions => SESSIONS,
                 Op::Moves => MOVES,
                 Op::Actor | Op::Round | Op::Turns | Op::ToMove => TURN,
-                Op::Load
-                | Op::GridIndex(_)
-                | Op::GridCell(_)
-                | Op::GridLine(_)
-                | Op::GridRuns(_)
-                | Op::GridSwaps(_)
-                | Op::GridHasSwap(_)
-                | Op::GridCanSwap(_)
-                | Op::GridGroup(_)
-                | Op::GridGroupLead(_)
-                | Op::GridGroups(_)
-                | Op::GridGroupDistinct(_) => GRID,
+                Op::Load | Op::GridIndex(_) | Op::GridCell(_) => GRID,
                 Op::Agg(a) => OBJECTS | self.reads(self.aggs[a as usize].expr),
                 Op::GridSumRuns(_, a) => GRID | self.reads(self.aggs[a as usize].expr),
-                Op::Call(Builtin::HexFree | Builtin::HexHidden | Builtin::HexApproach | Builtin::HexStepToward) => ALL,
+                // What the built-in reads besides its arguments (its row of the table).
+                Op::Call(b, ..) => b.spec().reads,
                 _ => 0,
             };
         }

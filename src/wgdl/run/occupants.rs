@@ -217,7 +217,7 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgdl::program::Builtin;
+    use crate::wgdl::run::builtins::{Builtin, On};
     use rand::{RngExt, SeedableRng};
 
     /// `hex.approach` with occupancy as bits (move generation) and without (consequences) gives
@@ -248,6 +248,7 @@ mod tests {
             let ctx = Ctx { this: NONE, bound: NONE };
             let with = crate::wgdl::fast::Env::with_occ(&p, &st, ctx, Some(&cache));
             let without = crate::wgdl::fast::Env::new(&p, &st, ctx);
+            let approach = Builtin::find(On::Hex, "approach").expect("a built-in").run();
             let occupied: Vec<usize> = cache.list.iter().map(|&(pos, _)| pos as usize).collect();
             for &from in &open {
                 for &target in open.iter().step_by(3) {
@@ -262,7 +263,7 @@ mod tests {
                                 .map_or(-1, |c| c as i64);
                             let args = [from as i64, target as i64, budget, range];
                             for env in [&with, &without] {
-                                assert_eq!(p.builtin(env, Builtin::HexApproach, &args, 0), Ok(want), "approach{args:?}");
+                                assert_eq!(approach(env, 0, &args, 0), Ok(want), "approach{args:?}");
                             }
                         }
                     }

@@ -5,6 +5,7 @@
 use super::spec::{Get, by_kind, by_kind_wide, closure};
 use super::tree::*;
 use super::*;
+use crate::wgdl::run::builtins::{MAX_ARGS, RunFn};
 
 macro_rules! fx {
     (|$e:ident| $body:expr) => {
@@ -67,25 +68,36 @@ pub(in crate::wgdl) fn lower(t: T) -> Fx {
         T::Leaf(l) => closure(Operand::Leaf(l)),
         T::Un(Op::Field(_) | Op::FieldConst(_), ref a, _) if obj(a).is_some() => closure(operand(t)),
         // `max`/`min` of two operands: a two-operand closure, not the built-in dispatch.
-        T::Call(b @ (Builtin::MaxL | Builtin::MinL | Builtin::MaxD | Builtin::MinD), args, _) if args.len() == 2 => {
+        T::Call(b @ (Builtin::MAX_L | Builtin::MIN_L | Builtin::MAX_D | Builtin::MIN_D), _, args, _) if args.len() == 2 => {
             let [x, y]: [T; 2] = args.try_into().expect("two operands");
             match b {
-                Builtin::MaxL => bin(x, y, |x, y| x.max(y)),
-                Builtin::MinL => bin(x, y, |x, y| x.min(y)),
-                Builtin::MaxD => bin(x, y, |x, y| bits(d(x).max(d(y)))),
+                Builtin::MAX_L => bin(x, y, |x, y| x.max(y)),
+                Builtin::MIN_L => bin(x, y, |x, y| x.min(y)),
+                Builtin::MAX_D => bin(x, y, |x, y| bits(d(x).max(d(y)))),
                 _ => bin(x, y, |x, y| bits(d(x).min(d(y)))),
             }
         }
-        T::Call(_, ref args, _) if args.iter().all(|a| simple(a).is_some()) => closure(operand(t)),
-        T::Call(b, args, at) => {
-            let n = args.len();
+        // `<grid>.line` as a closure of its own (inline, with leaf arguments, where it is an
+        // operand: `Operand::Line`, `Operand::LineUnit`).
+        T::Call(Builtin::GRID_LINE, g, args, _) => {
+            let args: Vec<Operand> = args.into_iter().map(operand).collect();
+            let [x, y, dx, dy]: [Operand; 4] = args.try_into().ok().expect("four operands");
+            fx!(|e| {
+                let v = [x.get(e)?, y.get(e)?, dx.get(e)?, dy.get(e)?];
+                Ok(e.p.grid_line(e.st, g, &v))
+            })
+        }
+        T::Call(_, _, ref args, _) if args.iter().all(|a| simple(a).is_some()) => closure(operand(t)),
+        // Any other built-in: its arguments, then its run function (the table's).
+        T::Call(b, g, args, at) => {
+            let (n, run) = (args.len(), b.run());
             let args: Vec<Operand> = args.into_iter().map(operand).collect();
             fx!(|e| {
-                let mut v = [0i64; 4];
+                let mut v = [0i64; MAX_ARGS];
                 for (slot, x) in v.iter_mut().zip(&args) {
                     *slot = x.get(e)?;
                 }
-                e.p.builtin(e, b, &v[..n], at)
+                run(e, g, &v[..n], at)
             })
         }
         // A cell read, a leaf or a closure.
@@ -139,23 +151,6 @@ pub(in crate::wgdl) fn lower(t: T) -> Fx {
         }
         T::Un(op, a, at) => lower_un(op, *a, at),
         T::Bin(op, a, b, at) => lower_bin(op, *a, *b, at),
-        T::Many(op, args, at) => {
-            let args: Vec<Operand> = args.into_iter().map(operand).collect();
-            match op {
-                Op::GridLine(g) => {
-                    let [x, y, dx, dy]: [Operand; 4] = args.try_into().ok().expect("four operands");
-                    fx!(|e| {
-                        let v = [x.get(e)?, y.get(e)?, dx.get(e)?, dy.get(e)?];
-                        Ok(e.p.grid_line(e.st, g, &v))
-                    })
-                }
-                Op::GridGroupLead(g) => fx!(|e| {
-                    let (c, tol, min) = (args[0].get(e)?, args[1].get(e)?, args[2].get(e)?);
-                    Ok(e.p.tile_group_lead(e.st, g, c, tol, min, e.p.spans[at])? as i64)
-                }),
-                _ => unreachable!("only GridLine and GridGroupLead take many operands"),
-            }
-        }
         T::Agg(a) => fx!(|e| e.p.aggregate(e.st, a, Ctx { this: e.this, bound: e.bound })),
     }
 }
@@ -221,18 +216,6 @@ pub(super) fn lower_un(op: Op, a: T, at: usize) -> Fx {
         Op::GridIndex(g) => {
             let a = lower(a);
             fx!(|e| e.p.grid_number(g, a(e)?, at))
-        }
-        Op::GridRuns(g) => {
-            let a = lower(a);
-            fx!(|e| Ok(e.p.tile_runs(e.st, g, a(e)?)))
-        }
-        Op::GridSwaps(g) => {
-            let a = lower(a);
-            fx!(|e| Ok(e.p.tile_swaps(e.st, g, a(e)?)))
-        }
-        Op::GridHasSwap(g) => {
-            let a = lower(a);
-            fx!(|e| Ok(e.p.tile_has_swap(e.st, g, a(e)?) as i64))
         }
         Op::GridSumRuns(g, agg) => {
             let a = lower(a);
@@ -334,35 +317,6 @@ pub(super) fn lower_bin(op: Op, a: T, b: T, at: usize) -> Fx {
                 Ok(gi.base as i64 + y * gi.width as i64 + x)
             })
         }
-        Op::GridCanSwap(g) => {
-            let (a, b) = (lower(a), lower(b));
-            fx!(|e| {
-                let s = a(e)?;
-                let min = b(e)?;
-                Ok(e.p.tile_can_swap(e.st, g, s, min, e.p.spans[at])? as i64)
-            })
-        }
-        Op::GridGroup(g) => {
-            let (a, b) = (lower(a), lower(b));
-            fx!(|e| {
-                let (c, tol) = (a(e)?, b(e)?);
-                e.p.tile_group(e.st, g, c, tol, e.p.spans[at])
-            })
-        }
-        Op::GridGroups(g) => {
-            let (a, b) = (lower(a), lower(b));
-            fx!(|e| {
-                let (tol, min) = (a(e)?, b(e)?);
-                Ok(e.p.tile_groups(e.st, g, tol, min))
-            })
-        }
-        Op::GridGroupDistinct(g) => {
-            let (a, b) = (lower(a), lower(b));
-            fx!(|e| {
-                let (c, tol) = (a(e)?, b(e)?);
-                e.p.tile_group_distinct(e.st, g, c, tol, e.p.spans[at])
-            })
-        }
         _ => unreachable!("not a two-operand op: {op:?}"),
     }
 }
@@ -402,8 +356,8 @@ pub(super) enum Operand {
     LineUnit(u16, Leaf, Leaf, LineFn, (i64, i64)),
     /// `hex.distance`, `hex.walk` or `hex.sees` of two simple operands, computed inline.
     Hex2(Builtin, Simple, Simple, usize),
-    /// A built-in function of up to four simple operands.
-    Call(Builtin, Box<[Simple]>, usize),
+    /// A built-in function (its run function, its grid) of up to [`MAX_ARGS`] simple operands.
+    Call(RunFn, u16, Box<[Simple]>, usize),
     Fx(Fx),
 }
 
@@ -474,18 +428,18 @@ impl Operand {
                 let (x, y) = (x.get(e)?, y.get(e)?);
                 let h = e.p.hex.as_deref().expect("the compiler requires a hexmap for hex built-ins");
                 let (x, y) = (e.p.cell(x, *at)?, e.p.cell(y, *at)?);
-                Ok(match b {
-                    Builtin::HexDistance => h.distance(x, y),
-                    Builtin::HexWalk => h.walk(x, y),
+                Ok(match *b {
+                    Builtin::HEX_DISTANCE => h.distance(x, y),
+                    Builtin::HEX_WALK => h.walk(x, y),
                     _ => h.sees(x, y) as i64,
                 })
             }
-            Operand::Call(b, args, at) => {
-                let mut v = [0i64; 4];
+            Operand::Call(run, g, args, at) => {
+                let mut v = [0i64; MAX_ARGS];
                 for (slot, x) in v.iter_mut().zip(args.iter()) {
                     *slot = x.get(e)?;
                 }
-                e.p.builtin(e, *b, &v[..args.len()], *at)
+                run(e, *g, &v[..args.len()], *at)
             }
             Operand::Fx(f) => f(e),
         }
@@ -517,27 +471,27 @@ pub(super) fn operand(t: T) -> Operand {
         T::Leaf(l) => Operand::Leaf(l),
         T::Un(Op::Field(o), a, at) if obj(&a).is_some() => Operand::Field(obj(&a).expect("checked"), o, at),
         T::Un(Op::FieldConst(i), a, at) if obj(&a).is_some() => Operand::FieldConst(obj(&a).expect("checked"), i, at),
-        T::Call(b @ (Builtin::HexDistance | Builtin::HexWalk | Builtin::HexSees), ref args, at)
+        T::Call(b @ (Builtin::HEX_DISTANCE | Builtin::HEX_WALK | Builtin::HEX_SEES), _, ref args, at)
             if let [x, y] = args.as_slice()
                 && let (Some(x), Some(y)) = (simple(x), simple(y)) =>
         {
             Operand::Hex2(b, x, y, at)
         }
-        t if matches!(&t, T::Call(Builtin::MaxL | Builtin::MinL | Builtin::MaxD | Builtin::MinD, args, _) if args.len() == 2) => {
+        t if matches!(&t, T::Call(Builtin::MAX_L | Builtin::MIN_L | Builtin::MAX_D | Builtin::MIN_D, _, args, _) if args.len() == 2) => {
             Operand::Fx(lower(t))
         }
-        T::Call(b, args, at) if args.iter().all(|a| simple(a).is_some()) => {
-            Operand::Call(b, args.iter().map(|a| simple(a).expect("checked")).collect(), at)
-        }
-        T::Many(Op::GridLine(g), args, at) => {
+        T::Call(Builtin::GRID_LINE, g, args, at) => {
             if let [T::Leaf(x), T::Leaf(y), T::Leaf(dx), T::Leaf(dy)] = args.as_slice() {
                 match (dx, dy) {
                     (Leaf::Const(dx), Leaf::Const(dy)) if let Some(f) = line_fn(*dx, *dy) => Operand::LineUnit(g, *x, *y, f, (*dx, *dy)),
                     _ => Operand::Line(g, [*x, *y, *dx, *dy]),
                 }
             } else {
-                Operand::Fx(lower(T::Many(Op::GridLine(g), args, at)))
+                Operand::Fx(lower(T::Call(Builtin::GRID_LINE, g, args, at)))
             }
+        }
+        T::Call(b, g, args, at) if args.iter().all(|a| simple(a).is_some()) => {
+            Operand::Call(b.run(), g, args.iter().map(|a| simple(a).expect("checked")).collect(), at)
         }
         T::Un(Op::Load, a, at) => match *a {
             T::Bin(Op::GridCell(g), x, y, cell_at) => match (*x, *y) {

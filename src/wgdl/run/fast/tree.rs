@@ -76,15 +76,14 @@ impl Leaf {
 pub(in crate::wgdl) enum T {
     Leaf(Leaf),
     /// One operand (`Field`, `FieldConst`, `NameOf`, `NegL`, `NegD`, `L2D`, `Not`, `Load`,
-    /// `GridRuns`, `GridSwaps`, `GridHasSwap`, `GridSumRuns`).
+    /// `GridSumRuns`).
     Un(Op, Box<T>, usize),
-    /// Two operands: arithmetic, comparisons, `Xor`, and the two-argument grid reads.
+    /// Two operands: arithmetic, comparisons, `Xor`, `GridCell`.
     Bin(Op, Box<T>, Box<T>, usize),
-    /// `GridGroupLead` (c, tol, min) and `GridLine` (x, y, dx, dy).
-    Many(Op, Vec<T>, usize),
     And(Box<T>, Box<T>),
     Or(Box<T>, Box<T>),
-    Call(Builtin, Vec<T>, usize),
+    /// A built-in (src/wgdl/run/builtins.rs) on grid `.1` of its arguments.
+    Call(Builtin, u16, Vec<T>, usize),
     /// An aggregate over objects (its inner code is its own expression).
     Agg(u16),
 }
@@ -124,7 +123,7 @@ pub(super) fn consts_only(t: &T) -> bool {
                 && consts_only(b)
         }
         T::And(a, b) | T::Or(a, b) => consts_only(a) && consts_only(b),
-        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+        T::Call(..) | T::Agg(_) => false,
     }
 }
 
@@ -145,10 +144,9 @@ pub(super) fn assume_live(t: T, this_live: bool, bound_live: bool) -> T {
         },
         T::Un(op, a, at) => T::Un(op, Box::new(go(*a)), at),
         T::Bin(op, a, b, at) => T::Bin(op, Box::new(go(*a)), Box::new(go(*b)), at),
-        T::Many(op, v, at) => T::Many(op, many(v), at),
         T::And(a, b) => T::And(Box::new(go(*a)), Box::new(go(*b))),
         T::Or(a, b) => T::Or(Box::new(go(*a)), Box::new(go(*b))),
-        T::Call(b, v, at) => T::Call(b, many(v), at),
+        T::Call(b, g, v, at) => T::Call(b, g, many(v), at),
         t @ (T::Leaf(_) | T::Agg(_)) => t,
     }
 }
@@ -201,9 +199,6 @@ pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
             | Op::Not
             | Op::Load
             | Op::GridIndex(_)
-            | Op::GridRuns(_)
-            | Op::GridSwaps(_)
-            | Op::GridHasSwap(_)
             | Op::GridSumRuns(..) => {
                 let a = pop(stack);
                 stack.push(T::Un(op, a, at));
@@ -229,15 +224,9 @@ pub(super) fn decompile(code: &[Op], base: usize, stack: &mut Vec<T>) {
                 continue;
             }
             Op::Agg(a) => stack.push(T::Agg(a)),
-            Op::Call(b) => {
-                let n = b.arity();
-                let args = stack.split_off(stack.len() - n);
-                stack.push(T::Call(b, args, at));
-            }
-            Op::GridLine(_) | Op::GridGroupLead(_) => {
-                let n = if matches!(op, Op::GridLine(_)) { 4 } else { 3 };
-                let args = stack.split_off(stack.len() - n);
-                stack.push(T::Many(op, args, at));
+            Op::Call(b, g, n) => {
+                let args = stack.split_off(stack.len() - n as usize);
+                stack.push(T::Call(b, g, args, at));
             }
             _ => {
                 let b = pop(stack);

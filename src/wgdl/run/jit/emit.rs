@@ -67,7 +67,7 @@ pub(super) fn native(p: &Program, t: &T) -> bool {
             ),
         },
         T::And(..) | T::Or(..) => true,
-        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+        T::Call(..) | T::Agg(_) => false,
     }
 }
 
@@ -81,7 +81,7 @@ pub(super) fn fully_native(p: &Program, t: &T) -> bool {
         T::Un(Op::Field(_) | Op::FieldConst(_), a, _) => fully_native(p, a),
         T::Un(_, a, _) => native(p, t) && fully_native(p, a),
         T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => native(p, t) && fully_native(p, a) && fully_native(p, b),
-        T::Many(..) | T::Call(..) | T::Agg(_) => false,
+        T::Call(..) | T::Agg(_) => false,
     }
 }
 
@@ -95,7 +95,7 @@ pub(super) fn native_size(p: &Program, t: &T) -> usize {
         T::Leaf(_) | T::Agg(_) => 1,
         T::Un(_, a, _) => 1 + native_size(p, a),
         T::Bin(_, a, b, _) | T::And(a, b) | T::Or(a, b) => 1 + native_size(p, a) + native_size(p, b),
-        T::Many(..) | T::Call(..) => 1,
+        T::Call(..) => 1,
     }
 }
 

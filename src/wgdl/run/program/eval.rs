@@ -128,9 +128,9 @@ impl Program {
                     pc += n as usize + 1;
                     continue;
                 }
-                Op::Call(b) => {
-                    let n = b.arity();
-                    let v = self.builtin(&crate::wgdl::fast::Env::new(self, st, ctx), b, &stack[sp - n..sp], e.start as usize + pc)?;
+                Op::Call(b, g, n) => {
+                    let n = n as usize;
+                    let v = b.run()(&crate::wgdl::fast::Env::new(self, st, ctx), g, &stack[sp - n..sp], e.start as usize + pc)?;
                     sp -= n;
                     push!(v)
                 }
@@ -146,40 +146,8 @@ impl Program {
                 Op::Load => stack[sp - 1] = st.slots[stack[sp - 1] as usize],
                 Op::GridIndex(g) => stack[sp - 1] = self.grid_number(g, stack[sp - 1], e.start as usize + pc)?,
                 Op::StepCell(t, k) => push!(self.board.tables[t as usize].moves[ctx.bound as usize][k as usize] as i64),
-                Op::GridLine(g) => {
-                    let v = self.grid_line(st, g, &stack[sp - 4..sp]);
-                    sp -= 3;
-                    stack[sp - 1] = v;
-                }
                 Op::Agg(a) => push!(self.aggregate(st, a, ctx)?),
-                Op::GridRuns(g) => stack[sp - 1] = self.tile_runs(st, g, stack[sp - 1]),
-                Op::GridSwaps(g) => stack[sp - 1] = self.tile_swaps(st, g, stack[sp - 1]),
-                Op::GridHasSwap(g) => stack[sp - 1] = self.tile_has_swap(st, g, stack[sp - 1]) as i64,
-                Op::GridCanSwap(g) => {
-                    sp -= 1;
-                    let span = self.spans[e.start as usize + pc];
-                    stack[sp - 1] = self.tile_can_swap(st, g, stack[sp - 1], stack[sp], span)? as i64;
-                }
                 Op::GridSumRuns(g, a) => stack[sp - 1] = self.tile_sum_runs(st, g, stack[sp - 1], &self.aggs[a as usize], ctx.this)?,
-                Op::GridGroup(g) => {
-                    sp -= 1;
-                    let span = self.spans[e.start as usize + pc];
-                    stack[sp - 1] = self.tile_group(st, g, stack[sp - 1], stack[sp], span)?;
-                }
-                Op::GridGroupLead(g) => {
-                    sp -= 2;
-                    let span = self.spans[e.start as usize + pc];
-                    stack[sp - 1] = self.tile_group_lead(st, g, stack[sp - 1], stack[sp], stack[sp + 1], span)? as i64;
-                }
-                Op::GridGroups(g) => {
-                    sp -= 1;
-                    stack[sp - 1] = self.tile_groups(st, g, stack[sp - 1], stack[sp]);
-                }
-                Op::GridGroupDistinct(g) => {
-                    sp -= 1;
-                    let span = self.spans[e.start as usize + pc];
-                    stack[sp - 1] = self.tile_group_distinct(st, g, stack[sp - 1], stack[sp], span)?;
-                }
                 Op::Actor => push!(if st.actor == NONE { NULL } else { st.actor as i64 }),
                 Op::Round => push!(st.round as i64),
                 Op::Turns => push!(st.turns as i64),

@@ -1,6 +1,6 @@
-//! The bytecode: expression ranges ([`ExprId`]), the instructions ([`Op`]), the generic built-ins
-//! they call ([`Builtin`]), the places an assignment writes ([`Place`]) and the compiled
-//! consequences ([`Cons`], [`ConsInfo`]) with their tile-grid operations.
+//! The bytecode: expression ranges ([`ExprId`]), the instructions ([`Op`]), the built-ins they
+//! call ([`Builtin`], a row of the table in `run/builtins.rs`), the places an assignment writes
+//! ([`Place`]) and the compiled consequences ([`Cons`], [`ConsInfo`]) with their tile-grid operations.
 
 use super::*;
 
@@ -76,36 +76,19 @@ pub enum Op {
     /// Short-circuit: if the top is false (true), jump forward keeping it; else pop it.
     AndJump(u32),
     OrJump(u32),
-    /// A built-in function (extension): pops its arguments, pushes the result.
-    Call(Builtin),
+    /// A built-in function (src/wgdl/run/builtins.rs), on grid `.1` (0 when not on a grid), of
+    /// `.2` arguments: pops them, pushes the result.
+    Call(Builtin, u16, u8),
     /// Jump over the next n ops (an aggregate's inner expression, evaluated on its own).
     Skip(u32),
     /// Pops y and x, pushes the absolute slot of grid cell (x, y) (error when off the grid).
     GridCell(u16),
     /// Pops a slot index, pushes the slot's value.
     Load,
-    /// Pops x, y, dx, dy: the length of the run of cells equal to (x, y) through it along ±(dx, dy).
-    GridLine(u16),
     /// An aggregate over the live objects of a class (`sumOf`, `countOf`).
     Agg(u16),
-    /// Tile grids (src/wgdl/run/tiles.rs): pops min, pushes the number of runs of ≥ min.
-    GridRuns(u16),
-    /// Pops min, pushes the number of swaps that would make a run of ≥ min.
-    GridSwaps(u16),
-    /// Pops min, pushes whether some swap would make a run of ≥ min.
-    GridHasSwap(u16),
-    /// Pops s and min, pushes whether swap number s would make a run of ≥ min.
-    GridCanSwap(u16),
     /// Pops min, pushes the sum of aggregate `.1`'s expression over the runs of ≥ min of grid `.0`.
     GridSumRuns(u16, u16),
-    /// Connected groups (src/wgdl/run/tiles.rs): pops c and tol, pushes the size of c's group.
-    GridGroup(u16),
-    /// Pops c, tol and min, pushes whether c leads (is the lowest cell of) a group of ≥ min.
-    GridGroupLead(u16),
-    /// Pops tol and min, pushes the number of groups of ≥ min cells.
-    GridGroups(u16),
-    /// Pops c and tol, pushes how many distinct tile values c's group holds.
-    GridGroupDistinct(u16),
     /// `game.actor` (the object whose turn it is, or `null`), `game.round`, `game.turns`, `game.toMove`.
     Actor,
     Round,
@@ -119,39 +102,8 @@ pub enum Op {
     StepCell(u16, u8),
 }
 
-/// Built-in functions. Hex functions take and return cell numbers (see [`crate::wgdl::hex`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Builtin {
-    MaxL,
-    MinL,
-    AbsL,
-    MaxD,
-    MinD,
-    AbsD,
-    HexDistance,
-    HexWalk,
-    HexSees,
-    HexWall,
-    HexFree,
-    HexStart,
-    HexHidden,
-    HexApproach,
-    HexStepToward,
-    HexCells,
-}
-
-impl Builtin {
-    pub fn arity(self) -> usize {
-        use Builtin::*;
-        match self {
-            HexCells => 0,
-            AbsL | AbsD | HexWall | HexFree => 1,
-            MaxL | MinL | MaxD | MinD | HexDistance | HexWalk | HexSees | HexStart | HexHidden => 2,
-            HexStepToward => 3,
-            HexApproach => 4,
-        }
-    }
-}
+/// Built-in functions: a row of the one table, src/wgdl/run/builtins.rs.
+pub use crate::wgdl::run::builtins::Builtin;
 
 /// Where a direct consequence writes.
 #[derive(Clone, Copy, Debug, PartialEq)]
