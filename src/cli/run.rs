@@ -90,13 +90,21 @@ pub struct PerftArgs {
     /// with it (as chess engines' `divide`), to find where two implementations part.
     #[arg(long)]
     pub divide: bool,
+    /// Set a declared parameter, e.g. `--set rules.size=5` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub set: Vec<(String, f64)>,
 }
 
 /// `perft`: how many move sequences of each length the game has from its start (a sequence that
 /// ends the game early is not counted at the longer lengths): the count board-game engines
 /// publish, to check a description against another implementation.
 pub fn perft(args: &PerftArgs) -> Result<()> {
-    let c = load(&args.game)?;
+    let opts = wgdl::CompileOptions { overrides: args.set.clone(), ..wgdl::CompileOptions::default() };
+    let c = match wgdl::load_with(&args.game, &opts) {
+        Ok(c) => c,
+        Err(LoadError::Compile(d)) => bail!("{d}"),
+        Err(e) => return Err(e.into()),
+    };
     let p = &c.program;
     let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
     let start = p.initial_state().map_err(rt)?;

@@ -33,6 +33,8 @@ pub(super) struct BoardCx {
     pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
     /// Their names, for reuse.
     pub dirset_ix: HashMap<String, u32>,
+    /// The parameters that size a grid (indices into the parameters).
+    pub structural: Vec<usize>,
 }
 
 impl Compiler<'_> {
@@ -210,6 +212,35 @@ impl Compiler<'_> {
         }
     }
 
+    /// A grid's width or height: the number, or the declared parameter's value (whole, ≥ 1 at
+    /// every value of its range), which is then recorded as shaping the program.
+    pub(super) fn grid_dim(&mut self, d: &ast::Dim) -> Option<u32> {
+        let (god, attr) = match d {
+            ast::Dim::Number(n) => return Some(*n),
+            ast::Dim::Param(g, a) => (g, a),
+        };
+        let name = format!("{}.{}", god.name, attr.name);
+        let Some(k) = self.x.params.iter().position(|p| p.name == name) else {
+            let known: Vec<&str> = self.x.params.iter().map(|p| p.name.as_str()).collect();
+            let expected = if known.is_empty() { "a declared parameter (none declared): `parameter <description>.<attribute> <min> <max>`".to_string() } else { format!("a declared parameter ({})", known.join(", ")) };
+            self.error(god.span.to(attr.span), DiagKind::UnknownName { what: "parameter", name, expected });
+            return None;
+        };
+        let p = &self.x.params[k];
+        if !p.integer || p.min < 1.0 || p.max > 1000.0 {
+            let (lo, hi) = (p.min, p.max);
+            self.error(
+                god.span.to(attr.span),
+                DiagKind::Invalid { what: format!("`{name}` (from {lo} to {hi}) as a grid size"), expected: "a whole-number parameter from 1 to at most 1000".into() },
+            );
+            return None;
+        }
+        if !self.board.structural.contains(&k) {
+            self.board.structural.push(k);
+        }
+        Some(p.value as u32)
+    }
+
     /// Whether outcome condition `e` is `game.stuck` or begins with it (`game.stuck && …`): then
     /// it is a stuck line, and `game.stuck` may be read while it compiles.
     pub(super) fn stuck_line(&mut self, e: &ast::Expr) -> bool {
@@ -220,6 +251,35 @@ impl Compiler<'_> {
         let is = matches!(&first.kind, ExprKind::GameValue(p) if p.len() == 1 && p[0].name == "stuck");
         self.board.stuck_ok = is;
         is
+    }
+
+    /// `board.any(c, <condition>)` and `board.countCells(c, <condition>)`: whether some cell,
+    /// and how many, meet the condition, with the name `c` bound to each cell's number.
+    pub(super) fn cells_aggregate(&mut self, g: u16, args: &[ast::Expr], span: Span, cx: CtxKey, full: &str) -> Option<Ty> {
+        let shape = format!("2 arguments: `{full}(<name for the cell>, <condition>)`, e.g. `board.any(c, board[c] == 0)`");
+        if args.len() != 2 {
+            let at = args.get(2).map_or(span, |a| a.span);
+            self.error(at, DiagKind::WrongArity { what: full.into(), expected: shape, found: args.len() });
+            return None;
+        }
+        let var = match &args[0].kind {
+            ExprKind::Path(p) if p.len() == 1 && p[0].name != "this" && p[0].name != "game" => self.intern(&p[0].name),
+            _ => {
+                self.error(args[0].span, DiagKind::Invalid { what: format!("the first argument of `{full}`"), expected: "a plain name for the cell, e.g. `c`".into() });
+                return None;
+            }
+        };
+        let gi = &self.x.grids[g as usize];
+        let inner_cx = CtxKey { this: cx.this, bind: BindKind::Number(0, gi.width * gi.height - 1), var };
+        let (a, _) = self.aggregate_code(&args[1], inner_cx, 0, true, span)?;
+        self.x.aggs[a as usize].cells = Some(g);
+        self.emit(Op::Agg(a), span);
+        if full.ends_with(".any") {
+            self.emit(Op::Const(0), span);
+            self.emit(Op::GtL, span);
+            return Some(Ty::Bool);
+        }
+        Some(Ty::Long)
     }
 
     /// A cell of grid `g` as a place: `board[x, y]`, or `board[c]` by its cell number. Pushes

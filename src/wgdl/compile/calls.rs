@@ -93,6 +93,9 @@ impl Compiler<'_> {
                 && let Some(b) = Builtin::find(On::Grid, &name[1].name) =>
             {
                 if b.spec().run.is_none() {
+                    if matches!(b.spec().name, "any" | "countCells") {
+                        return self.cells_aggregate(g, args, span, cx, &full);
+                    }
                     return self.sum_runs(g, args, span, cx, &full);
                 }
                 self.call_builtin(b, g, &full, args, span, cx)
@@ -137,10 +140,15 @@ impl Compiler<'_> {
         let mut double = false;
         let mut longs = [false; 2];
         for (k, (a, p)) in args.iter().zip(spec.params.iter().chain(spec.optional)).enumerate() {
+            if matches!(p, Param::Dirs | Param::Edge) {
+                self.name_arg(*p, a)?;
+                continue;
+            }
             let t = self.expr(a, cx)?;
             match p {
                 Param::Long => self.want_long(t, a.span)?,
                 Param::Number | Param::Double => self.want_number(t, a.span)?,
+                Param::Dirs | Param::Edge => unreachable!("handled above"),
             }
             double |= t == Ty::Double;
             if let Some(l) = longs.get_mut(k) {
@@ -165,6 +173,32 @@ impl Compiler<'_> {
         };
         self.emit(Op::Call(b, g, args.len() as u8), span);
         Some(ret)
+    }
+
+    /// A direction set's or an edge's name as an argument: pushes its index.
+    fn name_arg(&mut self, p: Param, a: &ast::Expr) -> Option<()> {
+        let what = if p == Param::Dirs { crate::wgdl::board::SET_NAMES.to_string() } else { crate::wgdl::board::EDGES.join(", ") };
+        let ExprKind::Path(path) = &a.kind else {
+            self.invalid(a.span, "an expression here", format!("a name: {what}"));
+            return None;
+        };
+        if path.len() != 1 {
+            self.invalid(a.span, "a path here", format!("a name: {what}"));
+            return None;
+        }
+        let k = if p == Param::Dirs {
+            self.dirset_index(&path[0])? as i64
+        } else {
+            match crate::wgdl::board::EDGES.iter().position(|e| *e == path[0].name) {
+                Some(k) => k as i64,
+                None => {
+                    self.error(path[0].span, DiagKind::UnknownName { what: "edge", name: path[0].name.clone(), expected: what });
+                    return None;
+                }
+            }
+        };
+        self.emit(Op::Const(k), a.span);
+        Some(())
     }
 
     /// `<grid>.sumRuns(min, k, expr)`: `expr` summed over the runs of ≥ min, with the number
@@ -193,7 +227,7 @@ impl Compiler<'_> {
 
     /// The inner expression of an aggregate (`sumOf`, `countOf`, `sumRuns`) as its own piece of
     /// code, which the outer code skips; registers it and returns its index and result type.
-    fn aggregate_code(&mut self, e: &ast::Expr, inner_cx: CtxKey, class: ClassId, count: bool, span: Span) -> Option<(u16, Ty)> {
+    pub(super) fn aggregate_code(&mut self, e: &ast::Expr, inner_cx: CtxKey, class: ClassId, count: bool, span: Span) -> Option<(u16, Ty)> {
         let (depth, max_depth) = (self.depth, self.max_depth);
         let skip_at = self.code.len();
         self.emit(Op::Skip(0), span);
@@ -216,7 +250,7 @@ impl Compiler<'_> {
             }
         };
         let a = self.x.aggs.len() as u16;
-        self.x.aggs.push(AggInfo { class, expr: inner, count, double, infallible: false });
+        self.x.aggs.push(AggInfo { class, expr: inner, count, double, infallible: false, cells: None });
         Some((a, if double { Ty::Double } else { Ty::Long }))
     }
 
@@ -258,7 +292,13 @@ impl Compiler<'_> {
             return None;
         }
         let mut codes = Vec::new();
-        for a in args {
+        for (k, a) in args.iter().enumerate() {
+            if spec.op == TileOp::Flip && k == 2 {
+                let start = self.begin();
+                self.name_arg(Param::Dirs, a)?;
+                codes.push(self.end(start)?);
+                continue;
+            }
             codes.push(self.top_expr(a, cx, Some(Ty::Long), "a grid operation")?);
         }
         Some(Cons::Tile { grid: g, op: spec.op, args: codes })

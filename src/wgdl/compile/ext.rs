@@ -275,6 +275,8 @@ impl Compiler<'_> {
                     }
                 }
                 DeclKind::Grid { name, width, height } => {
+                    let (Some(width), Some(height)) = (self.grid_dim(width), self.grid_dim(height)) else { continue };
+                    let (width, height) = (&width, &height);
                     if let Some(&g) = self.x.grid_ix.get(&name.name) {
                         let first_line = self.first_line_of(self.x.grid_decl_spans[g as usize]);
                         self.error(name.span, DiagKind::Duplicate { what: "grid", name: name.name.clone(), first_line });
@@ -459,7 +461,7 @@ impl Compiler<'_> {
                 _ => {}
             }
         }
-        if self.x.turn.is_some() && self.x.outcomes.is_empty() {
+        if self.x.turn.is_some() && self.x.outcomes.is_empty() && self.board.stuck_outcomes.is_empty() {
             let span = self.decls().find(|d| matches!(d.kind, DeclKind::Turn { .. })).map(|d| d.span).unwrap_or_default();
             self.warn(
                 span,

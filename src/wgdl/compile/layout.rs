@@ -255,6 +255,8 @@ impl Compiler<'_> {
                 },
                 start: self.board.start_values,
                 dirsets: self.board.dirsets,
+                structural: self.board.structural,
+                options: self.x.opts.clone(),
             },
             params: self.x.params,
             policies: self.x.policies,

@@ -239,8 +239,8 @@ pub enum DeclKind {
     /// `grid <name> <width> <height>` (extension): a board of long cells, all 0 at the start.
     Grid {
         name: Ident,
-        width: u32,
-        height: u32,
+        width: Dim,
+        height: Dim,
     },
     /// `parameter <description>.<attribute> <min> <max>` (extension): a tunable value.
     Parameter {
@@ -312,6 +312,14 @@ pub enum DeclKind {
         items: Vec<NoteItem>,
         cond: Option<Expr>,
     },
+}
+
+/// A grid's width or height: a number, or a declared parameter's value (`size.n`), which makes
+/// the parameter shape the program (changing it compiles the game again).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dim {
+    Number(u32),
+    Param(Ident, Ident),
 }
 
 /// One piece of a `notation` line.

@@ -59,7 +59,8 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
         }
     }
     let acts = program.actions.iter().any(|a| a.kind != crate::wgdl::ActionKind::OnCreate);
-    if program.goals.is_empty() && program.outcomes.is_empty() && !acts {
+    let ends = !program.outcomes.is_empty() || !program.stuck_outcomes.is_empty();
+    if program.goals.is_empty() && !ends && !acts {
         // Nothing to play: no action moves the game and nothing ends it (an empty file, say).
         diags.push(Diagnostic::error(
             Default::default(),
@@ -68,7 +69,7 @@ pub fn lint(file: &ast::File, program: &Program, diags: &mut Vec<Diagnostic>) {
                 expected: "at least one `action` (with `actionGroup` and `isInGroup`) or rule, and a `goal`".into(),
             },
         ));
-    } else if program.goals.is_empty() && program.outcomes.is_empty() {
+    } else if program.goals.is_empty() && !ends {
         diags.push(Diagnostic::warning(
             Default::default(),
             DiagKind::Lint(format!(

@@ -64,9 +64,20 @@ impl Program {
     /// to `f` until it returns `false`.
     fn aggregate_scan(&self, st: &State, a: u16, ctx: Ctx, mut f: impl FnMut(i64) -> bool) -> Result<(), RuntimeError> {
         let info = self.aggs[a as usize];
+        let value = self.evaluator(info.expr);
+        if let Some(g) = info.cells {
+            let gi = &self.grids[g as usize];
+            let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this: ctx.this, bound: NONE }, None);
+            for c in 0..gi.width * gi.height {
+                env.rebind(c, 0);
+                if !f(value(&env)?) {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         // One environment, rebound to each object in turn.
         let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
-        let value = self.evaluator(info.expr);
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;

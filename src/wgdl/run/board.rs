@@ -20,6 +20,11 @@ pub struct Boards {
     pub pieces: Vec<Vec<char>>,
     /// The grids with `start` rows and their cells' start values (cell number order).
     pub start: Vec<(u16, Vec<i64>)>,
+    /// The declared parameters that size a grid (indices into [`Program::params`]): changing one
+    /// compiles the game again ([`Program::with_parameters`]).
+    pub structural: Vec<usize>,
+    /// The options the program was compiled with (to compile it again with other sizes).
+    pub options: crate::wgdl::CompileOptions,
     /// The direction sets named in expressions (`board.flips(c, v, all)`), each per side (one
     /// list when it does not turn with the side): a built-in gets a set's index here.
     pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,

@@ -38,6 +38,12 @@ pub(in crate::wgdl) enum Param {
     /// A double: only in the double twin of a [`Ret::AsArgs`] row, whose long arguments the
     /// compiler has converted.
     Double,
+    /// A direction set by name (`all`, `diagonal`, `forward`, …): the compiler passes its index
+    /// in [`crate::wgdl::board::Boards::dirsets`] as a long.
+    Dirs,
+    /// A grid edge by name (`north`, `east`, `south`, `west`): passed as its index in
+    /// [`crate::wgdl::board::EDGES`].
+    Edge,
 }
 
 /// The type of a built-in's result.
@@ -93,7 +99,8 @@ const fn occ(name: &'static str, params: &'static [Param], ret: Ret, run: RunFn)
     Spec { name, on: On::Hex, params, optional: &[], ret, reads: ALL, needs_occupants: true, run: Some(run) }
 }
 
-use Param::{Double as D, Long as L, Number as N};
+use Param::{Dirs, Double as D, Edge, Long as L, Number as N};
+use crate::wgdl::board::{grid_cell_number, grid_count, grid_flips, grid_joins, grid_x, grid_y};
 
 /// Every built-in function, in the order the compiler's "unknown function" message lists them.
 pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
@@ -125,6 +132,15 @@ pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
     row("groupLead", On::Grid, &[L, L, L], Ret::Bool, GRID, grid_group_lead),
     row("groups", On::Grid, &[L, L], Ret::Long, GRID, grid_groups),
     row("groupDistinct", On::Grid, &[L, L], Ret::Long, GRID, grid_group_distinct),
+    // Boards (run/board.rs).
+    row("x", On::Grid, &[L], Ret::Long, 0, grid_x),
+    row("y", On::Grid, &[L], Ret::Long, 0, grid_y),
+    row("cell", On::Grid, &[L, L], Ret::Long, 0, grid_cell_number),
+    row("count", On::Grid, &[L], Ret::Long, GRID, grid_count),
+    row("flips", On::Grid, &[L, L, Dirs], Ret::Long, GRID, grid_flips),
+    row("joins", On::Grid, &[L, Dirs, Edge, Edge], Ret::Bool, GRID, grid_joins),
+    special("any", On::Grid),
+    special("countCells", On::Grid),
 ];
 
 const fn same(a: &str, b: &str) -> bool {

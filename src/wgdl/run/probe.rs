@@ -113,6 +113,9 @@ impl Program {
         if values.len() != self.params.len() {
             return Err(format!("{} parameter values; expected {}, one per declared parameter", values.len(), self.params.len()));
         }
+        if self.board.structural.iter().any(|&k| self.params[k].value != values[k]) {
+            return self.recompiled(values);
+        }
         let mut p = self.clone();
         for (info, &v) in p.params.iter_mut().zip(values) {
             if v < info.min || v > info.max || (info.integer && v.fract() != 0.0) || !v.is_finite() {
@@ -132,6 +135,16 @@ impl Program {
         p.turn_order = p.fixed_turn_order();
         // Consequences decided on class constants are decided again.
         p.fast.forget_plans();
+        Ok(p)
+    }
+
+    /// The game compiled again with every parameter at `values` (some size a grid).
+    fn recompiled(&self, values: &[f64]) -> Result<Program, String> {
+        let mut opts = self.board.options.clone();
+        opts.overrides = self.params.iter().zip(values).map(|(p, &v)| (p.name.clone(), v)).collect();
+        let c = crate::wgdl::compile_str_with(&self.source.name, &self.source.text, &opts).map_err(|d| d.to_string())?;
+        let mut p = std::sync::Arc::unwrap_or_clone(c.program);
+        p.fast = p.fast.for_tier(self.fast.tier());
         Ok(p)
     }
 

@@ -634,10 +634,21 @@ impl Program {
         self.with_swaps(st, g, min, 1, |set| set.bits.iter().any(|&b| b != 0))
     }
 
-    /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments.
-    pub(in crate::wgdl) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span) -> Result<(), RuntimeError> {
+    /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments (`this`: the object
+    /// the move or rule runs for, whose side turns a side's direction set).
+    pub(in crate::wgdl) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span, this: u32) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
         match op {
+            TileOp::Flip => {
+                let n = geo.cells() as i64;
+                if args[0] < 0 || args[0] >= n {
+                    return Err(rt(RtKind::BadCell { grid: self.grids[g as usize].name.clone(), c: args[0], last: n - 1 }, span));
+                }
+                let (x, y) = (args[0] % geo.w as i64, args[0] / geo.w as i64);
+                // The directions are the program's (borrowed from it), the cells the state's.
+                let dirs = self.dirs_of(st, args[2], this);
+                self.flip_at(st, g, x, y, args[1], dirs);
+            }
             TileOp::Swap => {
                 let s = self.swap_number(g, args[0], span)?;
                 let Some((a, b)) = geo.swap_cells(s) else {

@@ -72,6 +72,17 @@ impl LineParser<'_> {
         })
     }
 
+    /// A grid dimension: a whole number ≥ 1 or `<description>.<attribute>`.
+    pub(super) fn dim(&mut self, expected: &str) -> PResult<Dim> {
+        if self.peek_name().is_some() {
+            let god = self.ident(expected)?;
+            self.expect_op(".")?;
+            let attr = self.ident("the parameter's attribute after `.`")?;
+            return Ok(Dim::Param(god, attr));
+        }
+        Ok(Dim::Number(self.count(expected)?))
+    }
+
     /// A quoted string and its span.
     fn quoted(&mut self, expected: &str) -> PResult<(String, Span)> {
         match self.peek().map(|t| (&t.tok, t.span)) {

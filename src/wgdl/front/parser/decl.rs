@@ -152,8 +152,8 @@ impl LineParser<'_> {
             }
             "grid" => {
                 let name = self.ident("a grid name")?;
-                let width = self.count("a grid width (a whole number ≥ 1)")?;
-                let height = self.count("a grid height (a whole number ≥ 1)")?;
+                let width = self.dim("a grid width (a whole number ≥ 1, or a parameter such as `size.n`)")?;
+                let height = self.dim("a grid height (a whole number ≥ 1, or a parameter such as `size.n`)")?;
                 DeclKind::Grid { name, width, height }
             }
             "parameter" => {

@@ -529,7 +529,7 @@ impl Program {
         }
         let over_runs: Vec<u16> = self.code.iter().filter_map(|op| if let Op::GridSumRuns(_, a) = op { Some(*a) } else { None }).collect();
         for (i, agg) in self.aggs.iter().enumerate() {
-            if !over_runs.contains(&(i as u16)) {
+            if !over_runs.contains(&(i as u16)) && agg.cells.is_none() {
                 mark(agg.expr, LIVE_BOUND);
             }
         }

@@ -120,7 +120,7 @@ impl Program {
                 for (v, &a) in vals.iter_mut().zip(args) {
                     *v = self.eval(st, a, ctx)?;
                 }
-                self.tile_do(st, *grid, *op, &vals[..args.len()], info.span)
+                self.tile_do(st, *grid, *op, &vals[..args.len()], info.span, ctx.this)
             }
         }
     }

@@ -374,6 +374,9 @@ pub struct AggInfo {
     /// arithmetic): a `countOf` compared with zero may stop at the first object that counts.
     pub infallible: bool,
     pub double: bool,
+    /// Over the cells of this grid instead of a class's objects (`board.any(c, …)`,
+    /// `board.countCells(c, …)`): the inner expression's number is each cell's.
+    pub cells: Option<u16>,
 }
 
 #[derive(Clone, Debug)]

@@ -189,6 +189,9 @@ pub enum TileOp {
     /// `clearGroup(c, tol)`: empty every cell of the connected group of cell c (nothing if c is
     /// empty).
     ClearGroup,
+    /// `flip(c, v, dirs)`: every cell that placing v on cell c brackets along the directions
+    /// becomes v (Othello's flips; games/README.md §10).
+    Flip,
 }
 
 /// One tile-grid operation as the compiler knows it: its name, its required parameters as the
@@ -210,13 +213,14 @@ impl TileOp {
     pub const MAX_ARGS: usize = 3 + TileOp::MAX_WEIGHTS;
 
     /// Every operation, in the order the help text lists them.
-    pub const ALL: [TileOpSpec; 6] = [
+    pub const ALL: [TileOpSpec; 7] = [
         TileOpSpec { name: "swap", op: TileOp::Swap, params: &["s"], optional: "", most: 1 },
         TileOpSpec { name: "clearRuns", op: TileOp::ClearRuns, params: &["min"], optional: "", most: 1 },
         TileOpSpec { name: "fall", op: TileOp::Fall, params: &[], optional: "", most: 0 },
         TileOpSpec { name: "refill", op: TileOp::Refill, params: &["n"], optional: "w1, …, wk", most: 1 + TileOp::MAX_WEIGHTS },
         TileOpSpec { name: "deal", op: TileOp::Deal, params: &["n", "min"], optional: "seed[, w1, …, wk]", most: TileOp::MAX_ARGS },
         TileOpSpec { name: "clearGroup", op: TileOp::ClearGroup, params: &["c", "tol"], optional: "", most: 2 },
+        TileOpSpec { name: "flip", op: TileOp::Flip, params: &["c", "v", "dirs"], optional: "", most: 3 },
     ];
 }
 
