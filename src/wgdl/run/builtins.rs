@@ -16,7 +16,7 @@ use crate::wgdl::deps::{ALL, GRID, Parts};
 use crate::wgdl::fast::Env;
 use crate::wgdl::program::{RtKind, RuntimeError, rt};
 
-/// A built-in function: its row in [`BUILTINS`].
+/// A built-in function: its row in the table `BUILTINS` (src/wgdl/run/builtins.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Builtin(pub u8);
 
