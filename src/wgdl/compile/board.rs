@@ -35,6 +35,8 @@ pub(super) struct BoardCx {
     pub dirset_ix: HashMap<String, u32>,
     /// The parameters that size a grid (indices into the parameters).
     pub structural: Vec<usize>,
+    /// The action lists of `canMove` calls.
+    pub can_move: Vec<Vec<ActionId>>,
 }
 
 impl Compiler<'_> {
@@ -222,7 +224,11 @@ impl Compiler<'_> {
         let name = format!("{}.{}", god.name, attr.name);
         let Some(k) = self.x.params.iter().position(|p| p.name == name) else {
             let known: Vec<&str> = self.x.params.iter().map(|p| p.name.as_str()).collect();
-            let expected = if known.is_empty() { "a declared parameter (none declared): `parameter <description>.<attribute> <min> <max>`".to_string() } else { format!("a declared parameter ({})", known.join(", ")) };
+            let expected = if known.is_empty() {
+                "a declared parameter (none declared): `parameter <description>.<attribute> <min> <max>`".to_string()
+            } else {
+                format!("a declared parameter ({})", known.join(", "))
+            };
             self.error(god.span.to(attr.span), DiagKind::UnknownName { what: "parameter", name, expected });
             return None;
         };
@@ -231,7 +237,10 @@ impl Compiler<'_> {
             let (lo, hi) = (p.min, p.max);
             self.error(
                 god.span.to(attr.span),
-                DiagKind::Invalid { what: format!("`{name}` (from {lo} to {hi}) as a grid size"), expected: "a whole-number parameter from 1 to at most 1000".into() },
+                DiagKind::Invalid {
+                    what: format!("`{name}` (from {lo} to {hi}) as a grid size"),
+                    expected: "a whole-number parameter from 1 to at most 1000".into(),
+                },
             );
             return None;
         }
@@ -265,7 +274,13 @@ impl Compiler<'_> {
         let var = match &args[0].kind {
             ExprKind::Path(p) if p.len() == 1 && p[0].name != "this" && p[0].name != "game" => self.intern(&p[0].name),
             _ => {
-                self.error(args[0].span, DiagKind::Invalid { what: format!("the first argument of `{full}`"), expected: "a plain name for the cell, e.g. `c`".into() });
+                self.error(
+                    args[0].span,
+                    DiagKind::Invalid {
+                        what: format!("the first argument of `{full}`"),
+                        expected: "a plain name for the cell, e.g. `c`".into(),
+                    },
+                );
                 return None;
             }
         };
@@ -280,6 +295,43 @@ impl Compiler<'_> {
             return Some(Ty::Bool);
         }
         Some(Ty::Long)
+    }
+
+    /// `canMove(<action>, …)`: whether one of the named actions has a move for `this` now.
+    pub(super) fn can_move_call(&mut self, args: &[ast::Expr], span: Span) -> Option<Ty> {
+        if args.is_empty() {
+            self.error(
+                span,
+                DiagKind::WrongArity {
+                    what: "canMove".into(),
+                    expected: "one or more action names, e.g. `canMove(jump, kingJump)`".into(),
+                    found: 0,
+                },
+            );
+            return None;
+        }
+        let mut list = Vec::new();
+        for a in args {
+            let ExprKind::Path(p) = &a.kind else {
+                self.error(a.span, DiagKind::Invalid { what: "an expression here".into(), expected: "an action's name".into() });
+                return None;
+            };
+            if p.len() != 1 {
+                self.error(a.span, DiagKind::Invalid { what: "a path here".into(), expected: "an action's name".into() });
+                return None;
+            }
+            list.push(self.lookup_action(&p[0])?);
+        }
+        let k = match self.board.can_move.iter().position(|l| *l == list) {
+            Some(k) => k,
+            None => {
+                self.board.can_move.push(list);
+                self.board.can_move.len() - 1
+            }
+        };
+        let b = Builtin::find(crate::wgdl::run::builtins::On::Free, "canMove").expect("canMove is a row of the table");
+        self.emit(Op::Call(b, k as u16, 0), span);
+        Some(Ty::Bool)
     }
 
     /// A cell of grid `g` as a place: `board[x, y]`, or `board[c]` by its cell number. Pushes

@@ -69,6 +69,7 @@ impl Compiler<'_> {
                 self.emit(Op::Agg(a), span);
                 Some(ty)
             }
+            "canMove" => self.can_move_call(args, span),
             _ if name.len() == 1
                 && let Some(b) = Builtin::find(On::Free, &name[0].name) =>
             {

@@ -256,6 +256,7 @@ impl Compiler<'_> {
                 start: self.board.start_values,
                 dirsets: self.board.dirsets,
                 structural: self.board.structural,
+                can_move: self.board.can_move,
                 options: self.x.opts.clone(),
             },
             params: self.x.params,

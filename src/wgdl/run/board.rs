@@ -25,6 +25,8 @@ pub struct Boards {
     pub structural: Vec<usize>,
     /// The options the program was compiled with (to compile it again with other sizes).
     pub options: crate::wgdl::CompileOptions,
+    /// The action lists that `canMove(…)` calls name (a call passes its list's index as its grid).
+    pub can_move: Vec<Vec<super::program::ActionId>>,
     /// The direction sets named in expressions (`board.flips(c, v, all)`), each per side (one
     /// list when it does not turn with the side): a built-in gets a set's index here.
     pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
@@ -411,6 +413,13 @@ pub(in crate::wgdl) fn grid_count(e: &Env, g: u16, a: &[i64], _: usize) -> Resul
 pub(in crate::wgdl) fn grid_flips(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
     let (x, y) = e.p.cell_xy(g, a[0], at)?;
     Ok(e.p.flips_at(e.st, g, x, y, a[1], e.p.dirs_of(e.st, a[2], e.this)))
+}
+
+/// `canMove(a, b, …)`: whether one of the actions (list `k` of [`Boards::can_move`]) has a move
+/// for `this` whose conditions hold now.
+pub(in crate::wgdl) fn can_move(e: &Env, k: u16, _: &[i64], _: usize) -> Result<i64, RuntimeError> {
+    let list = e.p.board.can_move.get(k as usize).map_or(&[][..], |l| l.as_slice());
+    Ok(e.p.has_move(e.st, list, e.this)? as i64)
 }
 
 /// `board.joins(v, dirs, edgeA, edgeB)`: whether the cells of v join the two edges.

@@ -99,8 +99,8 @@ const fn occ(name: &'static str, params: &'static [Param], ret: Ret, run: RunFn)
     Spec { name, on: On::Hex, params, optional: &[], ret, reads: ALL, needs_occupants: true, run: Some(run) }
 }
 
+use crate::wgdl::board::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_x, grid_y};
 use Param::{Dirs, Double as D, Edge, Long as L, Number as N};
-use crate::wgdl::board::{grid_cell_number, grid_count, grid_flips, grid_joins, grid_x, grid_y};
 
 /// Every built-in function, in the order the compiler's "unknown function" message lists them.
 pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
@@ -112,6 +112,8 @@ pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
     row("abs", On::Free, &[D], Ret::Double, 0, abs_d),
     special("sumOf", On::Free),
     special("countOf", On::Free),
+    // Action names as arguments: the compiler passes their list's index as the grid.
+    row("canMove", On::Free, &[], Ret::Bool, ALL, can_move),
     row("distance", On::Hex, &[L, L], Ret::Long, 0, hex_distance),
     row("walk", On::Hex, &[L, L], Ret::Long, 0, hex_walk),
     row("sees", On::Hex, &[L, L], Ret::Bool, 0, hex_sees),

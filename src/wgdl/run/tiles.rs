@@ -636,7 +636,15 @@ impl Program {
 
     /// Runs a `do <grid>.<op>(…)` consequence with its evaluated arguments (`this`: the object
     /// the move or rule runs for, whose side turns a side's direction set).
-    pub(in crate::wgdl) fn tile_do(&self, st: &mut State, g: u16, op: TileOp, args: &[i64], span: Span, this: u32) -> Result<(), RuntimeError> {
+    pub(in crate::wgdl) fn tile_do(
+        &self,
+        st: &mut State,
+        g: u16,
+        op: TileOp,
+        args: &[i64],
+        span: Span,
+        this: u32,
+    ) -> Result<(), RuntimeError> {
         let geo = self.geo(g);
         match op {
             TileOp::Flip => {

@@ -4,6 +4,11 @@
 
 use super::*;
 
+thread_local! {
+    /// The move list [`Program::has_move`] fills, reused.
+    static HAS_MOVE: std::cell::RefCell<(Vec<Action>, Scratch)> = std::cell::RefCell::new(Default::default());
+}
+
 impl Program {
     pub(in crate::wgdl) fn conditions_hold(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
         self.conditions_hold_from(st, a, ctx, 0, None)
@@ -104,6 +109,40 @@ impl Program {
         };
         let fxs = self.cond_fxs(a.id);
         self.all_hold(&env, &fxs[fxs.len() - conds.len()..])
+    }
+
+    /// Whether one of `actions` has a move for owner `this` in `st` whose conditions hold (move
+    /// filters not applied): `canMove(jump, kingJump)` (games/README.md §10). Nothing is
+    /// allocated once warm.
+    pub(in crate::wgdl) fn has_move(&self, st: &State, actions: &[ActionId], this: u32) -> Result<bool, RuntimeError> {
+        let Some(obj) = st.objects.get(this as usize) else { return Ok(false) };
+        let mut found = false;
+        HAS_MOVE.with(|buf| -> Result<(), RuntimeError> {
+            // Nested (a `canMove` inside a condition that `canMove` evaluates): space of its own.
+            let mut owned = Default::default();
+            let mut guard = buf.try_borrow_mut();
+            let (out, scratch): &mut (Vec<Action>, Scratch) = match guard.as_mut() {
+                Ok(v) => v,
+                Err(_) => &mut owned,
+            };
+            scratch.global.clear();
+            scratch.global.resize(self.actions.len(), 0);
+            scratch.bound_class = None;
+            for &a in actions {
+                let info = &self.actions[a as usize];
+                if !obj.alive || info.class.is_none_or(|c| !self.is_sub(obj.class, c)) {
+                    continue;
+                }
+                out.clear();
+                self.with_occ(st, |occ| self.candidates_of(st, out, false, occ, scratch, a, this, false))?;
+                if !out.is_empty() {
+                    found = true;
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(found)
     }
 
     /// True when all the action's conditions hold (the action instance is legal).
