@@ -101,7 +101,23 @@ impl WgdlGame {
     }
 }
 
+impl WgdlGame {
+    /// Plays chance's pending moves (a game with `byChance` only).
+    #[inline]
+    fn settle_chance(&self, state: &mut State) -> Result<(), RuntimeError> {
+        if !self.program.has_chance {
+            return Ok(());
+        }
+        CHANCE_BUF.with(|b| match b.try_borrow_mut() {
+            Ok(mut buf) => self.program.resolve_chance(state, &mut buf),
+            Err(_) => self.program.resolve_chance(state, &mut Vec::new()),
+        })
+    }
+}
+
 thread_local! {
+    /// Scratch move list for chance's moves (no allocation per move).
+    static CHANCE_BUF: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Scratch move list for policy playouts (no allocation per playout move).
     static POLICY_BUF: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -112,13 +128,18 @@ impl Game for WgdlGame {
     type Error = RuntimeError;
 
     fn initial(&self) -> Result<State, RuntimeError> {
-        self.program.initial_state_seeded(self.seed)
+        let mut st = self.program.initial_state_seeded(self.seed)?;
+        self.settle_chance(&mut st)?;
+        Ok(st)
     }
     fn legal(&self, state: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
         self.program.legal_actions(state, out)
     }
+    /// The move, then chance's moves (`byChance`) drawn from the state's stream until a player
+    /// chooses again: searchers never stand at a chance node.
     fn apply(&self, state: &mut State, mv: Action) -> Result<(), RuntimeError> {
-        self.program.apply(state, mv)
+        self.program.apply(state, mv)?;
+        self.settle_chance(state)
     }
     fn status(&self, state: &State, legal: &[Action]) -> Status {
         self.program.status(state, legal)

@@ -85,6 +85,8 @@ class PlayforgeEnv(gymnasium.Env):
         super().reset(seed=seed)
         chance = int(self.np_random.integers(0, 2**63 - 1))
         self.state = self.game.new_initial_state(chance)
+        # No chance nodes here: chance's moves (`byChance`) come from the game's own stream.
+        self.state.resolve_chance()
         self._ended = False
         if self.render_mode == "human":
             self.render()
@@ -102,6 +104,7 @@ class PlayforgeEnv(gymnasium.Env):
             self._ended = True
             return self._obs(), self.illegal_reward, True, False, self._info(illegal_action=a)
         self.state.apply_action(a)
+        self.state.resolve_chance()
         reward = float(self.state.rewards()[0])
         truncated = self.state.truncated()
         terminated = self.state.is_terminal() and not truncated

@@ -60,7 +60,14 @@ def _game_type(core: "_core.DoorGame") -> pyspiel.GameType:
         short_name=SHORT_NAME,
         long_name=f"playforge {core.language.upper()} game {core.path}",
         dynamics=_T.Dynamics.SIMULTANEOUS if core.simultaneous else _T.Dynamics.SEQUENTIAL,
-        chance_mode=_T.ChanceMode.SAMPLED_STOCHASTIC if core.stochastic else _T.ChanceMode.DETERMINISTIC,
+        # Chance nodes with their probabilities (WGDL `byChance`), else a game's own seeded draws.
+        chance_mode=(
+            _T.ChanceMode.EXPLICIT_STOCHASTIC
+            if core.max_chance_outcomes
+            else _T.ChanceMode.SAMPLED_STOCHASTIC
+            if core.stochastic
+            else _T.ChanceMode.DETERMINISTIC
+        ),
         information=_T.Information.PERFECT_INFORMATION,
         utility=_T.Utility.ZERO_SUM if core.utility == "zero_sum" else _T.Utility.GENERAL_SUM,
         reward_model=_T.RewardModel.REWARDS if core.rewards else _T.RewardModel.TERMINAL,
@@ -120,7 +127,8 @@ class PlayforgeGame(pyspiel.Game):
         n = len(core.players)
         info = pyspiel.GameInfo(
             num_distinct_actions=core.num_distinct_actions,
-            max_chance_outcomes=0,
+            # Chance's actions are numbers of the one action space.
+            max_chance_outcomes=core.num_distinct_actions if core.max_chance_outcomes else 0,
             num_players=n,
             min_utility=core.min_utility,
             max_utility=core.max_utility,
@@ -257,7 +265,7 @@ class PlayforgeState(pyspiel.State):
         return self._s.action_to_string(player, action)
 
     def chance_outcomes(self) -> List[tuple]:
-        return []
+        return self._s.chance_outcomes()
 
     def history_str(self) -> str:
         return ", ".join(str(a) for a in self._s.history())

@@ -131,6 +131,8 @@ class raw_env(AECEnv):
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
         self.state = self.game.new_initial_state(self._seeds.next(seed))
+        # No chance nodes here: chance's moves (`byChance`) come from the game's own stream.
+        self.state.resolve_chance()
         self._pending = {}
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -158,6 +160,7 @@ class raw_env(AECEnv):
             self.state.apply_actions(joint)
         else:
             self.state.apply_action(int(action))
+        self.state.resolve_chance()
         rewards = self.state.rewards()
         self.rewards = {a: float(rewards[self._index[a]]) for a in self.agents}
         if self.state.is_terminal():
@@ -241,12 +244,15 @@ class parallel_env(ParallelEnv):
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None):
         self.state = self.game.new_initial_state(self._seeds.next(seed))
+        # No chance nodes here: chance's moves (`byChance`) come from the game's own stream.
+        self.state.resolve_chance()
         self.agents = self.possible_agents[:]
         return self._observations(), {a: {} for a in self.agents}
 
     def step(self, actions: Mapping[str, Any]):
         joint = [int(actions[a]) if a in actions else -1 for a in self.possible_agents]
         self.state.apply_actions(joint)
+        self.state.resolve_chance()
         rewards = self.state.rewards()
         agents = self.agents
         rew = {a: float(rewards[self._index[a]]) for a in agents}

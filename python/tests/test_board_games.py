@@ -16,13 +16,19 @@ if os.environ.get("PLAYFORGE_REQUIRE_DOORS") == "1":
 else:
     pyspiel = pytest.importorskip("pyspiel", reason="pip install 'playforge[openspiel]'")
 
-import playforge.openspiel  # noqa: E402,F401  (registers the "playforge" game)
+import playforge.openspiel as pos  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # (our file, our parameters, OpenSpiel's game string, perft depth checked here)
 GAMES = [
     ("breakthrough.wgdl", {}, "breakthrough", 4),
+    ("othello.wgdl", {}, "othello", 6),
+    ("hex.wgdl", {"rules.size": 5}, "hex(board_size=5)", 4),
+    ("hex.wgdl", {}, "hex", 2),
+    ("checkers.wgdl", {}, "checkers", 5),
+    ("pig.wgdl", {}, "pig", 5),
+    ("pig.wgdl", {"rules.target": 20}, "pig(winscore=20)", 6),
 ]
 
 # Random games played in lockstep per game (the issue's acceptance asks 1 000; PLAYFORGE_LOCKSTEP
@@ -31,7 +37,7 @@ GAMES_PER_FILE = int(os.environ.get("PLAYFORGE_LOCKSTEP", "1000"))
 
 
 def ours(file: str, params: dict) -> pyspiel.Game:
-    return pyspiel.load_game("playforge", {"path": str(ROOT / "games" / file), **params})
+    return pos.load_game(str(ROOT / "games" / file), params)
 
 
 def written(state: pyspiel.State) -> dict[str, int]:
@@ -74,19 +80,21 @@ def play_in_lockstep(mine: pyspiel.Game, theirs: pyspiel.Game, rng: random.Rando
 
 
 def perft(state: pyspiel.State, depth: int) -> int:
+    """Move sequences of length `depth` (a chance outcome counts as a move)."""
     if state.is_terminal():
         return 0
     if depth == 0:
         return 1
     n = 0
-    for a in state.legal_actions():
+    moves = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+    for a in moves:
         child = state.clone()
         child.apply_action(a)
         n += perft(child, depth - 1)
     return n
 
 
-@pytest.mark.parametrize("file,params,spiel,depth", GAMES, ids=[g[0] for g in GAMES])
+@pytest.mark.parametrize("file,params,spiel,depth", GAMES, ids=[g[2] for g in GAMES])
 def test_random_games_in_lockstep_with_openspiel(file, params, spiel, depth):
     mine, theirs = ours(file, params), pyspiel.load_game(spiel)
     rng = random.Random(55)
@@ -94,7 +102,7 @@ def test_random_games_in_lockstep_with_openspiel(file, params, spiel, depth):
     assert min(lengths) > 0
 
 
-@pytest.mark.parametrize("file,params,spiel,depth", GAMES, ids=[g[0] for g in GAMES])
+@pytest.mark.parametrize("file,params,spiel,depth", GAMES, ids=[g[2] for g in GAMES])
 def test_perft_equals_openspiel(file, params, spiel, depth):
     mine, theirs = ours(file, params), pyspiel.load_game(spiel)
     for d in range(1, depth + 1):

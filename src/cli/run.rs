@@ -330,6 +330,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     }
                 }
             }
+            // Chance's moves are drawn from the game's own stream, by their weights.
+            None if p.is_chance(&legal) => p.draw_chance(&mut st, &legal).map_err(rt)?,
             None if args.groups => crate::game::pick_grouped(&game, &legal, &weights, &mut rng),
             None => legal[rng.random_range(0..legal.len())],
         };
@@ -404,7 +406,11 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 if p.status(&st, &legal) != Status::Running {
                     break;
                 }
-                let a = crate::game::pick_grouped(&game, &legal, &weights, &mut rng);
+                let a = if p.is_chance(&legal) {
+                    p.draw_chance(&mut st, &legal).map_err(rt)?
+                } else {
+                    crate::game::pick_grouped(&game, &legal, &weights, &mut rng)
+                };
                 p.apply(&mut st, a).map_err(rt)?;
                 moves += 1;
             }

@@ -55,6 +55,7 @@ impl GdlDoor {
             observation_len: game.n_base(),
             simultaneous,
             stochastic: false,
+            max_chance_outcomes: 0,
             rewards: false,
             utility: Utility::GeneralSum,
             min_utility: 0.0,

@@ -58,6 +58,9 @@ pub struct Info {
     pub simultaneous: bool,
     /// The game draws from its own seeded stream (OpenSpiel's `SAMPLED_STOCHASTIC`).
     pub stochastic: bool,
+    /// The most outcomes a chance node has (WGDL `byChance`; OpenSpiel's
+    /// `EXPLICIT_STOCHASTIC`); 0 for a game without chance nodes.
+    pub max_chance_outcomes: usize,
     /// A reward after every move (a chosen game value's change), not only at the end.
     pub rewards: bool,
     pub utility: Utility,
@@ -81,6 +84,8 @@ pub enum DoorError {
 pub const TERMINAL: i64 = -4;
 /// pyspiel's player id of a simultaneous node.
 pub const SIMULTANEOUS: i64 = -2;
+/// pyspiel's player id of a chance node.
+pub const CHANCE: i64 = -1;
 
 /// A game behind a door.
 pub struct Door {
@@ -116,6 +121,10 @@ pub struct DoorState {
     /// Scratch space for sorting moves by number (empty between calls).
     pairs: Vec<(i64, crate::wgdl::Action)>,
     role_legal: Vec<Vec<i64>>,
+    /// At a chance node ([`CHANCE`] to move): chance's actions, sorted, and each one's
+    /// probability.
+    chance: Vec<(i64, f64)>,
+    chance_legal: Vec<i64>,
     status: Status,
     player: i64,
     history: Vec<i64>,
@@ -175,6 +184,8 @@ impl Door {
             wgdl_moves: Vec::new(),
             pairs: Vec::new(),
             role_legal: vec![Vec::new(); n],
+            chance: Vec::new(),
+            chance_legal: Vec::new(),
             status: Status::Running,
             player: 0,
             history: Vec::new(),
@@ -237,6 +248,28 @@ impl Door {
             }
         }
         self.after_move(s)
+    }
+
+    /// At a chance node: chance's actions with their probabilities (empty elsewhere).
+    pub fn chance_outcomes(&self, s: &DoorState) -> Vec<(i64, f64)> {
+        s.chance.clone()
+    }
+
+    /// Plays chance's moves, drawn from the game's own stream, until a player is to move (for
+    /// frameworks without chance nodes: PettingZoo, Gymnasium).
+    pub fn resolve_chance(&self, s: &mut DoorState) -> Result<(), DoorError> {
+        while s.player == CHANCE {
+            let a = match (&self.kind, &mut s.inner) {
+                (Kind::Wgdl(d), Inner::Wgdl(st)) => {
+                    let m = d.program.draw_chance(st, &s.wgdl_moves).map_err(|e| DoorError::Runtime(e.render(&d.program)))?;
+                    let k = s.wgdl_moves.iter().position(|&x| x == m).unwrap_or(0);
+                    s.chance_legal[k]
+                }
+                _ => return Ok(()),
+            };
+            self.apply(s, a)?;
+        }
+        Ok(())
     }
 
     fn after_move(&self, s: &mut DoorState) -> Result<(), DoorError> {
@@ -338,6 +371,7 @@ impl DoorState {
     pub fn legal(&self, player: Option<usize>) -> &[i64] {
         let p = match player {
             Some(p) => p,
+            None if self.player == CHANCE => return &self.chance_legal,
             None if self.player >= 0 => self.player as usize,
             None => return &[],
         };

@@ -87,6 +87,7 @@ impl WgdlDoor {
                 _ => {}
             }
         }
+        stochastic |= p.has_chance;
         let room: Vec<u32> = (0..p.gods.len())
             .map(|g| start.objects.iter().filter(|o| o.god as usize == g).count() as u32 + if creatable[g] { opts.objects } else { 0 })
             .collect();
@@ -146,6 +147,14 @@ impl WgdlDoor {
             observation_len: len,
             simultaneous: false,
             stochastic,
+            // Chance's moves of one state: at most the bindings of its `byChance` actions.
+            max_chance_outcomes: p
+                .actions
+                .iter()
+                .zip(&blocks)
+                .filter(|(a, _)| a.chance.is_some())
+                .map(|(_, b)| b.as_ref().map_or(0, |b| b.binds as usize))
+                .sum(),
             rewards: reward.is_some(),
             utility: if n == 2 && reward.is_none() { Utility::ZeroSum } else { Utility::GeneralSum },
             min_utility: if reward.is_some() {
@@ -213,6 +222,8 @@ impl WgdlDoor {
         for l in &mut s.legal {
             l.clear();
         }
+        s.chance.clear();
+        s.chance_legal.clear();
         if s.status != Status::Running {
             s.wgdl_moves.clear();
             s.player = super::TERMINAL;
@@ -229,7 +240,8 @@ impl WgdlDoor {
         if pairs.windows(2).any(|w| w[0].0 > w[1].0) {
             pairs.sort_unstable_by_key(|&(i, _)| i);
         }
-        let legal = &mut s.legal[mover];
+        let chance = p.is_chance(&s.wgdl_moves);
+        let legal = if chance { &mut s.chance_legal } else { &mut s.legal[mover] };
         s.wgdl_moves.clear();
         for &(i, a) in &pairs {
             legal.push(i);
@@ -237,15 +249,26 @@ impl WgdlDoor {
         }
         pairs.clear();
         s.pairs = pairs;
+        if chance {
+            s.player = super::CHANCE;
+            let mut w = Vec::new();
+            p.chance_weights(st, &s.wgdl_moves, &mut w).map_err(|e| DoorError::Runtime(e.render(p)))?;
+            let total: i64 = w.iter().map(|&x| x.min(1 << 32)).sum();
+            if total <= 0 {
+                return Err(DoorError::Runtime(format!("every chance move weighs 0 here ({})", p.action_name(st, s.wgdl_moves[0]))));
+            }
+            s.chance.extend(s.chance_legal.iter().zip(&w).map(|(&i, &x)| (i, x.min(1 << 32) as f64 / total as f64)));
+        }
         Ok(())
     }
 
     pub(super) fn apply(&self, s: &mut DoorState, action: i64) -> Result<(), DoorError> {
         let mover = s.player.max(0) as usize;
-        let Ok(k) = s.legal[mover].binary_search(&action) else {
+        let list = if s.player == super::CHANCE { &s.chance_legal } else { &s.legal[mover] };
+        let Ok(k) = list.binary_search(&action) else {
             let Inner::Wgdl(st) = &s.inner else { unreachable!() };
             let names: Vec<String> =
-                s.legal[mover].iter().zip(&s.wgdl_moves).map(|(i, &m)| format!("{i} ({})", self.program.action_name(st, m))).collect();
+                list.iter().zip(&s.wgdl_moves).map(|(i, &m)| format!("{i} ({})", self.program.action_name(st, m))).collect();
             return Err(DoorError::Illegal(format!("action {action} is not legal here; expected one of: {}", names.join(", "))));
         };
         let a = s.wgdl_moves[k];

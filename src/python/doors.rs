@@ -82,6 +82,11 @@ impl DoorGame {
     fn stochastic(&self) -> bool {
         self.door.info().stochastic
     }
+    /// The most outcomes of a chance node (0: the game has none).
+    #[getter]
+    fn max_chance_outcomes(&self) -> usize {
+        self.door.info().max_chance_outcomes
+    }
     /// A reward after every move (the `reward` value's change).
     #[getter]
     fn rewards(&self) -> bool {
@@ -167,9 +172,18 @@ impl DoorGameState {
     fn is_terminal(&self) -> bool {
         self.s.is_terminal()
     }
-    /// No chance nodes: a game that draws rolls its own seeded dice inside its moves.
+    /// A chance node: a WGDL `byChance` action's moves are legal (other games roll their own
+    /// seeded dice inside their moves and have none).
     fn is_chance_node(&self) -> bool {
-        false
+        self.s.current_player() == crate::doors::CHANCE
+    }
+    /// At a chance node, chance's actions and their probabilities.
+    fn chance_outcomes(&self) -> Vec<(i64, f64)> {
+        self.door.chance_outcomes(&self.s)
+    }
+    /// Plays chance's moves from the game's own stream until a player is to move.
+    fn resolve_chance(&mut self) -> PyResult<()> {
+        self.door.resolve_chance(&mut self.s).map_err(py_err)
     }
     fn is_simultaneous_node(&self) -> bool {
         self.s.current_player() == crate::doors::SIMULTANEOUS

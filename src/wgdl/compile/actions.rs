@@ -99,6 +99,7 @@ impl Compiler<'_> {
                         row_scan: None,
                         walk_order: None,
                         actor_gate: None,
+                        chance: None,
                     });
                     self.action_var.push(var);
                 }

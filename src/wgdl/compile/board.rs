@@ -406,6 +406,46 @@ impl Compiler<'_> {
         Some(per_side)
     }
 
+    /// `byChance` lines: the action's moves become chance outcomes (with their weight).
+    pub(super) fn compile_chance(&mut self) {
+        for d in self.decls() {
+            let DeclKind::ByChance { action, weight } = &d.kind else { continue };
+            let Some(a) = self.lookup_action(action) else { continue };
+            if self.actions[a as usize].kind != ActionKind::Player {
+                self.error(
+                    action.span,
+                    DiagKind::Invalid {
+                        what: format!("`byChance {}`, which is not a player action", action.name),
+                        expected: "an action of a class (`action <Class> <name> …`)".into(),
+                    },
+                );
+                continue;
+            }
+            if self.actions[a as usize].chance.is_some() {
+                self.error(
+                    action.span,
+                    DiagKind::Duplicate {
+                        what: "byChance line for action",
+                        name: action.name.clone(),
+                        first_line: line_of(&self.source, d.span),
+                    },
+                );
+                continue;
+            }
+            let w = match weight {
+                Some(w) => {
+                    let cx = self.ctx_of(a);
+                    match self.top_expr(w, cx, Some(Ty::Long), "a chance weight") {
+                        Some(e) => Some(e),
+                        None => continue,
+                    }
+                }
+                None => None,
+            };
+            self.actions[a as usize].chance = Some(w);
+        }
+    }
+
     /// `notation` lines, each compiled in its action's context: its names resolved to the
     /// binding's parts, its condition to code.
     pub(super) fn compile_notations(&mut self) {

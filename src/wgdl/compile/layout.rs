@@ -193,6 +193,7 @@ impl Compiler<'_> {
         let round_hooks: Vec<ActionId> =
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
+        let has_chance = actions.iter().any(|a| a.chance.is_some());
         let n_code = code.len();
         let n_conses = conses.len();
         let n_actions = actions.len();
@@ -243,6 +244,7 @@ impl Compiler<'_> {
             grids,
             views: self.x.views,
             grid_slots: self.x.grid_slots,
+            has_chance,
             board: crate::wgdl::board::Boards {
                 tables: self.board.tables,
                 notations: self.board.notations,

@@ -317,6 +317,7 @@ impl<'a> Compiler<'a> {
         self.compile_goals();
         self.compile_ext();
         self.compile_notations();
+        self.compile_chance();
         self.check_store_size();
         self.lint_unused_consequences();
         self.lint_unincreased_reads();

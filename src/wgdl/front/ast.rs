@@ -305,6 +305,12 @@ pub enum DeclKind {
         player: Ident,
         dir: Ident,
     },
+    /// `byChance <action> [weight <expr>]` (extension): the action's moves are chance's, drawn
+    /// with probability proportional to the weight (a long; 1 when absent).
+    ByChance {
+        action: Ident,
+        weight: Option<Expr>,
+    },
     /// `notation <action> <item> … [if <condition>]` (extension): how a move is written (its
     /// bound cells by name, numbers, quoted text); the first line whose condition holds.
     Notation {

@@ -10,6 +10,7 @@
 pub(in crate::wgdl) mod aggregates;
 pub mod board;
 pub(in crate::wgdl) mod builtins;
+pub(in crate::wgdl) mod chance;
 pub(in crate::wgdl) mod deps;
 pub(in crate::wgdl) mod fast;
 pub(in crate::wgdl) mod filters;

@@ -1,5 +1,5 @@
 //! Board lines (extension): the bindings `forEveryCell`, `forEveryStep` and `forEveryJump`, and
-//! the declarations `pieces`, `start`, `forward` and `notation` (games/README.md §10). What the
+//! the declarations `pieces`, `start`, `forward`, `notation` and `byChance` (games/README.md §10). What the
 //! names mean (a grid, a direction set, a player) is the compiler's to check.
 
 use super::*;
@@ -40,6 +40,16 @@ impl LineParser<'_> {
                 let (row, span) =
                     self.quoted("a quoted row of the start position, one `pieces` character per column, such as \"bbbbbbbb\"")?;
                 DeclKind::Start { grid, row, span }
+            }
+            "byChance" => {
+                let action = self.ident("the name of the action whose moves chance makes")?;
+                let weight = if self.at_end() {
+                    None
+                } else {
+                    self.keyword("weight")?;
+                    Some(self.expr()?)
+                };
+                DeclKind::ByChance { action, weight }
             }
             "forward" => {
                 let player = self.ident("a player name declared by `players`")?;

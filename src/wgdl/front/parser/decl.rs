@@ -262,7 +262,7 @@ impl LineParser<'_> {
                 };
                 DeclKind::View { target, hint }
             }
-            "pieces" | "start" | "forward" | "notation" => self.board_decl(&head)?,
+            "pieces" | "start" | "forward" | "notation" | "byChance" => self.board_decl(&head)?,
             _ => {
                 return Err(Diagnostic::error(head.span, DiagKind::UnknownDeclaration { found: head.name.clone(), expected: DECLS }));
             }

@@ -21,7 +21,7 @@ mod expr;
 
 const DECLS: &str = "class, object, attribute, action, condition, consequence, hasConsequence, initial, goal, game, \
 actionGroup, isInGroup, duration, session, limit, players, turn, turnOrder, winner, draw, hexmap, hexOccupants, grid, chance, parameter, constraint, \
-policy, policyOnly, choose, lastResort, unless, view, pieces, start, forward, notation";
+policy, policyOnly, choose, lastResort, unless, view, pieces, start, forward, notation, byChance";
 
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> File {
     parse_capped(tokens, diags, &mut Cap::after(diags))

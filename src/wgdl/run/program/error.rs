@@ -61,6 +61,10 @@ pub enum RtKind {
     NoDeal { grid: String, colours: i64, min: i64 },
     #[error("cell {c} is not on grid `{grid}`; expected 0 ≤ c ≤ {last} (cell index y × width + x)")]
     BadCell { grid: String, c: i64, last: i64 },
+    #[error("every chance move of `{action}` weighs 0 here; expected some outcome with a positive weight")]
+    NoChance { action: String },
+    #[error("{limit} chance moves in a row (`{action}`); expected a chance move to lead to a player's choice")]
+    RunawayChance { action: String, limit: u32 },
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.

@@ -113,6 +113,9 @@ pub struct ActionInfo {
     /// The first condition is `this == game.actor` or `this.<attr> == game.actor`: move
     /// generation compares the owner (or its attribute) with the actor directly.
     pub actor_gate: Option<ActorGate>,
+    /// `byChance` (extension): the moves are chance outcomes, weighted by this long expression
+    /// (`None` inside: all alike). A state where such a move is legal is a chance node.
+    pub chance: Option<Option<ExprId>>,
 }
 
 /// [`ActionInfo::row_scan`]: the row's cells, compared with a literal.
@@ -484,6 +487,8 @@ pub struct Program {
     pub views: Views,
     /// Slots between the store and the objects (grid cells).
     pub grid_slots: u32,
+    /// Some action is `byChance`: a state where one of its moves is legal is a chance node.
+    pub has_chance: bool,
     /// Board lines (extension): step tables, notations, pieces, start rows.
     pub board: crate::wgdl::board::Boards,
     pub params: Vec<ParamInfo>,

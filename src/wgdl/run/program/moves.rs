@@ -200,11 +200,17 @@ impl Program {
 
     /// Fills `out` with every legal action instance: objects in creation order, each object's
     /// actions in declaration order (inherited first), bindings in declaration/creation order.
+    ///
+    /// Where a `byChance` action has a move, only chance's moves are listed: the state is a
+    /// chance node ([`Program::is_chance`]).
     pub fn legal_actions(&self, st: &State, out: &mut Vec<Action>) -> Result<(), RuntimeError> {
         self.with_occ(st, |occ| {
             self.candidate_actions_inner(st, out, false, occ)?;
             if self.has_filters {
                 self.filter_moves(st, out, false, occ)?;
+            }
+            if self.has_chance && out.iter().any(|m| self.actions[m.def as usize].chance.is_some()) {
+                out.retain(|m| self.actions[m.def as usize].chance.is_some());
             }
             Ok(())
         })
