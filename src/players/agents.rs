@@ -24,12 +24,34 @@ pub enum Agent {
     Mcts { iterations: u64, cfg: Box<MctsConfig>, choice: FinalChoice, fallback: Option<(usize, f64)> },
 }
 
-/// Reward 1 for the side that won, 0 otherwise (loss, draw, cut-off), as in HexMage.
-pub struct WinEval;
+/// Reward 1 for the side that won, 0 otherwise (loss, draw, cut-off), as in HexMage. A win
+/// decided by a `game.stuck` line (the side to move has no move: checkers, Othello's end) is
+/// read from the game's status, which needs the state's (empty) move list; other wins are
+/// recorded in the state.
+pub struct WinEval<'a>(pub &'a WgdlGame);
 
-impl Evaluator<State> for WinEval {
+thread_local! {
+    /// The move list of a state whose win a `game.stuck` line may decide (reused).
+    static STUCK_BUF: std::cell::RefCell<Vec<Action>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Evaluator<State> for WinEval<'_> {
     fn value(&self, st: &State, player: usize) -> f64 {
-        if st.outcome as usize == player + 2 { 1.0 } else { 0.0 }
+        let won = match st.outcome {
+            0 if !self.0.program.stuck_outcomes.is_empty() => STUCK_BUF.with(|b| {
+                let mut legal = b.borrow_mut();
+                match self.0.program.legal_actions(st, &mut legal) {
+                    Ok(()) => match self.0.program.status(st, &legal) {
+                        crate::wgdl::Status::Won(k) => Some(k as usize),
+                        _ => None,
+                    },
+                    Err(_) => None,
+                }
+            }),
+            o if o >= 2 => Some(o as usize - 2),
+            _ => None,
+        };
+        if won == Some(player) { 1.0 } else { 0.0 }
     }
 }
 
@@ -45,7 +67,7 @@ pub fn choose(game: &WgdlGame, agent: &Agent, st: &State, legal: &[Action], rng:
             if legal.len() == 1 {
                 return Ok(legal[0]);
             }
-            let (mv, mean) = decide_with(game, st, cfg, &WinEval, *iterations, rng, *choice)?;
+            let (mv, mean) = decide_with(game, st, cfg, &WinEval(game), *iterations, rng, *choice)?;
             if let Some((p, below)) = fallback
                 && mean < *below
             {

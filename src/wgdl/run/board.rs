@@ -422,6 +422,33 @@ pub(in crate::wgdl) fn can_move(e: &Env, k: u16, _: &[i64], _: usize) -> Result<
     Ok(e.p.has_move(e.st, list, e.this)? as i64)
 }
 
+/// `board.longest(c, dirs)`: the longest line of cells equal to cell c through it, along a
+/// direction of the set and its opposite (Connect Four's and Gomoku's rows); 0 for an empty c.
+pub(in crate::wgdl) fn grid_longest(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
+    let (x, y) = e.p.cell_xy(g, a[0], at)?;
+    let gi = &e.p.grids[g as usize];
+    let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+    let cells = &e.st.slots[base..base + (w * h) as usize];
+    let v = cells[(y * w + x) as usize];
+    if v == 0 {
+        return Ok(0);
+    }
+    let run = |dx: i64, dy: i64| {
+        let (mut cx, mut cy, mut n) = (x + dx, y + dy, 0);
+        while cx >= 0 && cy >= 0 && cx < w && cy < h && cells[(cy * w + cx) as usize] == v {
+            n += 1;
+            cx += dx;
+            cy += dy;
+        }
+        n
+    };
+    let mut best = 1;
+    for &(dx, dy) in e.p.dirs_of(e.st, a[1], e.this) {
+        best = best.max(1 + run(dx as i64, dy as i64) + run(-dx as i64, -dy as i64));
+    }
+    Ok(best)
+}
+
 /// `board.joins(v, dirs, edgeA, edgeB)`: whether the cells of v join the two edges.
 pub(in crate::wgdl) fn grid_joins(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
     Ok(e.p.joins(e.st, g, a[0], e.p.dirs_of(e.st, a[1], e.this), a[2], a[3]) as i64)

@@ -99,7 +99,7 @@ const fn occ(name: &'static str, params: &'static [Param], ret: Ret, run: RunFn)
     Spec { name, on: On::Hex, params, optional: &[], ret, reads: ALL, needs_occupants: true, run: Some(run) }
 }
 
-use crate::wgdl::board::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_x, grid_y};
+use crate::wgdl::board::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_longest, grid_x, grid_y};
 use Param::{Dirs, Double as D, Edge, Long as L, Number as N};
 
 /// Every built-in function, in the order the compiler's "unknown function" message lists them.
@@ -141,6 +141,7 @@ pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
     row("count", On::Grid, &[L], Ret::Long, GRID, grid_count),
     row("flips", On::Grid, &[L, L, Dirs], Ret::Long, GRID, grid_flips),
     row("joins", On::Grid, &[L, Dirs, Edge, Edge], Ret::Bool, GRID, grid_joins),
+    row("longest", On::Grid, &[L, Dirs], Ret::Long, GRID, grid_longest),
     special("any", On::Grid),
     special("countCells", On::Grid),
 ];
