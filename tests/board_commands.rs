@@ -1,0 +1,245 @@
+//! The board games of `games/` (Breakthrough, Othello, Hex) through every shipped command that
+//! applies to a two-player game without a score: `check`, `perft`, `run`, tournaments between
+//! AIs (MCTS against random and against a weaker MCTS), personas, `generate` over Hex's declared
+//! size (CMA-ES and a MAP-Elites map) and `verify` of its answer, `play` and `experiment`,
+//! `replay` and `report`, and the play page of `serve`. Each runs through the CLI binary on a
+//! config of configs/board/ with a tiny budget (seconds) and checks what it wrote. `playtest`
+//! and `balance` refuse these games by design (one player's score; HexMage's hp/maxHp): the
+//! tests pin their errors.
+
+use crate::web::{get, post, start_server};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh folder for one test's outputs.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("playforge-board-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs the CLI from the repository's root; its exit status and standard output and error.
+fn cli_any(args: &[&str]) -> (bool, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_playforge")).args(args).current_dir(root()).output().unwrap();
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+}
+
+/// Runs the CLI, which must succeed; its output.
+fn cli(args: &[&str]) -> String {
+    let (ok, text) = cli_any(args);
+    assert!(ok, "playforge {args:?} failed:\n{text}");
+    text
+}
+
+/// The rows of a CSV file (header first), split on commas (none of these files quote a comma).
+fn csv(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+}
+
+/// The column called `name` of a CSV's rows.
+fn column(rows: &[Vec<String>], name: &str) -> Vec<String> {
+    let k = rows[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column `{name}` in {:?}", rows[0]));
+    rows[1..].iter().map(|r| r[k].clone()).collect()
+}
+
+const GAMES: [&str; 3] = ["breakthrough", "othello", "hex"];
+
+#[test]
+fn check_perft_and_run_work_on_each_board_game() {
+    for g in GAMES {
+        let file = format!("games/{g}.wgdl");
+        let text = cli(&["check", &file]);
+        assert!(text.contains(": ok"), "check {g}:\n{text}");
+        let text = cli(&["run", &file, "--seed", "3"]);
+        assert!(!text.trim().is_empty(), "run {g} printed nothing");
+    }
+    let text = cli(&["perft", "games/hex.wgdl", "--depth", "2", "--set", "rules.size=5"]);
+    assert!(text.contains("| 2 | 600 |"), "hex 5×5 perft 2:\n{text}");
+    let text = cli(&["perft", "games/othello.wgdl", "--depth", "3"]);
+    assert!(text.contains("| 3 | 56 |"), "othello perft 3:\n{text}");
+}
+
+/// A tournament's games.csv: every AI pair on both sides of every encounter, each game ending
+/// with a side's name or a draw; MCTS wins more of its games against the random player than it
+/// loses.
+fn check_tournament(game: &str, encounters: usize, sides: [&str; 2]) {
+    let out = tmp(&format!("tournament-{game}"));
+    let cfg = format!("configs/board/tournament_{game}.toml");
+    let text = cli(&["tournament", &cfg, "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join(format!("board_tournament_{game}/seed-1"));
+    let rows = csv(&dir.join("games.csv"));
+    // 3 AIs: 3 pairs × 2 sides × encounters.
+    assert_eq!(rows.len() - 1, 3 * 2 * encounters, "{game}: games.csv\n{text}");
+    let (reds, blues, results) = (column(&rows, "red"), column(&rows, "blue"), column(&rows, "result"));
+    for r in &results {
+        assert!(sides.contains(&r.as_str()) || r == "draw", "{game}: result `{r}`");
+    }
+    let (mut won, mut lost) = (0, 0);
+    for ((red, blue), r) in reds.iter().zip(&blues).zip(&results) {
+        let mcts_side = match (red.as_str(), blue.as_str()) {
+            ("MCTS", "Random") => sides[0],
+            ("Random", "MCTS") => sides[1],
+            _ => continue,
+        };
+        if r == mcts_side {
+            won += 1;
+        } else if r != "draw" {
+            lost += 1;
+        }
+    }
+    assert!(won > lost, "{game}: MCTS against Random won {won}, lost {lost}");
+    assert!(dir.join("table.md").exists() && dir.join("report.html").exists(), "{game}: no table.md or report.html");
+    // The saved replay plays again with `replay`, move for move to the recorded result.
+    let replays: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("replays")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    assert!(!replays.is_empty(), "{game}: no replay saved");
+    let text = cli(&["replay", replays[0].to_str().unwrap()]);
+    assert!(!text.trim().is_empty(), "{game}: replay printed nothing");
+    // `report` writes the page again.
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    cli(&["report", dir.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(dir.join("report.html")).unwrap().contains("<svg"), "{game}: report without a chart or board");
+}
+
+#[test]
+fn a_breakthrough_tournament_between_mcts_and_random() {
+    check_tournament("breakthrough", 4, ["black", "white"]);
+}
+
+#[test]
+fn an_othello_tournament_between_mcts_and_random() {
+    check_tournament("othello", 4, ["black", "white"]);
+}
+
+/// Personas on Othello: GP over the selection formula, one persona keeping many moves open and
+/// one keeping few, with `game.moves` as the score (a board game has none); every persona writes
+/// its history and best formula, and the held-out table compares them with vanilla MCTS.
+#[test]
+fn personas_evolve_on_othello() {
+    let out = tmp("personas");
+    cli(&["personas", "configs/board/personas_othello.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join("board_personas_othello/seed-1");
+    for p in ["MaxM", "MinM"] {
+        let rows = csv(&dir.join(p).join("history.csv"));
+        assert_eq!(rows.len() - 1, 2, "{p}: one history row per generation");
+        let f = std::fs::read_to_string(dir.join(p).join("best_formula.txt")).unwrap();
+        assert!(!f.trim().is_empty(), "{p}: empty best formula");
+    }
+    let held = std::fs::read_to_string(dir.join("held_out.md")).unwrap();
+    for name in ["MaxM", "MinM", "andom"] {
+        assert!(held.contains(name), "held_out.md without {name}:\n{held}");
+    }
+}
+
+/// `playtest` searches one player's score: a two-player board game is refused with an error
+/// naming the config's line and the reason.
+#[test]
+fn playtest_refuses_a_two_player_board_game_clearly() {
+    let dir = tmp("playtest");
+    let cfg = dir.join("playtest_othello.toml");
+    let game = root().join("games/othello.wgdl");
+    std::fs::write(
+        &cfg,
+        format!("[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\n\n[[search]]\nname = \"a\"\n", game.display()),
+    )
+    .unwrap();
+    let (ok, text) = cli_any(&["playtest", cfg.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet"]);
+    assert!(!ok, "playtest ran on Othello:\n{text}");
+    assert!(text.contains("players; playtests search one player's score"), "{text}");
+    assert!(text.contains("playtest_othello.toml:"), "the error names the config's place: {text}");
+}
+
+/// `generate` over Hex's declared size (narrowed to 3–7): CMA-ES finds a size whose random games
+/// last 15–25 moves; its best.toml holds a size in range and `verify` replays it.
+#[test]
+fn generate_evolves_hex_size() {
+    let out = tmp("generate");
+    cli(&["generate", "configs/board/generate_hex.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join("board_generate_hex/cma-seed-1");
+    let best = std::fs::read_to_string(dir.join("best.toml")).unwrap();
+    let size: f64 = best
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"rules.size\" =").or_else(|| l.trim().strip_prefix("rules.size =")))
+        .unwrap_or_else(|| panic!("no rules.size in best.toml:\n{best}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((3.0..=7.0).contains(&size) && size.fract() == 0.0, "size {size}");
+    assert!(csv(&dir.join("history.csv")).len() > 1, "empty history");
+    let text = cli(&["verify", dir.join("best.toml").to_str().unwrap()]);
+    assert!(text.contains("length"), "verify names the measures:\n{text}");
+}
+
+/// A MAP-Elites map of Hex sizes by random games' mean length: more than one size is kept.
+#[test]
+fn a_map_of_hex_sizes() {
+    let out = tmp("generate-map");
+    cli(&["generate", "configs/board/generate_hex_map.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let rows = csv(&out.join("board_generate_hex_map/map-elites-seed-1/archive.csv"));
+    assert!(rows.len() - 1 >= 2, "archive: {rows:?}");
+}
+
+/// `play` (one searcher over the whole game) and `experiment` (it over seeds) on Breakthrough.
+#[test]
+fn play_and_experiment_on_breakthrough() {
+    let out = tmp("play");
+    let text = cli(&["play", "configs/board/play_breakthrough.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(out.join("board_play_breakthrough/seed-1").is_dir(), "no run folder:\n{text}");
+    let text = cli(&["experiment", "configs/board/experiment_breakthrough.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let csvs: Vec<PathBuf> = walk(&out.join("board_experiment_breakthrough")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "csv")).collect();
+    assert!(!csvs.is_empty(), "experiment wrote no CSV:\n{text}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The play page: each board game is listed, and a game between two random players started
+/// through the API steps to its end with a winner (or, in Othello, possibly a draw).
+#[test]
+fn the_play_page_plays_each_board_game() {
+    let out = tmp("serve");
+    let addr = start_server(&out);
+    let (code, body) = get(addr, "/api/games");
+    assert_eq!(code, 200);
+    let games: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = games["games"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    for g in GAMES {
+        assert!(names.contains(&g), "{g} not in {names:?}");
+        let (code, mut v) = post(addr, "/api/new", &serde_json::json!({"game": g, "seed": 1, "seats": ["random", "random"]}));
+        assert_eq!(code, 200, "{g}: {v}");
+        let id = v["id"].clone();
+        let mut steps = 0;
+        while v["ai_to_move"].as_bool().unwrap() {
+            v = post(addr, "/api/step", &serde_json::json!({"id": id})).1;
+            assert!(v["error"].is_null(), "{g}: {v}");
+            steps += 1;
+            assert!(steps <= 200, "{g}: no end after 200 moves");
+        }
+        assert!(v["over"].as_bool().unwrap(), "{g}: stopped before the end: {v}");
+        assert!(steps >= 5, "{g}: {steps} moves");
+    }
+    // A person against MCTS on Breakthrough: the person's move and the AI's answer.
+    let (code, v) = post(addr, "/api/new", &serde_json::json!({"game": "breakthrough", "seed": 2, "seats": ["human", "mcts"]}));
+    assert_eq!(code, 200, "{v}");
+    let first = &v["legal"].as_array().unwrap()[0];
+    let (code, after) = post(addr, "/api/move", &serde_json::json!({"id": v["id"], "i": first["i"], "name": first["name"]}));
+    assert_eq!(code, 200, "{after}");
+    assert_eq!(after["moves"].as_array().unwrap().len(), 2, "the person's move and MCTS's answer: {after}");
+}
