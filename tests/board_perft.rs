@@ -34,7 +34,7 @@ const CASES: &[Case] = &[
 fn compile(file: &str, set: &[(&str, f64)]) -> Arc<Program> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(file);
     let opts = CompileOptions { overrides: set.iter().map(|&(n, v)| (n.to_string(), v)).collect(), ..CompileOptions::default() };
-    Arc::new(wgdl::load_with(&path, &opts).unwrap_or_else(|e| panic!("{file}: {e}")).program)
+    wgdl::load_with(&path, &opts).unwrap_or_else(|e| panic!("{file}: {e}")).program
 }
 
 /// The move sequences of length `depth` from `st` (as `playforge perft` counts them: 0 from a
