@@ -94,8 +94,12 @@ fn check_tournament(game: &str, seed: u64, pairs: usize, encounters: usize, side
     }
     assert!(dir.join("table.md").exists() && dir.join("report.html").exists(), "{game}: no table.md or report.html");
     // The saved replay plays again with `replay`, move for move to the recorded result.
-    let replays: Vec<PathBuf> =
-        std::fs::read_dir(dir.join("replays")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    let replays: Vec<PathBuf> = std::fs::read_dir(dir.join("replays"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
     assert!(!replays.is_empty(), "{game}: no replay saved");
     let rep: playforge::players::ai::Replay = serde_json::from_str(&std::fs::read_to_string(&replays[0]).unwrap()).unwrap();
     let text = cli(&["replay", replays[0].to_str().unwrap()]);
@@ -173,7 +177,10 @@ fn playtest_refuses_a_two_player_board_game_clearly() {
     let game = root().join("games/othello.wgdl");
     std::fs::write(
         &cfg,
-        format!("[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\nuct = 2\n\n[[search]]\nname = \"a\"\n", game.display()),
+        format!(
+            "[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\nuct = 2\n\n[[search]]\nname = \"a\"\n",
+            game.display()
+        ),
     )
     .unwrap();
     let (ok, text) = cli_any(&["playtest", cfg.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet"]);
@@ -263,4 +270,33 @@ fn the_play_page_plays_each_board_game() {
     let (code, after) = post(addr, "/api/move", &serde_json::json!({"id": v["id"], "i": first["i"], "name": first["name"]}));
     assert_eq!(code, 200, "{after}");
     assert_eq!(after["moves"].as_array().unwrap().len(), 2, "the person's move and MCTS's answer: {after}");
+}
+
+/// The cause of the ignored test above, in one game: at the end of a random Othello game
+/// `Program::status` names a winner, but MCTS's evaluator (`WinEval`, reading `State::outcome`)
+/// gives both sides 0. Breakthrough's and Hex's winner lines are set by the move (they pass).
+#[test]
+#[ignore = "MCTS's WinEval reads State::outcome, which `game.stuck` winner lines (Othello's) never set"]
+fn mcts_sees_othello_wins() {
+    use playforge::search::mcts::Evaluator;
+    for g in ["breakthrough", "othello"] {
+        let p = crate::util::game(&format!("{g}.wgdl")).program;
+        let mut st = p.initial_state().unwrap();
+        let mut legal = Vec::new();
+        let mut rng = playforge::rng::stream(5, 0, 0, 0);
+        loop {
+            p.legal_actions(&st, &mut legal).unwrap();
+            if p.status(&st, &legal) != playforge::wgdl::Status::Running {
+                break;
+            }
+            use rand::RngExt;
+            p.apply(&mut st, legal[rng.random_range(0..legal.len())]).unwrap();
+        }
+        let status = p.status(&st, &legal);
+        let seen = [0, 1].map(|side| playforge::players::agents::WinEval.value(&st, side));
+        match status {
+            playforge::wgdl::Status::Won(k) => assert_eq!(seen[k as usize], 1.0, "{g}: {status:?} but MCTS sees {seen:?}"),
+            s => assert_eq!(seen, [0.0, 0.0], "{g}: {s:?}"),
+        }
+    }
 }
