@@ -402,6 +402,8 @@ fn run_input(rel: &Path, kind: Kind, text: &str, seed: u64, scratch: &Path, tier
         }
         Kind::Toml => {
             let path = scratch.join(rel);
+            // Configs in a folder of their own (configs/board/) get it in the scratch tree too.
+            std::fs::create_dir_all(path.parent().expect("a config's folder")).expect("the config's scratch folder");
             std::fs::write(&path, text).expect("write the mutated config");
             load_config(&path, text).is_ok()
         }

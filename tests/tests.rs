@@ -6,6 +6,11 @@ mod util;
 /// Encounter generation: config errors, the DNA codec, determinism over threads, resume,
 /// outputs, verify and the landscape sampler.
 mod balance;
+/// The board games (Breakthrough, Othello, Hex) through every shipped command: tournaments,
+/// personas, playtest, generate over Hex's size, play/experiment, reports and the play page.
+mod board_commands;
+/// The board games held to OpenSpiel 2.0.2: perft from the start, reproducible random games.
+mod board_perft;
 /// The closure compiler against the bytecode it lowers, on every shipped game.
 mod closures;
 /// Connect Four: perft counts, random games and hand-checked wins against its native twin.

@@ -1,0 +1,302 @@
+//! The board games of `games/` (Breakthrough, Othello, Hex) through every shipped command that
+//! applies to a two-player game without a score: `check`, `perft`, `run`, tournaments between
+//! AIs (MCTS against random and against a weaker MCTS), personas, `generate` over Hex's declared
+//! size (CMA-ES and a MAP-Elites map) and `verify` of its answer, `play` and `experiment`,
+//! `replay` and `report`, and the play page of `serve`. Each runs through the CLI binary on a
+//! config of configs/board/ with a tiny budget (seconds) and checks what it wrote. `playtest`
+//! and `balance` refuse these games by design (one player's score; HexMage's hp/maxHp): the
+//! tests pin their errors.
+
+use crate::web::{get, post, start_server};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh folder for one test's outputs.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("playforge-board-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs the CLI from the repository's root; its exit status and standard output and error.
+fn cli_any(args: &[&str]) -> (bool, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_playforge")).args(args).current_dir(root()).output().unwrap();
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+}
+
+/// Runs the CLI, which must succeed; its output.
+fn cli(args: &[&str]) -> String {
+    let (ok, text) = cli_any(args);
+    assert!(ok, "playforge {args:?} failed:\n{text}");
+    text
+}
+
+/// The rows of a CSV file (header first), split on commas (none of these files quote a comma).
+fn csv(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+}
+
+/// The column called `name` of a CSV's rows.
+fn column(rows: &[Vec<String>], name: &str) -> Vec<String> {
+    let k = rows[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column `{name}` in {:?}", rows[0]));
+    rows[1..].iter().map(|r| r[k].clone()).collect()
+}
+
+const GAMES: [&str; 3] = ["breakthrough", "othello", "hex"];
+
+#[test]
+fn check_perft_and_run_work_on_each_board_game() {
+    for g in GAMES {
+        let file = format!("games/{g}.wgdl");
+        let text = cli(&["check", &file]);
+        assert!(text.contains(": ok"), "check {g}:\n{text}");
+        let text = cli(&["run", &file, "--random", "3", "--seed", "3"]);
+        assert!(text.contains("stopped after 3 moves"), "run {g}:\n{text}");
+    }
+    let text = cli(&["perft", "games/hex.wgdl", "--depth", "2", "--set", "rules.size=5"]);
+    assert!(text.contains("| 2 | 600 |"), "hex 5×5 perft 2:\n{text}");
+    let text = cli(&["perft", "games/othello.wgdl", "--depth", "3"]);
+    assert!(text.contains("| 3 | 56 |"), "othello perft 3:\n{text}");
+}
+
+/// A tournament's games.csv: every AI pair on both sides of every encounter, each game ending
+/// with a side's name or a draw; its table, report and replay. Returns MCTS's wins and losses
+/// against the random player.
+fn check_tournament(game: &str, seed: u64, pairs: usize, encounters: usize, sides: [&str; 2]) -> (usize, usize) {
+    let out = tmp(&format!("tournament-{game}"));
+    let cfg = format!("configs/board/tournament_{game}.toml");
+    let text = cli(&["tournament", &cfg, "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join(format!("board_tournament_{game}/seed-{seed}"));
+    let rows = csv(&dir.join("games.csv"));
+    assert_eq!(rows.len() - 1, pairs * 2 * encounters, "{game}: games.csv\n{text}");
+    let (reds, blues, results) = (column(&rows, "red"), column(&rows, "blue"), column(&rows, "result"));
+    for r in &results {
+        assert!(sides.contains(&r.as_str()) || r == "draw", "{game}: result `{r}`");
+    }
+    let (mut won, mut lost) = (0, 0);
+    for ((red, blue), r) in reds.iter().zip(&blues).zip(&results) {
+        let mcts_side = match (red.as_str(), blue.as_str()) {
+            ("MCTS", "Random") => sides[0],
+            ("Random", "MCTS") => sides[1],
+            _ => continue,
+        };
+        if r == mcts_side {
+            won += 1;
+        } else if r != "draw" {
+            lost += 1;
+        }
+    }
+    assert!(dir.join("table.md").exists() && dir.join("report.html").exists(), "{game}: no table.md or report.html");
+    // The saved replay plays again with `replay`, move for move to the recorded result.
+    let replays: Vec<PathBuf> = std::fs::read_dir(dir.join("replays"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert!(!replays.is_empty(), "{game}: no replay saved");
+    let rep: playforge::players::ai::Replay = serde_json::from_str(&std::fs::read_to_string(&replays[0]).unwrap()).unwrap();
+    let text = cli(&["replay", replays[0].to_str().unwrap()]);
+    assert!(text.contains(&format!("\n  {}\n", rep.moves[0])), "{game}: replay without the first move `{}`:\n{text}", rep.moves[0]);
+    assert!(text.contains(&format!("end: {} after", rep.result)), "{game}: replay without the result `{}`", rep.result);
+    // `report` writes the page again.
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    cli(&["report", dir.to_str().unwrap()]);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    // The table, and the viewer's frames of the replay (its first move among them).
+    assert!(html.contains("<table") && html.contains("replay-data"), "{game}: report without the table or the replay viewer");
+    assert!(html.contains(&format!("\"{}\"", rep.moves[0])), "{game}: the report's replay lacks the first move");
+    (won, lost)
+}
+
+#[test]
+fn a_breakthrough_tournament_between_mcts_and_random() {
+    // MCTS (100 iterations), MCTS (10) and Random: 3 pairs, 2 encounters.
+    let (won, lost) = check_tournament("breakthrough", 1, 3, 2, ["black", "white"]);
+    assert!(won == 4 && lost == 0, "MCTS against Random won {won}, lost {lost}");
+}
+
+/// Hex: one encounter (the size a tournament draws is 5 × 5 for seed 8), MCTS against Random.
+#[test]
+fn a_hex_tournament_between_mcts_and_random() {
+    let (won, lost) = check_tournament("hex", 8, 1, 1, ["black", "white"]);
+    assert!(won == 2 && lost == 0, "MCTS against Random won {won}, lost {lost}");
+}
+
+/// Othello runs through the tournament: every game ends by the rules with a winner or a draw.
+#[test]
+fn an_othello_tournament_runs() {
+    check_tournament("othello", 1, 3, 2, ["black", "white"]);
+}
+
+/// MCTS should beat a random player at Othello as it does at Breakthrough and Hex. It does not:
+/// the tournament's MCTS rewards a win through `State::outcome` (`WinEval` in
+/// src/players/agents.rs), which `winner … game.stuck && …` lines never set — they are read only
+/// by `Program::status` when no move is legal — so every Othello playout is worth 0 to both sides
+/// and MCTS plays blind (seed 2, 10 encounters, 300 iterations: 5 wins, 13 losses, 2 draws against
+/// Random).
+#[test]
+#[ignore = "MCTS's WinEval reads State::outcome, which `game.stuck` winner lines (Othello's) never set"]
+fn mcts_beats_random_at_othello() {
+    let (won, lost) = check_tournament("othello", 1, 3, 2, ["black", "white"]);
+    assert!(won > lost + 2, "MCTS against Random won {won}, lost {lost}");
+}
+
+/// Personas on Othello: GP over the selection formula, one persona keeping many moves open and
+/// one keeping few, with `game.moves` as the score (a board game has none); every persona writes
+/// its history and best formula, and the held-out table compares them with vanilla MCTS.
+#[test]
+fn personas_evolve_on_othello() {
+    let out = tmp("personas");
+    cli(&["personas", "configs/board/personas_othello.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join("board_personas_othello/seed-1");
+    for p in ["MaxM", "MinM"] {
+        let rows = csv(&dir.join(p).join("history.csv"));
+        assert_eq!(rows.len() - 1, 2, "{p}: one history row per generation");
+        let f = std::fs::read_to_string(dir.join(p).join("best_formula.txt")).unwrap();
+        assert!(!f.trim().is_empty(), "{p}: empty best formula");
+    }
+    let held = std::fs::read_to_string(dir.join("held_out.md")).unwrap();
+    for name in ["MaxM", "MinM", "andom"] {
+        assert!(held.contains(name), "held_out.md without {name}:\n{held}");
+    }
+}
+
+/// `playtest` searches one player's score: a two-player board game is refused with an error
+/// naming the config's line and the reason.
+#[test]
+fn playtest_refuses_a_two_player_board_game_clearly() {
+    let dir = tmp("playtest");
+    let cfg = dir.join("playtest_othello.toml");
+    let game = root().join("games/othello.wgdl");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\nuct = 2\n\n[[search]]\nname = \"a\"\n",
+            game.display()
+        ),
+    )
+    .unwrap();
+    let (ok, text) = cli_any(&["playtest", cfg.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet"]);
+    assert!(!ok, "playtest ran on Othello:\n{text}");
+    assert!(text.contains("players; playtests search one player's score"), "{text}");
+    assert!(text.contains("playtest_othello.toml:3:1"), "the error names the config's `game` line: {text}");
+}
+
+/// `generate` over Hex's declared size (narrowed to 3–7): CMA-ES finds a size whose random games
+/// last 15–25 moves; its best.toml holds a size in range and `verify` replays it.
+#[test]
+fn generate_evolves_hex_size() {
+    let out = tmp("generate");
+    cli(&["generate", "configs/board/generate_hex.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let dir = out.join("board_generate_hex/cma-seed-1");
+    let best = std::fs::read_to_string(dir.join("best.toml")).unwrap();
+    let size: f64 = best
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"rules.size\" =").or_else(|| l.trim().strip_prefix("rules.size =")))
+        .unwrap_or_else(|| panic!("no rules.size in best.toml:\n{best}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((3.0..=7.0).contains(&size) && size.fract() == 0.0, "size {size}");
+    assert!(csv(&dir.join("history.csv")).len() > 1, "empty history");
+    let text = cli(&["verify", dir.join("best.toml").to_str().unwrap()]);
+    assert!(text.contains("length"), "verify names the measures:\n{text}");
+}
+
+/// A MAP-Elites map of Hex sizes by random games' mean length: more than one size is kept.
+#[test]
+fn a_map_of_hex_sizes() {
+    let out = tmp("generate-map");
+    cli(&["generate", "configs/board/generate_hex_map.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let rows = csv(&out.join("board_generate_hex_map/map-elites-seed-1/archive.csv"));
+    let mut sizes = column(&rows, "rules.size");
+    sizes.dedup();
+    // Sizes 3–7 give random games of about 7, 13, 23, 28 and 40 moves: distinct cells.
+    assert!(sizes.len() >= 4, "sizes kept: {sizes:?}");
+    assert!(sizes.iter().all(|s| (3..=7).contains(&s.parse::<i64>().unwrap())), "sizes outside 3–7: {sizes:?}");
+}
+
+/// `play` (one searcher over the whole game) and `experiment` (it over seeds) on Breakthrough.
+#[test]
+fn play_and_experiment_on_breakthrough() {
+    let out = tmp("play");
+    // The search controls both sides: it finds a line in which Black reaches the far row.
+    let text = cli(&["play", "configs/board/play_breakthrough.toml", "--out", out.to_str().unwrap()]);
+    assert!(text.contains("result 1.0000"), "no Black win found:\n{text}");
+    assert!(out.join("board_play_breakthrough/seed-1/path.json").exists(), "no path.json:\n{text}");
+    let text = cli(&["experiment", "configs/board/experiment_breakthrough.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let rows = csv(&out.join("board_experiment_breakthrough/results.csv"));
+    // 2 conditions × 3 seeds.
+    assert_eq!(rows.len() - 1, 6, "results.csv:\n{text}");
+    assert!(column(&rows, "condition").iter().filter(|c| *c == "C 0.3").count() == 3, "{rows:?}");
+}
+
+/// The play page: each board game is listed, and a game between two random players started
+/// through the API steps to its end with a winner (or, in Othello, possibly a draw).
+#[test]
+fn the_play_page_plays_each_board_game() {
+    let out = tmp("serve");
+    let addr = start_server(&out);
+    let (code, body) = get(addr, "/api/games");
+    assert_eq!(code, 200);
+    let games: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = games["games"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    for g in GAMES {
+        assert!(names.contains(&g), "{g} not in {names:?}");
+        let (code, mut v) = post(addr, "/api/new", &serde_json::json!({"game": g, "seed": 1, "seats": ["random", "random"]}));
+        assert_eq!(code, 200, "{g}: {v}");
+        let id = v["id"].clone();
+        let mut steps = 0;
+        while v["ai_to_move"].as_bool().unwrap() {
+            v = post(addr, "/api/step", &serde_json::json!({"id": id})).1;
+            assert!(v["error"].is_null(), "{g}: {v}");
+            steps += 1;
+            assert!(steps <= 200, "{g}: no end after 200 moves");
+        }
+        assert!(v["over"].as_bool().unwrap(), "{g}: stopped before the end: {v}");
+        assert!(steps >= 5, "{g}: {steps} moves");
+    }
+    // A person against MCTS on Breakthrough: the person's move and the AI's answer.
+    let (code, v) = post(addr, "/api/new", &serde_json::json!({"game": "breakthrough", "seed": 2, "seats": ["human", "mcts"]}));
+    assert_eq!(code, 200, "{v}");
+    let first = &v["legal"].as_array().unwrap()[0];
+    let (code, after) = post(addr, "/api/move", &serde_json::json!({"id": v["id"], "i": first["i"], "name": first["name"]}));
+    assert_eq!(code, 200, "{after}");
+    assert_eq!(after["moves"].as_array().unwrap().len(), 2, "the person's move and MCTS's answer: {after}");
+}
+
+/// The cause of the ignored test above, in one game: at the end of a random Othello game
+/// `Program::status` names a winner, but MCTS's evaluator (`WinEval`, reading `State::outcome`)
+/// gives both sides 0. Breakthrough's and Hex's winner lines are set by the move (they pass).
+#[test]
+#[ignore = "MCTS's WinEval reads State::outcome, which `game.stuck` winner lines (Othello's) never set"]
+fn mcts_sees_othello_wins() {
+    use playforge::search::mcts::Evaluator;
+    for g in ["breakthrough", "othello"] {
+        let p = crate::util::game(&format!("{g}.wgdl")).program;
+        let mut st = p.initial_state().unwrap();
+        let mut legal = Vec::new();
+        let mut rng = playforge::rng::stream(5, 0, 0, 0);
+        loop {
+            p.legal_actions(&st, &mut legal).unwrap();
+            if p.status(&st, &legal) != playforge::wgdl::Status::Running {
+                break;
+            }
+            use rand::RngExt;
+            p.apply(&mut st, legal[rng.random_range(0..legal.len())]).unwrap();
+        }
+        let status = p.status(&st, &legal);
+        let seen = [0, 1].map(|side| playforge::players::agents::WinEval.value(&st, side));
+        match status {
+            playforge::wgdl::Status::Won(k) => assert_eq!(seen[k as usize], 1.0, "{g}: {status:?} but MCTS sees {seen:?}"),
+            s => assert_eq!(seen, [0.0, 0.0], "{g}: {s:?}"),
+        }
+    }
+}
