@@ -135,14 +135,12 @@ fn an_othello_tournament_runs() {
     check_tournament("othello", 1, 3, 2, ["black", "white"]);
 }
 
-/// MCTS should beat a random player at Othello as it does at Breakthrough and Hex. It does not:
-/// the tournament's MCTS rewards a win through `State::outcome` (`WinEval` in
-/// src/players/agents.rs), which `winner … game.stuck && …` lines never set — they are read only
-/// by `Program::status` when no move is legal — so every Othello playout is worth 0 to both sides
-/// and MCTS plays blind (seed 2, 10 encounters, 300 iterations: 5 wins, 13 losses, 2 draws against
-/// Random).
+/// MCTS beats a random player at Othello as it does at Breakthrough and Hex. It did not while the
+/// tournament's MCTS rewarded a win only through `State::outcome`, which `winner … game.stuck &&
+/// …` lines never set (they are read by `Program::status` when no move is legal): every Othello
+/// playout was worth 0 to both sides and MCTS played blind (seed 2, 10 encounters, 300
+/// iterations: 5 wins, 13 losses, 2 draws against Random). `WinEval` now reads the status there.
 #[test]
-#[ignore = "MCTS's WinEval reads State::outcome, which `game.stuck` winner lines (Othello's) never set"]
 fn mcts_beats_random_at_othello() {
     let (won, lost) = check_tournament("othello", 1, 3, 2, ["black", "white"]);
     assert!(won > lost + 2, "MCTS against Random won {won}, lost {lost}");
@@ -272,15 +270,15 @@ fn the_play_page_plays_each_board_game() {
     assert_eq!(after["moves"].as_array().unwrap().len(), 2, "the person's move and MCTS's answer: {after}");
 }
 
-/// The cause of the ignored test above, in one game: at the end of a random Othello game
+/// What the test above rests on, in one game: at the end of a random Othello game
 /// `Program::status` names a winner, but MCTS's evaluator (`WinEval`, reading `State::outcome`)
 /// gives both sides 0. Breakthrough's and Hex's winner lines are set by the move (they pass).
 #[test]
-#[ignore = "MCTS's WinEval reads State::outcome, which `game.stuck` winner lines (Othello's) never set"]
 fn mcts_sees_othello_wins() {
     use playforge::search::mcts::Evaluator;
     for g in ["breakthrough", "othello"] {
         let p = crate::util::game(&format!("{g}.wgdl")).program;
+        let game = playforge::game::WgdlGame::new(p.clone());
         let mut st = p.initial_state().unwrap();
         let mut legal = Vec::new();
         let mut rng = playforge::rng::stream(5, 0, 0, 0);
@@ -293,7 +291,7 @@ fn mcts_sees_othello_wins() {
             p.apply(&mut st, legal[rng.random_range(0..legal.len())]).unwrap();
         }
         let status = p.status(&st, &legal);
-        let seen = [0, 1].map(|side| playforge::players::agents::WinEval.value(&st, side));
+        let seen = [0, 1].map(|side| playforge::players::agents::WinEval(&game).value(&st, side));
         match status {
             playforge::wgdl::Status::Won(k) => assert_eq!(seen[k as usize], 1.0, "{g}: {status:?} but MCTS sees {seen:?}"),
             s => assert_eq!(seen, [0.0, 0.0], "{g}: {s:?}"),

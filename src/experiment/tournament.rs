@@ -50,6 +50,10 @@ pub struct Settings {
     pub replays: u64,
     #[serde(default = "default_out")]
     pub out: PathBuf,
+    /// Declared parameters held at these values in every encounter (`{ "rules.size" = 7 }`);
+    /// the others are drawn.
+    #[serde(default)]
+    pub parameters: std::collections::BTreeMap<String, f64>,
 }
 
 fn one() -> u64 {
@@ -82,7 +86,10 @@ pub fn sample_encounter(path: &Path, base: &CompileOptions, seed: u64, k: u64) -
             .iter()
             .map(|p| {
                 let v = if p.integer { rng.random_range(p.min as i64..=p.max as i64) as f64 } else { rng.random_range(p.min..=p.max) };
-                (p.name.clone(), v)
+                // A value the config holds (the draw is made all the same, so that holding one
+                // parameter leaves the others' draws as they were).
+                let held = base.overrides.iter().find(|(n, _)| *n == p.name).map(|(_, v)| *v);
+                (p.name.clone(), held.unwrap_or(v))
             })
             .collect();
         // Written into the compiled program (the same game as compiling with these overrides).
@@ -137,7 +144,11 @@ fn ai_pairs(cfg: &TournamentConfig) -> Vec<(usize, usize)> {
 
 /// The compile options every encounter of the tournament starts from.
 pub(crate) fn base_options(cfg: &TournamentConfig) -> CompileOptions {
-    CompileOptions { turn_order: cfg.tournament.turn_order.clone(), ..CompileOptions::default() }
+    CompileOptions {
+        turn_order: cfg.tournament.turn_order.clone(),
+        overrides: cfg.tournament.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        ..CompileOptions::default()
+    }
 }
 
 /// Game `side` (0: the pair's first AI is red) of AI pair `p` on encounter `k`.
