@@ -749,6 +749,39 @@ fn precedence_traps_are_warned_about() {
 }
 
 #[test]
+fn precedence_traps_are_warned_about_on_every_kind_of_line() {
+    // Before, only conditions, goals, durations and some consequences were linted: the issue's
+    // `winner` line below passed `check` and then won the game for `x` at move 0.
+    let ttt = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/games/tictactoe.wgdl")).expect("tictactoe.wgdl");
+    let with = |line: &str| warnings(&format!("{ttt}{line}\n"));
+    let trap = |line: &str, reads: &str| {
+        let w = with(line);
+        assert!(w.iter().any(|w| w.contains(reads)), "`{line}`: no warning saying {reads}: {w:?}");
+    };
+    let eq_and = "`a == (b && c)`";
+    trap("winner x x.won == false && game.moves >= 3", eq_and);
+    trap("draw o.won == false && game.moves >= 9", eq_and);
+    trap("constraint x.won == false && o.won", eq_and);
+    trap("policy p mark max c * 6 / 4", "`a * (b / c)`");
+    trap("policy p mark first if x.won == false && o.won", eq_and);
+    trap("policy p mark weight 4 * 3 / 2", "`a * (b / c)`");
+    trap("choose mark 1 by c * 6 / 4", "`a * (b / c)`");
+    trap("notation mark c if x.won == false && o.won", eq_and);
+    let turn = warnings(&ttt.replace("turn player side\n", "turn player side while x.won == false && o.won\n"));
+    assert!(turn.iter().any(|w| w.contains(eq_and)), "{turn:?}");
+    // Inside a built-in's arguments and a cell index.
+    trap("winner x board.line(x.side * 6 / 4, 0, 1, 0) >= 3", "`a * (b / c)`");
+    trap("winner x board[4 * 3 / 2] == 1", "`a * (b / c)`");
+    // The other side of `==`: `x || y == z` reads `(x || y) == z`.
+    trap("winner x x.won || o.won == false", "`(a || b) == c`");
+    // Brackets say what is meant: no warning.
+    let clean = with("winner x (x.won == false) && game.moves >= 3");
+    assert!(clean.iter().all(|w| !w.contains("precedence")), "{clean:?}");
+    // No warning on the unchanged game.
+    assert!(warnings(&ttt).iter().all(|w| !w.contains("precedence")));
+}
+
+#[test]
 fn a_game_value_nothing_increases_is_warned_about() {
     let src = "class g\nattribute g a long 0\nobject global is g\ninitial global\naction g go\nconsequence c game increase missions, done\nhasConsequence go c\ngoal 1 game.missions.done >= long 1\ngoal 2 game.missions.dnoe >= long 2\n";
     let w = warnings(src);
