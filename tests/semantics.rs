@@ -456,6 +456,47 @@ goal 1 global.a > long 100
 }
 
 #[test]
+fn a_conditional_with_several_targets_runs_them_in_order_after_one_test() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass n long 1
+attribute globalClass go boolean true
+attribute class globalClass k long 2
+consequence addOne direct global.n = global.n + long 1
+consequence dbl direct global.n = global.n * long 2
+consequence stop direct global.go = boolean false
+consequence both conditional global.go stop addOne dbl
+consequence planned conditional this.k > long 1 addOne dbl
+action globalClass once
+hasConsequence once both
+action globalClass twice
+hasConsequence twice planned
+goal 1 global.n > long 100
+"
+    );
+    let (p, mut st) = start(&src);
+    let same = |st: &State| {
+        let (n, bad) = p.closure_mismatches(st);
+        assert!(n > 0 && bad.is_empty(), "{bad:?}");
+    };
+    same(&st);
+    // `stop` makes the condition false, yet `addOne` and `dbl` run: it is tested once, and each
+    // target sees the one before ((1 + 1) * 2, not 1 * 2 + 1).
+    play(&p, &mut st, "once(global)");
+    assert_eq!((get(&p, &st, "global.n"), get(&p, &st, "global.go")), (4, 0));
+    same(&st);
+    play(&p, &mut st, "once(global)");
+    assert_eq!(get(&p, &st, "global.n"), 4, "a false condition runs no target");
+    // Decided once per description from a class constant (the fast tier's plan): both targets.
+    play(&p, &mut st, "twice(global)");
+    assert_eq!(get(&p, &st, "global.n"), 10);
+    same(&st);
+    // A cycle through a later target is still refused.
+    let cyc = src.replace("consequence dbl direct global.n = global.n * long 2", "consequence dbl conditional boolean true addOne both");
+    let d = util::compile_err(&cyc);
+    assert!(d.errors().any(|e| matches!(e.kind, playforge::wgdl::DiagKind::ConsequenceCycle { .. })), "{d}");
+}
+
+#[test]
 fn operator_precedence_is_the_thesis_list() {
     let src = format!(
         "{GLOBAL}attribute globalClass a long 0
