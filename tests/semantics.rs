@@ -497,6 +497,46 @@ goal 1 global.n > long 100
 }
 
 #[test]
+fn unless_with_several_actions_needs_all_of_them_without_a_move() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass j boolean false
+attribute globalClass k boolean false
+action globalClass step
+action globalClass jump
+condition jump global.j
+action globalClass kingJump
+condition kingJump global.k
+consequence setK direct global.k = boolean true
+consequence kToJ direct global.k = boolean false
+consequence setJ direct global.j = boolean true
+consequence clearJ direct global.j = boolean false
+hasConsequence step setK
+hasConsequence kingJump kToJ
+hasConsequence kingJump setJ
+hasConsequence jump clearJ
+unless step jump kingJump
+goal 1 game.moves > long 100
+"
+    );
+    let (p, mut st) = start(&src);
+    assert_eq!(names(&p, &st), ["step(global)"]);
+    play(&p, &mut st, "step(global)");
+    assert_eq!(names(&p, &st), ["kingJump(global)"], "a kingJump rules step out");
+    play(&p, &mut st, "kingJump(global)");
+    assert_eq!(names(&p, &st), ["jump(global)"], "so does a jump");
+    play(&p, &mut st, "jump(global)");
+    assert_eq!(names(&p, &st), ["step(global)"]);
+    // The same as two lines.
+    let (p2, st2) = start(&src.replace("unless step jump kingJump", "unless step jump\nunless step kingJump"));
+    let mut st2 = st2;
+    play(&p2, &mut st2, "step(global)");
+    assert_eq!(names(&p2, &st2), ["kingJump(global)"]);
+    // An unknown name among them is an error at that name.
+    let d = util::compile_err(&src.replace("unless step jump kingJump", "unless step jump kingJmp"));
+    assert!(d.to_string().contains("kingJmp"), "{d}");
+}
+
+#[test]
 fn operator_precedence_is_the_thesis_list() {
     let src = format!(
         "{GLOBAL}attribute globalClass a long 0

@@ -332,10 +332,10 @@ pub enum DeclKind {
         action: Ident,
         n: u32,
     },
-    /// `unless <action> <other>`: legal only when no move of `other` is.
+    /// `unless <action> <other> [<other> …]`: legal only when no move of any `other` is.
     Unless {
         action: Ident,
-        other: Ident,
+        others: Vec<Ident>,
     },
     /// `view <class or grid> <hint>` (extension): how the state view draws it; no effect on play.
     View {

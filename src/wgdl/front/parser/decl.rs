@@ -213,8 +213,11 @@ impl LineParser<'_> {
             }
             "unless" => {
                 let action = self.ident("an action name")?;
-                let other = self.ident("the action whose legal moves rule it out")?;
-                DeclKind::Unless { action, other }
+                let mut others = vec![self.ident("the action whose legal moves rule it out")?];
+                while !self.at_end() {
+                    others.push(self.ident("another action whose legal moves rule it out, or end of line")?);
+                }
+                DeclKind::Unless { action, others }
             }
             "view" => {
                 let target = self.ident("a class or grid name")?;
