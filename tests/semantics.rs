@@ -456,6 +456,87 @@ goal 1 global.a > long 100
 }
 
 #[test]
+fn a_conditional_with_several_targets_runs_them_in_order_after_one_test() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass n long 1
+attribute globalClass go boolean true
+attribute class globalClass k long 2
+consequence addOne direct global.n = global.n + long 1
+consequence dbl direct global.n = global.n * long 2
+consequence stop direct global.go = boolean false
+consequence both conditional global.go stop addOne dbl
+consequence planned conditional this.k > long 1 addOne dbl
+action globalClass once
+hasConsequence once both
+action globalClass twice
+hasConsequence twice planned
+goal 1 global.n > long 100
+"
+    );
+    let (p, mut st) = start(&src);
+    let same = |st: &State| {
+        let (n, bad) = p.closure_mismatches(st);
+        assert!(n > 0 && bad.is_empty(), "{bad:?}");
+    };
+    same(&st);
+    // `stop` makes the condition false, yet `addOne` and `dbl` run: it is tested once, and each
+    // target sees the one before ((1 + 1) * 2, not 1 * 2 + 1).
+    play(&p, &mut st, "once(global)");
+    assert_eq!((get(&p, &st, "global.n"), get(&p, &st, "global.go")), (4, 0));
+    same(&st);
+    play(&p, &mut st, "once(global)");
+    assert_eq!(get(&p, &st, "global.n"), 4, "a false condition runs no target");
+    // Decided once per description from a class constant (the fast tier's plan): both targets.
+    play(&p, &mut st, "twice(global)");
+    assert_eq!(get(&p, &st, "global.n"), 10);
+    same(&st);
+    // A cycle through a later target is still refused.
+    let cyc = src.replace("consequence dbl direct global.n = global.n * long 2", "consequence dbl conditional boolean true addOne both");
+    let d = util::compile_err(&cyc);
+    assert!(d.errors().any(|e| matches!(e.kind, playforge::wgdl::DiagKind::ConsequenceCycle { .. })), "{d}");
+}
+
+#[test]
+fn unless_with_several_actions_needs_all_of_them_without_a_move() {
+    let src = format!(
+        "{GLOBAL}attribute globalClass j boolean false
+attribute globalClass k boolean false
+action globalClass step
+action globalClass jump
+condition jump global.j
+action globalClass kingJump
+condition kingJump global.k
+consequence setK direct global.k = boolean true
+consequence kToJ direct global.k = boolean false
+consequence setJ direct global.j = boolean true
+consequence clearJ direct global.j = boolean false
+hasConsequence step setK
+hasConsequence kingJump kToJ
+hasConsequence kingJump setJ
+hasConsequence jump clearJ
+unless step jump kingJump
+goal 1 game.moves > long 100
+"
+    );
+    let (p, mut st) = start(&src);
+    assert_eq!(names(&p, &st), ["step(global)"]);
+    play(&p, &mut st, "step(global)");
+    assert_eq!(names(&p, &st), ["kingJump(global)"], "a kingJump rules step out");
+    play(&p, &mut st, "kingJump(global)");
+    assert_eq!(names(&p, &st), ["jump(global)"], "so does a jump");
+    play(&p, &mut st, "jump(global)");
+    assert_eq!(names(&p, &st), ["step(global)"]);
+    // The same as two lines.
+    let (p2, st2) = start(&src.replace("unless step jump kingJump", "unless step jump\nunless step kingJump"));
+    let mut st2 = st2;
+    play(&p2, &mut st2, "step(global)");
+    assert_eq!(names(&p2, &st2), ["kingJump(global)"]);
+    // An unknown name among them is an error at that name.
+    let d = util::compile_err(&src.replace("unless step jump kingJump", "unless step jump kingJmp"));
+    assert!(d.to_string().contains("kingJmp"), "{d}");
+}
+
+#[test]
 fn operator_precedence_is_the_thesis_list() {
     let src = format!(
         "{GLOBAL}attribute globalClass a long 0
@@ -746,6 +827,39 @@ fn precedence_traps_are_warned_about() {
     assert!(with("condition go global.b || global.b && global.b").iter().any(|w| w.contains("`(a || b) && c`")));
     assert!(with("condition go global.a * 6 / 4 > 1").iter().any(|w| w.contains("`a * (b / c)`")));
     assert!(with("condition go (global.b == true) && global.a > 0").iter().all(|w| !w.contains("precedence")));
+}
+
+#[test]
+fn precedence_traps_are_warned_about_on_every_kind_of_line() {
+    // Before, only conditions, goals, durations and some consequences were linted: the issue's
+    // `winner` line below passed `check` and then won the game for `x` at move 0.
+    let ttt = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/games/tictactoe.wgdl")).expect("tictactoe.wgdl");
+    let with = |line: &str| warnings(&format!("{ttt}{line}\n"));
+    let trap = |line: &str, reads: &str| {
+        let w = with(line);
+        assert!(w.iter().any(|w| w.contains(reads)), "`{line}`: no warning saying {reads}: {w:?}");
+    };
+    let eq_and = "`a == (b && c)`";
+    trap("winner x x.won == false && game.moves >= 3", eq_and);
+    trap("draw o.won == false && game.moves >= 9", eq_and);
+    trap("constraint x.won == false && o.won", eq_and);
+    trap("policy p mark max c * 6 / 4", "`a * (b / c)`");
+    trap("policy p mark first if x.won == false && o.won", eq_and);
+    trap("policy p mark weight 4 * 3 / 2", "`a * (b / c)`");
+    trap("choose mark 1 by c * 6 / 4", "`a * (b / c)`");
+    trap("notation mark c if x.won == false && o.won", eq_and);
+    let turn = warnings(&ttt.replace("turn player side\n", "turn player side while x.won == false && o.won\n"));
+    assert!(turn.iter().any(|w| w.contains(eq_and)), "{turn:?}");
+    // Inside a built-in's arguments and a cell index.
+    trap("winner x board.line(x.side * 6 / 4, 0, 1, 0) >= 3", "`a * (b / c)`");
+    trap("winner x board[4 * 3 / 2] == 1", "`a * (b / c)`");
+    // The other side of `==`: `x || y == z` reads `(x || y) == z`.
+    trap("winner x x.won || o.won == false", "`(a || b) == c`");
+    // Brackets say what is meant: no warning.
+    let clean = with("winner x (x.won == false) && game.moves >= 3");
+    assert!(clean.iter().all(|w| !w.contains("precedence")), "{clean:?}");
+    // No warning on the unchanged game.
+    assert!(warnings(&ttt).iter().all(|w| !w.contains("precedence")));
 }
 
 #[test]

@@ -27,8 +27,8 @@ impl Compiler<'_> {
         self.cons_depth.push(1);
         self.cons_memo.insert((ci, cx), id);
         let code = self.consequence_body(ci, body, cx, decl.span)?;
-        if let Cons::Conditional { then, .. } = code {
-            let depth = 1 + self.cons_depth[then as usize];
+        if let Cons::Conditional { then, .. } = &code {
+            let depth = 1 + then.iter().map(|&t| self.cons_depth[t as usize]).max().unwrap_or(0);
             self.cons_depth[id as usize] = depth;
             if depth > MAX_CHAIN {
                 self.chain_too_deep(use_span);
@@ -97,11 +97,9 @@ impl Compiler<'_> {
             }
             ConsBody::Conditional(c, targets) => {
                 let cond = self.top_expr(c, cx, Some(Ty::Bool), "the condition of a conditional consequence")?;
-                if let Some(extra) = targets.get(1) {
-                    self.error(extra.span, DiagKind::Invalid { what: "a second target".into(), expected: "TODO(issue 55) one".into() });
-                }
-                let then = self.target(ci, &targets[0], cx, false)?;
-                Cons::Conditional { cond, then }
+                // Every target is compiled (and reported) before giving up on one that fails.
+                let then: Vec<Option<ConsId>> = targets.iter().map(|t| self.target(ci, t, cx, false)).collect();
+                Cons::Conditional { cond, then: then.into_iter().collect::<Option<Vec<_>>>()? }
             }
             ConsBody::Timed(d, t) => {
                 let (delay, delay_is_double) = self.duration_expr(d, cx)?;

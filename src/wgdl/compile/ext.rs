@@ -334,9 +334,12 @@ impl Compiler<'_> {
             match &d.kind {
                 DeclKind::PolicyOnly { .. } => self.actions[a as usize].policy_only = true,
                 DeclKind::LastResort { n, .. } => self.actions[a as usize].last_resort = Some(*n),
-                DeclKind::Unless { other, .. } => {
-                    let Some(o) = self.lookup_action(other) else { continue };
-                    self.actions[a as usize].unless.push(o);
+                DeclKind::Unless { others, .. } => {
+                    for other in others {
+                        if let Some(o) = self.lookup_action(other) {
+                            self.actions[a as usize].unless.push(o);
+                        }
+                    }
                 }
                 DeclKind::Choose { n, key, .. } => {
                     let cx = self.ctx_of(a);

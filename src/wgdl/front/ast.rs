@@ -58,6 +58,63 @@ pub struct Overlay {
     pub negated: bool,
 }
 
+impl Decl {
+    /// Every expression written on the line, in source order. The match is exhaustive (no `_`
+    /// arm), so a new declaration kind must say here which expressions it holds — the lints
+    /// (`front/lint.rs`) walk every expression through this and cannot forget a kind.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        match &self.kind {
+            DeclKind::Attribute { value, .. } => out.push(value),
+            DeclKind::Condition { expr, .. }
+            | DeclKind::Goal { expr, .. }
+            | DeclKind::Duration { expr, .. }
+            | DeclKind::Session { expr, .. }
+            | DeclKind::Outcome { expr, .. }
+            | DeclKind::Constraint { expr } => out.push(expr),
+            DeclKind::Consequence { body, .. } => match body {
+                ConsBody::Direct(e) | ConsBody::Create(e) | ConsBody::Delete(e) | ConsBody::Do(e) => out.push(e),
+                ConsBody::CreateAndAssign(a, b) => out.extend([a, b]),
+                ConsBody::Conditional(e, _) | ConsBody::Timed(e, _) => out.push(e),
+                ConsBody::GameIncrease { path, by } => out.extend(path.iter().chain(by)),
+                ConsBody::EndSession | ConsBody::EndTurn | ConsBody::Error => {}
+            },
+            DeclKind::Turn { cond, .. } | DeclKind::HexOccupants { cond, .. } | DeclKind::Notation { cond, .. } => out.extend(cond),
+            DeclKind::Policy { pick, cond, .. } => {
+                match pick {
+                    Pick::Weight(e) | Pick::Max(e) => out.push(e),
+                    Pick::First | Pick::Random => {}
+                }
+                out.extend(cond);
+            }
+            DeclKind::Choose { key, .. } => out.push(key),
+            DeclKind::Class { .. }
+            | DeclKind::Object { .. }
+            | DeclKind::Action { .. }
+            | DeclKind::HasConsequence { .. }
+            | DeclKind::Initial { .. }
+            | DeclKind::GameValue { .. }
+            | DeclKind::ActionGroup { .. }
+            | DeclKind::IsInGroup { .. }
+            | DeclKind::Limit { .. }
+            | DeclKind::Players { .. }
+            | DeclKind::TurnOrder { .. }
+            | DeclKind::HexMap { .. }
+            | DeclKind::Chance { .. }
+            | DeclKind::Grid { .. }
+            | DeclKind::Parameter { .. }
+            | DeclKind::PolicyOnly { .. }
+            | DeclKind::LastResort { .. }
+            | DeclKind::Unless { .. }
+            | DeclKind::View { .. }
+            | DeclKind::Pieces { .. }
+            | DeclKind::Start { .. }
+            | DeclKind::Forward { .. } => {}
+        }
+        out
+    }
+}
+
 /// A declared type: `long | double | boolean | string | object:<Class>`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeExpr {
@@ -275,10 +332,10 @@ pub enum DeclKind {
         action: Ident,
         n: u32,
     },
-    /// `unless <action> <other>`: legal only when no move of `other` is.
+    /// `unless <action> <other> [<other> …]`: legal only when no move of any `other` is.
     Unless {
         action: Ident,
-        other: Ident,
+        others: Vec<Ident>,
     },
     /// `view <class or grid> <hint>` (extension): how the state view draws it; no effect on play.
     View {

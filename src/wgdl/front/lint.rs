@@ -7,7 +7,8 @@
 //!   warning, as the only lint that stops the compile;
 //! - precedence traps of the thesis's operator order written without brackets: `a * b / c`
 //!   (means `a * (b / c)`), `a || b && c` (`(a || b) && c`), `a && b || c` (`a && (b || c)`) and
-//!   `a == b && c` (`a == (b && c)`); these run on the AST before compiling.
+//!   `a == b && c` (`a == (b && c)`) and `x || y == 0` (`(x || y) == 0`); these run on the AST
+//!   before compiling, on every expression of every line ([`ast::Decl::exprs`]).
 
 use crate::wgdl::ast::{self, BinOp, DeclKind, ExprKind};
 use crate::wgdl::diag::{DiagKind, Diagnostic, SourceFile};
@@ -132,7 +133,14 @@ fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
             walk(l, f);
             walk(r, f);
         }
-        _ => {}
+        ExprKind::Call(_, args) => args.iter().for_each(|a| walk(a, f)),
+        ExprKind::Index(_, a, b) => {
+            walk(a, f);
+            if let Some(b) = b {
+                walk(b, f);
+            }
+        }
+        ExprKind::Lit(_) | ExprKind::ObjRef(_) | ExprKind::Path(_) | ExprKind::GameValue(_) => {}
     }
 }
 
@@ -181,17 +189,11 @@ fn const_bool(e: &ast::Expr) -> Option<bool> {
 /// Warns where the thesis's operator order reads differently from the usual one. Runs on the
 /// AST before compiling, so the warning stands beside any type error the trap causes.
 pub fn precedence_traps(file: &ast::File, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
+    // Every expression of every line: [`ast::Decl::exprs`] lists them per declaration kind.
     for d in &file.decls {
-        let expr = match &d.kind {
-            DeclKind::Condition { expr, .. } | DeclKind::Goal { expr, .. } | DeclKind::Duration { expr, .. } => expr,
-            DeclKind::Consequence {
-                body: ast::ConsBody::Direct(e) | ast::ConsBody::Conditional(e, _) | ast::ConsBody::Timed(e, _),
-                ..
-            } => e,
-            DeclKind::Consequence { body: ast::ConsBody::GameIncrease { by: Some(e), .. }, .. } => e,
-            _ => continue,
-        };
-        precedence(expr, src, diags);
+        for expr in d.exprs() {
+            precedence(expr, src, diags);
+        }
     }
 }
 
@@ -213,8 +215,11 @@ fn precedence(e: &ast::Expr, src: &SourceFile, diags: &mut Vec<Diagnostic>) {
             BinOp::And if matches!(r.kind, ExprKind::Binary(BinOp::Or, _, _)) && !bracketed(src, r) => {
                 "WGDL gives `||` a higher precedence than `&&`: this reads `a && (b || c)`"
             }
-            BinOp::Eq | BinOp::Ne if (logical(l) && !bracketed(src, l)) || (logical(r) && !bracketed(src, r)) => {
+            BinOp::Eq | BinOp::Ne if logical(r) && !bracketed(src, r) => {
                 "WGDL gives `==` and `!=` a lower precedence than `&&`, `||` and `xor`: `a == b && c` reads `a == (b && c)`"
+            }
+            BinOp::Eq | BinOp::Ne if logical(l) && !bracketed(src, l) => {
+                "WGDL gives `==` and `!=` a lower precedence than `&&`, `||` and `xor`: `a || b == c` reads `(a || b) == c`"
             }
             _ => return,
         };

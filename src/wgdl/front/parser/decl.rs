@@ -213,8 +213,11 @@ impl LineParser<'_> {
             }
             "unless" => {
                 let action = self.ident("an action name")?;
-                let other = self.ident("the action whose legal moves rule it out")?;
-                DeclKind::Unless { action, other }
+                let mut others = vec![self.ident("the action whose legal moves rule it out")?];
+                while !self.at_end() {
+                    others.push(self.ident("another action whose legal moves rule it out, or end of line")?);
+                }
+                DeclKind::Unless { action, others }
             }
             "view" => {
                 let target = self.ident("a class or grid name")?;
@@ -498,6 +501,25 @@ impl LineParser<'_> {
         if self.at_end() {
             return Ok(DeclKind::Action { name: first, kind: ActionKind::Rule });
         }
+        // `action rule1 forEveryNumber k 0 3`: a binding on a rule (a binding word followed by
+        // more), which would otherwise read as an action named `forEveryNumber` of class `rule1`
+        // and fail at `k` with a misleading "unexpected `k`".
+        if let Some(word) = self.peek_name().filter(|w| BINDING_WORDS.contains(w))
+            && self.peek_at(1).is_some()
+        {
+            return Err(Diagnostic::error(
+                self.here(),
+                DiagKind::Invalid {
+                    what: format!(
+                        "`{word}` after rule `{}`: a rule (an action without a class) runs by itself after every move, once and for no object, so it cannot bind",
+                        first.name
+                    ),
+                    expected: "a binding on a player action (`action <Class> <name> forEvery…`), or an aggregate inside the rule's \
+                               condition (`board.any(c, <condition>)`, `board.countCells(c, <condition>)`, `countOf(<Class>, <condition>)`)"
+                        .into(),
+                },
+            ));
+        }
         let name = self.ident("an action name")?;
         let binding = self.binding()?;
         Ok(DeclKind::Action { name, kind: ActionKind::Player { class: first, binding } })
@@ -647,3 +669,7 @@ impl LineParser<'_> {
         Ok(body)
     }
 }
+
+/// The words that open an action's binding ([`LineParser::binding`]).
+const BINDING_WORDS: [&str; 7] =
+    ["forEveryInstance", "forEveryGOD", "forEveryNumber", "forEveryHex", "forEveryCell", "forEveryStep", "forEveryJump"];

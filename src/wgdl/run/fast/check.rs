@@ -42,7 +42,7 @@ impl Program {
                     }
                     Cons::Conditional { cond, then } => {
                         out.push(*cond);
-                        todo.push(*then);
+                        todo.extend(then);
                     }
                     Cons::Timed { delay, then, .. } => {
                         out.push(*delay);

@@ -612,7 +612,9 @@ impl Program {
             && let Ok(v) = self.eval_env(env, *cond)
         {
             if v != 0 {
-                self.decide_into(*then, env, out);
+                for &t in then {
+                    self.decide_into(t, env, out);
+                }
             }
             return;
         }
@@ -661,27 +663,36 @@ impl Program {
     /// deletes. So a consequence gets its action's flags when nothing before it in the action's
     /// list may delete, in every list it is in (one run later by a timer gets none).
     fn live_cons_flags(&self) -> Box<[u8]> {
-        // What running `c` runs at once: itself or the end of its chain of conditionals (`None`
-        // for a cycle, which runs nothing but the runaway error). A timer's runs later.
-        let runs_now = |mut c: ConsId| {
-            for _ in 0..self.conses.len() {
+        // Whether running `c` may at once run a consequence that `hit` picks: `c` itself or,
+        // through conditionals, any of their targets (a cycle runs nothing but the runaway
+        // error; the compiler refuses one anyway). A timer's target runs later, not at once.
+        let runs_now = |c: ConsId, hit: &dyn Fn(&Cons) -> bool| {
+            let mut seen = vec![false; self.conses.len()];
+            let mut todo = vec![c];
+            while let Some(c) = todo.pop() {
+                if std::mem::replace(&mut seen[c as usize], true) {
+                    continue;
+                }
                 match &self.conses[c as usize].code {
-                    Cons::Conditional { then, .. } => c = *then,
-                    code => return Some(code),
+                    Cons::Conditional { then, .. } => todo.extend(then),
+                    code if hit(code) => return true,
+                    _ => {}
                 }
             }
-            None
+            false
         };
         let hooks_delete = self
             .actions
             .iter()
             .filter(|a| a.kind == ActionKind::OnCreate)
             .flat_map(|a| &a.consequences)
-            .any(|&c| matches!(runs_now(c), Some(Cons::Delete { .. })));
-        let may_delete = |c: ConsId| match runs_now(c) {
-            Some(Cons::Delete { .. }) => true,
-            Some(Cons::Create { .. }) => hooks_delete,
-            _ => false,
+            .any(|&c| runs_now(c, &|code| matches!(code, Cons::Delete { .. })));
+        let may_delete = |c: ConsId| {
+            runs_now(c, &|code| match code {
+                Cons::Delete { .. } => true,
+                Cons::Create { .. } => hooks_delete,
+                _ => false,
+            })
         };
         // 0xff: not met yet; every meeting keeps the flags it allows.
         let mut flags = vec![0xffu8; self.conses.len()];
@@ -698,7 +709,17 @@ impl Program {
                         continue;
                     }
                     match &self.conses[c as usize].code {
-                        Cons::Conditional { then, .. } => todo.push((*then, f)),
+                        Cons::Conditional { then, .. } => {
+                            // The targets run in order: one after a target that may delete
+                            // gets no flags.
+                            let mut f = f;
+                            for &t in then {
+                                todo.push((t, f));
+                                if may_delete(t) {
+                                    f = 0;
+                                }
+                            }
+                        }
                         Cons::Timed { then, .. } => todo.push((*then, 0)),
                         _ => {}
                     }
@@ -810,13 +831,26 @@ impl Program {
                 Ok(())
             }),
             Cons::Conditional { cond, then } => {
-                let (cond, then) = (operand(tree(*cond)), *then);
-                cx_of(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
-                    if cond.get(&Env::of_frame(p, st, f))? != 0 {
-                        p.exec_frame(st, then, f, depth)?;
+                let cond = operand(tree(*cond));
+                match then[..] {
+                    [one] => cx_of(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
+                        if cond.get(&Env::of_frame(p, st, f))? != 0 {
+                            p.exec_frame(st, one, f, depth)?;
+                        }
+                        Ok(())
+                    }),
+                    _ => {
+                        let then: Box<[ConsId]> = then.as_slice().into();
+                        cx_of(move |p: &Program, st: &mut State, f: &Frame, depth: u32| {
+                            if cond.get(&Env::of_frame(p, st, f))? != 0 {
+                                for &t in then.iter() {
+                                    p.exec_frame(st, t, f, depth)?;
+                                }
+                            }
+                            Ok(())
+                        })
                     }
-                    Ok(())
-                })
+                }
             }
             _ => generic(),
         }

@@ -35,7 +35,9 @@ impl Program {
             }
             Cons::Conditional { cond, then } => {
                 if self.eval(st, *cond, ctx)? != 0 {
-                    self.exec(st, *then, ctx, depth)?;
+                    for &t in then {
+                        self.exec(st, t, ctx, depth)?;
+                    }
                 }
                 Ok(())
             }

@@ -138,9 +138,11 @@ pub enum Cons {
         place: Place,
         value: ExprId,
     },
+    /// `conditional <cond> <t1> <t2> …`: the condition once; if it holds, the targets in order
+    /// (each sees the effects of the ones before).
     Conditional {
         cond: ExprId,
-        then: ConsId,
+        then: Vec<ConsId>,
     },
     Timed {
         delay: ExprId,
