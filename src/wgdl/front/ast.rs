@@ -80,6 +80,7 @@ impl Decl {
                 ConsBody::EndSession | ConsBody::EndTurn | ConsBody::Error => {}
             },
             DeclKind::Turn { cond, .. } | DeclKind::HexOccupants { cond, .. } | DeclKind::Notation { cond, .. } => out.extend(cond),
+            DeclKind::ByChance { weight, .. } => out.extend(weight),
             DeclKind::Policy { pick, cond, .. } => {
                 match pick {
                     Pick::Weight(e) | Pick::Max(e) => out.push(e),
