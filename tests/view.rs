@@ -261,3 +261,31 @@ fn a_bad_view_line_is_an_error_at_its_place() {
         assert!(err.contains(at) && err.contains(says) && err.contains("1 error(s)"), "{line}: expected {at} and `{says}` alone in\n{err}");
     }
 }
+
+/// `run --board` prints the grids as text at the start and after every move, and `replay` prints
+/// them under each turn: Breakthrough's start as OpenSpiel prints it.
+#[test]
+fn run_board_and_replay_print_the_grids_as_text() {
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let dir = std::env::temp_dir().join(format!("playforge-board-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("game.json");
+    let cmd = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let start = "8bbbbbbbb\n7bbbbbbbb\n6........\n5........\n4........\n3........\n2wwwwwwww\n1wwwwwwww\n abcdefgh\n";
+    let ran = cmd(&["run", "games/breakthrough.wgdl", "--random", "2", "--board", "--record", rec.to_str().unwrap()]);
+    assert!(ran.starts_with(start), "{ran}");
+    // Two moves, each followed by its board: three boards in all, the last two not the start.
+    assert_eq!(ran.matches(" abcdefgh\n").count(), 3, "{ran}");
+    assert_eq!(ran.matches(start).count(), 1, "the moves change the board: {ran}");
+    let quiet = cmd(&["run", "games/breakthrough.wgdl", "--random", "2", "--board", "-q"]);
+    assert_eq!(quiet.matches(" abcdefgh\n").count(), 1, "--quiet: the last position only: {quiet}");
+    let replayed = cmd(&["replay", rec.to_str().unwrap()]);
+    let indented: String = start.lines().map(|l| format!("    {l}\n")).collect();
+    assert!(replayed.contains(&indented), "{replayed}");
+    assert_eq!(replayed.matches("     abcdefgh\n").count(), 3, "the start, the second turn, the end: {replayed}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

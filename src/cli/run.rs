@@ -32,6 +32,12 @@ pub struct RunArgs {
     /// Print only the summary at the end.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print the grids as text at the start and after every move (with --quiet: the last
+    /// position only): the top row first, row numbers and column letters around them (`a1` is
+    /// the bottom-left cell), each cell its `pieces` character, else its `view … glyphs` glyph,
+    /// else its number.
+    #[arg(long)]
+    pub board: bool,
     /// Record the game (game file, moves, result) as JSON for `playforge replay`.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
@@ -308,6 +314,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let weights = game.group_weights();
     let mut step = 0u64;
     let mut recorded: Vec<String> = Vec::new();
+    if args.board && !args.quiet {
+        write!(out, "{}", crate::view::text::grids(p, &st))?;
+    }
     let status = loop {
         p.legal_actions(&st, &mut legal).map_err(rt)?;
         let status = p.status(&st, &legal);
@@ -342,8 +351,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         step += 1;
         if !args.quiet {
             writeln!(out, "{step:>5}  t={:<6} {name}  {}", st.clock, diff(p, &before, &p.named_values(&st)))?;
+            if args.board {
+                write!(out, "{}", crate::view::text::grids(p, &st))?;
+            }
         }
     };
+    if args.board && args.quiet {
+        write!(out, "{}", crate::view::text::grids(p, &st))?;
+    }
     let why = match status {
         Status::Finished => "finished: the last goal holds".to_string(),
         Status::Stuck => "stuck: no legal move".to_string(),

@@ -362,6 +362,10 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
         .map(|(k, who)| format!("{who} ({})", program.players.get(k).map_or("the player", |s| s.as_str())))
         .collect();
     writeln!(out, "{}: {}", rep.game.display(), sides.join(" vs "))?;
+    if program.turn.is_none() {
+        // Without turns there is no turn header to show the board under: the start, then the end.
+        write!(out, "{}", board(&program, &st))?;
+    }
     let mut last_turn = u32::MAX;
     for (i, name) in rep.moves.iter().enumerate() {
         if program.turn.is_some() && st.turns != last_turn {
@@ -383,9 +387,15 @@ pub fn replay(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     Ok(())
 }
 
+/// The grids as text ([`crate::view::text::grids`]), indented, then the hex map ([`hex_board`]).
+pub(crate) fn board(program: &Program, st: &crate::wgdl::State) -> String {
+    let grids: String = crate::view::text::grids(program, st).lines().map(|l| format!("    {l}\n")).collect();
+    grids + &hex_board(program, st)
+}
+
 /// The hex map with every occupant as its glyph's first letter (lower case once it no longer
 /// counts, as `hexOccupants … while` says) and a number, then each with its `view … bar` values.
-pub(crate) fn board(program: &Program, st: &crate::wgdl::State) -> String {
+fn hex_board(program: &Program, st: &crate::wgdl::State) -> String {
     let Some(h) = &program.hex else { return String::new() };
     let scene = crate::view::scene(program, st, "");
     let Some(crate::view::Board::Hex(hb)) = scene.boards.iter().find(|b| matches!(b, crate::view::Board::Hex(_))) else {

@@ -10,6 +10,7 @@
 //! game.
 
 pub mod svg;
+pub mod text;
 
 use crate::wgdl::program::{AttrRef, BarFull};
 use crate::wgdl::{Program, State, Ty};
