@@ -183,3 +183,14 @@ fn hot_types_stay_small() {
     assert_eq!(std::mem::size_of::<Result<i64, playforge::wgdl::RuntimeError>>(), 16);
     assert!(std::mem::size_of::<playforge::search::mcts::Node<Action>>() <= 96);
 }
+
+/// The board games of games/ (issue 55): steps and jumps over their tables, flips, connections,
+/// `canMove` chains, `game.stuck` lines and chance's moves allocate nothing once warm.
+#[test]
+fn board_game_playouts_allocate_nothing_once_warm() {
+    for name in ["breakthrough.wgdl", "othello.wgdl", "hex.wgdl", "checkers.wgdl", "pig.wgdl"] {
+        let (allocs, moves) = allocations_in_playouts(&game(name), 20);
+        assert!(moves > 200, "{name}: {moves} moves");
+        assert_eq!(allocs, 0, "{name}: {allocs} allocations in {moves} moves");
+    }
+}

@@ -18,18 +18,12 @@ impl Program {
         self.has_chance && legal.first().is_some_and(|m| self.actions[m.def as usize].chance.is_some())
     }
 
-    /// The weight of each chance move of `legal` (a negative weight counts as 0), into `out`.
+    /// The weight of each chance move of `legal` (a negative weight counts as 0, one above
+    /// 2^32 as 2^32), into `out`.
     pub fn chance_weights(&self, st: &State, legal: &[Action], out: &mut Vec<i64>) -> Result<(), RuntimeError> {
         out.clear();
         for &m in legal {
-            let w = match self.actions[m.def as usize].chance {
-                Some(Some(e)) => {
-                    let env = Env::unbound_object(self, st, super::program::Ctx { this: m.this, bound: m.bound }, None);
-                    self.eval_env(&env, e)?.max(0)
-                }
-                _ => 1,
-            };
-            out.push(w);
+            out.push(self.chance_weight(st, m)?);
         }
         Ok(())
     }
@@ -37,26 +31,46 @@ impl Program {
     /// One of the chance moves `legal`, drawn from the state's stream by weight: one draw of
     /// their number when the weights are equal, else one draw of the weights' sum (the first
     /// move whose running sum passes it), as refills draw (§9.12).
+    /// Nothing is allocated: the weights are evaluated where they are needed (twice when they
+    /// differ, once to sum and once to find the move).
     pub fn draw_chance(&self, st: &mut State, legal: &[Action]) -> Result<Action, RuntimeError> {
-        let mut w = Vec::with_capacity(legal.len());
-        self.chance_weights(st, legal, &mut w)?;
-        let total: i64 = w.iter().map(|&x| x.min(1 << 32)).sum();
+        if legal.iter().all(|m| matches!(self.actions[m.def as usize].chance, Some(None))) {
+            return Ok(legal[st.draw(legal.len() as u64) as usize]);
+        }
+        let (mut total, mut first, mut equal) = (0i64, None, true);
+        for &m in legal {
+            let w = self.chance_weight(st, m)?;
+            equal &= *first.get_or_insert(w) == w;
+            total += w;
+        }
         if total <= 0 {
             let info = &self.actions[legal[0].def as usize];
             return Err(rt(RtKind::NoChance { action: info.name.clone() }, info.span));
         }
-        if w.iter().all(|&x| x == w[0]) {
+        if equal {
             return Ok(legal[st.draw(legal.len() as u64) as usize]);
         }
         let v = st.draw(total as u64) as i64;
         let mut sum = 0;
-        for (k, &x) in w.iter().enumerate() {
-            sum += x.min(1 << 32);
+        for &m in legal {
+            sum += self.chance_weight(st, m)?;
             if v < sum {
-                return Ok(legal[k]);
+                return Ok(m);
             }
         }
         Ok(legal[legal.len() - 1])
+    }
+
+    /// The weight of chance move `m`: its `weight` expression (negative: 0; above 2^32: 2^32),
+    /// or 1.
+    fn chance_weight(&self, st: &State, m: Action) -> Result<i64, RuntimeError> {
+        Ok(match self.actions[m.def as usize].chance {
+            Some(Some(e)) => {
+                let env = Env::unbound_object(self, st, super::program::Ctx { this: m.this, bound: m.bound }, None);
+                self.eval_env(&env, e)?.clamp(0, 1 << 32)
+            }
+            _ => 1,
+        })
     }
 
     /// Plays chance's moves, drawn from the state's stream, until the state is not a chance
