@@ -149,6 +149,7 @@ fn expected_kinds() -> Vec<(&'static str, Expect)> {
         ("builtin_game_value", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`game.time`")))),
         ("cyclic_inheritance", Diag(|k| matches!(k, DiagKind::CyclicInheritance { .. }))),
         ("assign_to_constant", Diag(|k| matches!(k, DiagKind::AssignToConstant { attr, .. } if attr == "maxCoins"))),
+        ("expression_too_long", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("more than 500")))),
         ("binding_on_rule", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("cannot bind")))),
         ("this_in_rule", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("`this`")))),
         ("goal_gap", Diag(|k| matches!(k, DiagKind::Invalid { what, .. } if what.contains("goal 3")))),

@@ -68,9 +68,10 @@ struct LineParser<'a> {
     brackets: usize,
 }
 
-/// The most operators, signs and brackets one line may hold. It bounds the depth of the
-/// expression tree, which every later stage walks recursively, so that no input can overflow the
-/// stack (a hand-written expression has a few dozen at most).
+/// The most operators, signs and brackets one line may hold: 500 (binary operators, unary `-`
+/// and `!`, each `(`, `[` and call). It bounds the depth of the expression tree, which every later
+/// stage walks recursively, so that no input can overflow the stack (a hand-written expression
+/// has a few dozen at most). Documented in games/README.md §2 ("Length of a line").
 const MAX_EXPR_SIZE: usize = 500;
 /// The deepest bracket nesting allowed. Each level costs several parser frames, the largest of
 /// all, so this is lower than [`MAX_EXPR_SIZE`].
@@ -147,8 +148,13 @@ impl<'a> LineParser<'a> {
         Err(Diagnostic::error(
             self.here(),
             DiagKind::Invalid {
-                what: "an expression too long or nested too deeply".into(),
-                expected: format!("at most {MAX_EXPR_SIZE} operators, signs and brackets in one line; split it with attributes"),
+                what: format!(
+                    "an expression too long or nested too deeply: more than {MAX_EXPR_SIZE} operators, signs and brackets in this line"
+                ),
+                expected: format!(
+                    "at most {MAX_EXPR_SIZE} in one line (the limit keeps the checker's and the interpreter's recursion bounded); \
+                     split it over several `condition` lines (all must hold), or keep a part in an attribute"
+                ),
             },
         ))
     }
