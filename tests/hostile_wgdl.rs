@@ -300,3 +300,41 @@ fn a_ten_megabyte_value_is_never_echoed_whole() {
         }
     }
 }
+
+/// Two players on a small board (issue 55's hostile lines are added to it).
+const BOARD_GAME: &str = "players a b
+turn player side
+grid board 1000 1000
+class player
+attribute player side long 0
+object a is player
+object b is player
+attribute b side 1
+initial a
+initial b
+winner a false
+";
+
+/// A `canMove` that asks of its own action (`condition go canMove(go)`) nests without end: it is
+/// a runtime error at a fixed depth, not a stack overflow that aborts the process.
+#[test]
+fn a_can_move_cycle_is_an_error_not_a_stack_overflow() {
+    let text = format!("{BOARD_GAME}action player go\ncondition go canMove(go)\nconsequence done endTurn\nhasConsequence go done\n");
+    let c = wgdl::compile_str("cycle.wgdl", &text).unwrap_or_else(|d| panic!("{d}"));
+    let p = &c.program;
+    let st = p.initial_state().unwrap_or_else(|e| panic!("{}", e.render(p)));
+    let mut legal = Vec::new();
+    let e = p.legal_actions(&st, &mut legal).expect_err("a cycle of canMove");
+    assert!(e.render(p).contains("`canMove` asked inside `canMove` more than 8 deep"), "{}", e.render(p));
+}
+
+/// Step tables are built when the game compiles; a million cells × eight directions would hold
+/// 8 million moves (96 MB): refused before anything is built, naming the limit.
+#[test]
+fn step_tables_past_their_limit_are_refused_before_they_are_built() {
+    let text = format!("{BOARD_GAME}action player go forEveryStep from to board all\n");
+    let (r, took) = compile_within(text, Duration::from_secs(20));
+    let d = errors_of(r);
+    assert!(d.to_string().contains("step bindings of more than 4000000 moves in all"), "{d}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}

@@ -7,6 +7,10 @@
 use super::*;
 use crate::wgdl::board::{self, NoteLine, NotePart, StepTable};
 
+/// The most moves all `forEveryStep`/`forEveryJump` tables of a game hold together (each move is
+/// 12 bytes: 48 MB at most), counted before a table is built.
+pub const MAX_STEP_MOVES: u64 = 4_000_000;
+
 /// What the board lines collect.
 #[derive(Default)]
 pub(super) struct BoardCx {
@@ -199,6 +203,19 @@ impl Compiler<'_> {
                 let g = self.grid_named(grid)?;
                 let per_side = self.direction_set(dirs, owner)?;
                 let (w, h) = (self.x.grids[g as usize].width, self.x.grids[g as usize].height);
+                // Every table is built in full when the game compiles: their moves are bounded.
+                let per = (w as u64 * h as u64) * per_side.iter().map(|d| d.len() as u64).sum::<u64>();
+                let made: u64 = self.board.tables.iter().map(|t| t.moves.len() as u64).sum();
+                if made + per > MAX_STEP_MOVES {
+                    self.error(
+                        var.span,
+                        DiagKind::Invalid {
+                            what: format!("step bindings of more than {MAX_STEP_MOVES} moves in all"),
+                            expected: "fewer step or jump bindings, smaller grids or fewer directions".into(),
+                        },
+                    );
+                    return None;
+                }
                 let table = StepTable::build(g, w, h, &per_side, over.is_some());
                 if self.board.tables.len() >= u16::MAX as usize {
                     self.error(var.span, DiagKind::Invalid { what: "too many step bindings".into(), expected: "at most 65 535".into() });

@@ -65,6 +65,8 @@ pub enum RtKind {
     NoChance { action: String },
     #[error("{limit} chance moves in a row (`{action}`); expected a chance move to lead to a player's choice")]
     RunawayChance { action: String, limit: u32 },
+    #[error("`canMove` asked inside `canMove` more than {limit} deep; expected the actions it names not to ask `canMove` of themselves")]
+    CanMoveTooDeep { limit: u32 },
 }
 
 /// An error while playing: what happened and the span of the WGDL text that caused it.

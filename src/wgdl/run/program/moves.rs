@@ -4,7 +4,12 @@
 
 use super::*;
 
+/// How deep `canMove` may ask inside `canMove` (a condition of a named action asking again).
+pub const MAX_CAN_MOVE_DEPTH: u32 = 8;
+
 thread_local! {
+    /// How deep [`Program::has_move`] is nested on this thread.
+    static CAN_MOVE_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// The move list [`Program::has_move`] fills, reused.
     static HAS_MOVE: std::cell::RefCell<(Vec<Action>, Scratch)> = std::cell::RefCell::new(Default::default());
 }
@@ -116,6 +121,23 @@ impl Program {
     /// allocated once warm.
     pub(in crate::wgdl) fn has_move(&self, st: &State, actions: &[ActionId], this: u32) -> Result<bool, RuntimeError> {
         let Some(obj) = st.objects.get(this as usize) else { return Ok(false) };
+        // A condition of a named action that asks `canMove` again nests; a bounded depth turns a
+        // cycle (`condition a canMove(a)`) into an error instead of a stack overflow.
+        let depth = CAN_MOVE_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let r = if depth > MAX_CAN_MOVE_DEPTH {
+            let span = actions.first().map(|&a| self.actions[a as usize].span).unwrap_or_default();
+            Err(rt(RtKind::CanMoveTooDeep { limit: MAX_CAN_MOVE_DEPTH }, span))
+        } else {
+            self.has_move_at(st, actions, this, obj)
+        };
+        CAN_MOVE_DEPTH.with(|d| d.set(d.get() - 1));
+        r
+    }
+
+    fn has_move_at(&self, st: &State, actions: &[ActionId], this: u32, obj: &ObjRec) -> Result<bool, RuntimeError> {
         let mut found = false;
         HAS_MOVE.with(|buf| -> Result<(), RuntimeError> {
             // Nested (a `canMove` inside a condition that `canMove` evaluates): space of its own.
