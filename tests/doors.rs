@@ -62,6 +62,17 @@ fn check_index(path: &Path, games: u64, moves: usize) -> usize {
                 assert!(s.legal(None).is_empty());
                 break;
             }
+            // A chance node (WGDL `byChance`): chance's actions, sorted, with probabilities
+            // that add up to 1; one of them is played.
+            if s.current_player() == playforge::doors::CHANCE {
+                let legal = s.legal(None).to_vec();
+                assert!(!legal.is_empty() && legal.windows(2).all(|w| w[0] < w[1]), "{}: chance {legal:?}", path.display());
+                let outcomes = door.chance_outcomes(&s);
+                assert_eq!(outcomes.iter().map(|o| o.0).collect::<Vec<_>>(), legal, "{}", path.display());
+                assert!((outcomes.iter().map(|o| o.1).sum::<f64>() - 1.0).abs() < 1e-9, "{}: {outcomes:?}", path.display());
+                door.apply(&mut s, legal[rng.random_range(0..legal.len())]).unwrap();
+                continue;
+            }
             let players: Vec<usize> =
                 if s.current_player() >= 0 { vec![s.current_player() as usize] } else { (0..info.players.len()).collect() };
             for &p in &players {
