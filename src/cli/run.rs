@@ -105,12 +105,7 @@ pub struct PerftArgs {
 /// ends the game early is not counted at the longer lengths): the count board-game engines
 /// publish, to check a description against another implementation.
 pub fn perft(args: &PerftArgs) -> Result<()> {
-    let opts = wgdl::CompileOptions { overrides: args.set.clone(), ..wgdl::CompileOptions::default() };
-    let c = match wgdl::load_with(&args.game, &opts) {
-        Ok(c) => c,
-        Err(LoadError::Compile(d)) => bail!("{d}"),
-        Err(e) => return Err(e.into()),
-    };
+    let c = load_with(&args.game, &wgdl::CompileOptions { overrides: args.set.clone(), ..wgdl::CompileOptions::default() })?;
     let p = &c.program;
     let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
     let start = p.initial_state().map_err(rt)?;
@@ -163,7 +158,12 @@ fn perft_count(p: &wgdl::Program, st: &State, depth: u32, bufs: &mut Vec<Vec<wgd
 }
 
 fn load(path: &Path) -> Result<wgdl::Compiled> {
-    match wgdl::load(path) {
+    load_with(path, &wgdl::CompileOptions::default())
+}
+
+/// A game compiled with `opts`, its diagnostics as the error.
+fn load_with(path: &Path, opts: &wgdl::CompileOptions) -> Result<wgdl::Compiled> {
+    match wgdl::load_with(path, opts) {
         Ok(c) => Ok(c),
         Err(LoadError::Compile(d)) => bail!("{d}"),
         Err(e) => Err(e.into()),
@@ -281,11 +281,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         overlays: args.overlays.clone(),
         ..wgdl::CompileOptions::default()
     };
-    let c = match wgdl::load_with(&args.game, &opts) {
-        Ok(c) => c,
-        Err(LoadError::Compile(d)) => bail!("{d}"),
-        Err(e) => return Err(e.into()),
-    };
+    let c = load_with(&args.game, &opts)?;
     let p = &c.program;
     let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
     let mut out = std::io::stdout().lock();

@@ -282,53 +282,37 @@ impl Program {
     /// direction, the run of cells that are neither empty nor `v`, counted when a cell holding
     /// `v` closes it (Othello's bracketing; nothing beyond the edge closes a run).
     pub(in crate::wgdl) fn flips_at(&self, st: &State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) -> i64 {
-        let gi = &self.grids[g as usize];
-        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
-        let cells = &st.slots[base..base + (w * h) as usize];
-        let mut n = 0;
-        for &(dx, dy) in dirs {
-            let (dx, dy) = (dx as i64, dy as i64);
-            let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
-            while cx >= 0 && cy >= 0 && cx < w && cy < h {
-                let c = cells[(cy * w + cx) as usize];
-                if c == v {
-                    n += run;
-                    break;
-                }
-                if c == 0 {
-                    break;
-                }
-                run += 1;
-                cx += dx;
-                cy += dy;
-            }
-        }
-        n
+        dirs.iter().map(|&d| self.bracketed(st, g, x, y, v, d)).sum()
     }
 
     /// Sets to `v` every cell that [`Program::flips_at`] counts.
     pub(in crate::wgdl) fn flip_at(&self, st: &mut State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) {
         let gi = &self.grids[g as usize];
-        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+        let (w, base) = (gi.width as i64, gi.base as usize);
         for &(dx, dy) in dirs {
-            let (dx, dy) = (dx as i64, dy as i64);
-            let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
-            while cx >= 0 && cy >= 0 && cx < w && cy < h {
-                let c = st.slots[base + (cy * w + cx) as usize];
-                if c == v {
-                    for k in 1..=run {
-                        st.slots[base + ((y + k * dy) * w + x + k * dx) as usize] = v;
-                    }
-                    break;
-                }
-                if c == 0 {
-                    break;
-                }
-                run += 1;
-                cx += dx;
-                cy += dy;
+            for k in 1..=self.bracketed(st, g, x, y, v, (dx, dy)) {
+                st.slots[base + ((y + k * dy as i64) * w + x + k * dx as i64) as usize] = v;
             }
         }
+    }
+
+    /// The run of cells neither empty nor `v` next to (x, y) along (dx, dy), when a cell holding
+    /// `v` closes it; else 0.
+    fn bracketed(&self, st: &State, g: u16, x: i64, y: i64, v: i64, (dx, dy): (i32, i32)) -> i64 {
+        let gi = &self.grids[g as usize];
+        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
+        let (dx, dy) = (dx as i64, dy as i64);
+        let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
+        while cx >= 0 && cy >= 0 && cx < w && cy < h {
+            match st.slots[base + (cy * w + cx) as usize] {
+                c if c == v => return run,
+                0 => return 0,
+                _ => run += 1,
+            }
+            cx += dx;
+            cy += dy;
+        }
+        0
     }
 
     /// Whether the cells holding `v` join edge `a` to edge `b` of grid `g`, stepping along
