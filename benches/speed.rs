@@ -4,7 +4,9 @@
 //! word; `-- --quick` shortens every measurement (for a smoke run, not for figures).
 //!
 //! Sections: `c4` (Connect Four MCTS from the start: interpreted, native twin, OpenSpiel's C++
-//! MCTSBot), `arena` (hex arena playouts and MCTS, interpreted and native, and a move's time in
+//! MCTSBot), `board` (benches/speed/board.rs: Breakthrough, Othello, Hex, checkers and Pig from
+//! games/ against OpenSpiel's own — MCTS against its C++ MCTSBot, random playouts, a Python
+//! loop through the OpenSpiel door against pyspiel), `arena` (hex arena playouts and MCTS, interpreted and native, and a move's time in
 //! its two parts: listing the legal moves, applying one), `match3` (whole
 //! persona games at the paper's 250 iterations per move), `playouts` (Simple Coins and Magic
 //! Land, the action-group playouts of `playforge bench`), `python` (Connect Four random games in
@@ -15,13 +17,16 @@
 //! on the shipped balance config and a short persona run; needs `bash python/setup.sh`) and
 //! `scale` (paper-scale personas projected onto 32 and 256 CPUs from the job times measured here).
 //!
-//! OpenSpiel is measured by `benches/openspiel/connect_four_mcts.py` when a Python that can
-//! `import pyspiel` is found (`$OPENSPIEL_PYTHON`, then `benches/openspiel/.venv/bin/python`);
+//! OpenSpiel is measured by `benches/openspiel/connect_four_mcts.py` (and `board_mcts.py`) when a
+//! Python that can `import pyspiel` is found (`$OPENSPIEL_PYTHON`, then
+//! `benches/openspiel/.venv/bin/python`, then `.venv/bin/python` of `bash python/setup.sh`);
 //! `bash benches/openspiel/setup.sh` makes that virtualenv (or pass `--install-openspiel`).
 //! Without one the row says so and the rest runs.
 //!
 //! Speed goals are measured here, never in timed tests (the tests check results, not time).
 
+#[path = "speed/board.rs"]
+mod board;
 #[path = "lowered/hex_arena.rs"]
 #[allow(dead_code)]
 mod lowered_hex_arena;
@@ -76,7 +81,7 @@ impl Opts {
                 "--write-docs" => o.write_docs = true,
                 s if s.starts_with("--") => {
                     eprintln!(
-                        "unknown option {s}; expected section names (c4, arena, lowered, tiers, match3, gdl, playouts, python, ray, scale), --quick, --calls N, --profile SIDE, --install-openspiel or --write-docs"
+                        "unknown option {s}; expected section names (c4, board, arena, lowered, tiers, match3, gdl, playouts, python, ray, scale), --quick, --calls N, --profile SIDE, --install-openspiel or --write-docs"
                     );
                     std::process::exit(2);
                 }
@@ -260,7 +265,8 @@ fn openspiel_python(o: &Opts) -> Result<PathBuf, String> {
             return Err("benches/openspiel/setup.sh failed (see above)".into());
         }
     }
-    let candidates: Vec<PathBuf> = std::env::var_os("OPENSPIEL_PYTHON").map(PathBuf::from).into_iter().chain([venv]).collect();
+    let candidates: Vec<PathBuf> =
+        std::env::var_os("OPENSPIEL_PYTHON").map(PathBuf::from).into_iter().chain([venv, root().join(".venv/bin/python")]).collect();
     for py in &candidates {
         let ok = Command::new(py).args(["-c", "import pyspiel"]).output().is_ok_and(|o| o.status.success());
         if ok {
@@ -968,6 +974,9 @@ fn main() {
     );
     if o.wants("c4") {
         section_c4(&o);
+    }
+    if o.wants("board") {
+        board::section_board(&o);
     }
     if o.wants("arena") {
         section_arena(&o);
