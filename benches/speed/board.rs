@@ -6,7 +6,7 @@
 //! alternating rounds, and a ratio shown is the median of the rounds' ratios (as the `c4`
 //! section does). Included by benches/speed.rs (`#[path]`), whose helpers it uses.
 
-use super::{MctsConfig, Opts, k, median, mcts_per_sec, openspiel_python, playforge_python, root, rounds};
+use super::{MctsConfig, Opts, k, mcts_per_sec, median, openspiel_python, playforge_python, root, rounds};
 use playforge::game::WgdlGame;
 use playforge::search::formula::Formula;
 use playforge::wgdl::{CompileOptions, Program, Status};
@@ -38,7 +38,8 @@ const BOARDS: &[Board] = &[
 impl Board {
     fn program(&self) -> Arc<Program> {
         let path = root().join(self.file);
-        let opts = CompileOptions { overrides: self.params.iter().map(|(n, v)| (n.to_string(), *v)).collect(), ..CompileOptions::default() };
+        let opts =
+            CompileOptions { overrides: self.params.iter().map(|(n, v)| (n.to_string(), *v)).collect(), ..CompileOptions::default() };
         let c = playforge::wgdl::load_with(&path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         c.program
     }
@@ -76,7 +77,8 @@ fn playouts_per_sec(p: &Program, secs: f64) -> (f64, f64) {
             if p.status(&st, &legal) != Status::Running {
                 break;
             }
-            let a = if p.is_chance(&legal) { p.draw_chance(&mut st, &legal).expect("chance") } else { legal[rng.random_range(0..legal.len())] };
+            let a =
+                if p.is_chance(&legal) { p.draw_chance(&mut st, &legal).expect("chance") } else { legal[rng.random_range(0..legal.len())] };
             p.apply(&mut st, a).expect("apply");
             moves += 1;
         }
@@ -132,7 +134,8 @@ impl Rounds {
     }
     /// The median of the rounds' ours ÷ theirs, bold; `–` when theirs is missing.
     fn ratio(&self) -> String {
-        median(self.pairs.iter().filter_map(|(i, s)| s.as_ref().ok().map(|s| i / s)).collect()).map_or("–".into(), |m| format!("**{m:.2}×**"))
+        median(self.pairs.iter().filter_map(|(i, s)| s.as_ref().ok().map(|s| i / s)).collect())
+            .map_or("–".into(), |m| format!("**{m:.2}×**"))
     }
     fn theirs_cell(&self) -> String {
         match self.theirs() {
@@ -145,8 +148,11 @@ impl Rounds {
         if self.pairs.len() < 2 || self.theirs().is_err() {
             return String::new();
         }
-        let each: Vec<String> =
-            self.pairs.iter().map(|(i, s)| format!("{} ÷ {} = {:.2}×", k(*i), k(*s.as_ref().expect("measured")), i / s.as_ref().expect("measured"))).collect();
+        let each: Vec<String> = self
+            .pairs
+            .iter()
+            .map(|(i, s)| format!("{} ÷ {} = {:.2}×", k(*i), k(*s.as_ref().expect("measured")), i / s.as_ref().expect("measured")))
+            .collect();
         each.join("; ")
     }
 }
@@ -189,7 +195,9 @@ pub(super) fn section_board(o: &Opts) {
         for _ in 0..rounds {
             // One search a side per round (the searches take seconds).
             let ours = if o.side("interpreted") { mcts_per_sec(&game, &cfg, n, 0.0) } else { f64::NAN };
-            let theirs = os_py.clone().and_then(|py| openspiel(&py, b.pyspiel, &["--simulations", &n.to_string(), "--seconds", "0"], "sims_per_sec "));
+            let theirs = os_py
+                .clone()
+                .and_then(|py| openspiel(&py, b.pyspiel, &["--simulations", &n.to_string(), "--seconds", "0"], "sims_per_sec "));
             r.pairs.push((ours, theirs));
         }
         mcts.push(r);
@@ -197,7 +205,16 @@ pub(super) fn section_board(o: &Opts) {
     println!("| game | N | playforge simulations/s | OpenSpiel MCTSBot (C++) simulations/s | playforge ÷ OpenSpiel |");
     println!("|---|---:|---:|---:|---:|");
     for (b, r) in BOARDS.iter().zip(&mcts) {
-        println!("| {} ({}; pyspiel `{}`) | {} | {} | {} | {} |", b.label, b.ours(), b.pyspiel, k(sims(o, b) as f64), k(r.ours()), r.theirs_cell(), r.ratio());
+        println!(
+            "| {} ({}; pyspiel `{}`) | {} | {} | {} | {} |",
+            b.label,
+            b.ours(),
+            b.pyspiel,
+            k(sims(o, b) as f64),
+            k(r.ours()),
+            r.theirs_cell(),
+            r.ratio()
+        );
     }
     print_rounds(&BOARDS.iter().zip(&mcts).map(|(b, r)| (b.label, r)).collect::<Vec<_>>());
 
@@ -212,13 +229,17 @@ pub(super) fn section_board(o: &Opts) {
         for _ in 0..rounds {
             let (ours, l) = playouts_per_sec(&p, secs);
             len = l;
-            let theirs = os_py.clone().and_then(|py| openspiel(&py, b.pyspiel, &["--random-games", "--seconds", &secs.to_string()], "games_per_sec "));
+            let theirs = os_py
+                .clone()
+                .and_then(|py| openspiel(&py, b.pyspiel, &["--random-games", "--seconds", &secs.to_string()], "games_per_sec "));
             r.pairs.push((ours, theirs));
         }
         play.push(r);
         lens.push(len);
     }
-    println!("\n| game | playforge random playouts/s, Rust (moves each) | OpenSpiel random games/s, C++ evaluate_bots | playforge ÷ OpenSpiel |");
+    println!(
+        "\n| game | playforge random playouts/s, Rust (moves each) | OpenSpiel random games/s, C++ evaluate_bots | playforge ÷ OpenSpiel |"
+    );
     println!("|---|---:|---:|---:|");
     for ((b, r), len) in BOARDS.iter().zip(&play).zip(&lens) {
         println!("| {} | {} ({len:.1}) | {} | {} |", b.label, k(r.ours()), r.theirs_cell(), r.ratio());
