@@ -157,11 +157,12 @@ impl Rounds {
     }
 }
 
-/// Prints the rounds of each row under a table (when there were several).
-fn print_rounds(rows: &[(&str, &Rounds)]) {
+/// Prints the rounds of each row under a table (when there were several); `theirs` names the
+/// other side.
+fn print_rounds(theirs: &str, rows: &[(&str, &Rounds)]) {
     let parts: Vec<String> = rows.iter().filter(|(_, r)| !r.each().is_empty()).map(|(l, r)| format!("{l} {}", r.each())).collect();
     if !parts.is_empty() {
-        println!("\nEach round (playforge ÷ OpenSpiel): {}.", parts.join("; "));
+        println!("\nEach round (playforge ÷ {theirs}): {}.", parts.join("; "));
     }
 }
 
@@ -210,13 +211,13 @@ pub(super) fn section_board(o: &Opts) {
             b.label,
             b.ours(),
             b.pyspiel,
-            k(sims(o, b) as f64),
+            sims(o, b),
             k(r.ours()),
             r.theirs_cell(),
             r.ratio()
         );
     }
-    print_rounds(&BOARDS.iter().zip(&mcts).map(|(b, r)| (b.label, r)).collect::<Vec<_>>());
+    print_rounds("OpenSpiel", &BOARDS.iter().zip(&mcts).map(|(b, r)| (b.label, r)).collect::<Vec<_>>());
 
     // Random playouts in Rust and in C++.
     let secs = o.secs(1.0);
@@ -244,7 +245,7 @@ pub(super) fn section_board(o: &Opts) {
     for ((b, r), len) in BOARDS.iter().zip(&play).zip(&lens) {
         println!("| {} | {} ({len:.1}) | {} | {} |", b.label, k(r.ours()), r.theirs_cell(), r.ratio());
     }
-    print_rounds(&BOARDS.iter().zip(&play).map(|(b, r)| (b.label, r)).collect::<Vec<_>>());
+    print_rounds("OpenSpiel", &BOARDS.iter().zip(&play).map(|(b, r)| (b.label, r)).collect::<Vec<_>>());
 
     // The Python loop.
     let secs = format!("{}", o.secs(1.5));
@@ -283,5 +284,5 @@ pub(super) fn section_board(o: &Opts) {
             _ => println!("| {} | {} ({ol:.1}) | {} ({tl:.1}) | {} |", b.label, k(r.ours()), r.theirs_cell(), r.ratio()),
         }
     }
-    print_rounds(&BOARDS.iter().zip(&py).map(|(b, (r, _))| (b.label, r)).collect::<Vec<_>>());
+    print_rounds("pyspiel", &BOARDS.iter().zip(&py).map(|(b, (r, _))| (b.label, r)).collect::<Vec<_>>());
 }
