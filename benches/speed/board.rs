@@ -119,6 +119,12 @@ fn python_loop(py: &Path, args: &[String]) -> Result<(f64, f64), String> {
     Ok((f("games_per_s")?, f("mean_moves")?))
 }
 
+/// The 1-, 5- and 15-minute load averages (/proc/loadavg), for the reader to judge the figures
+/// by (other work on the machine shares its cores).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or("unknown".into(), |t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
 /// One row's rounds: ours and theirs per round, theirs possibly missing.
 struct Rounds {
     pairs: Vec<(f64, Result<f64, String>)>,
@@ -184,7 +190,10 @@ pub(super) fn section_board(o: &Opts) {
     println!("loop: `legal_actions()`, `random.choice`, `apply_action` (a chance outcome drawn from");
     println!("`chance_outcomes()` by probability) until terminal, through `playforge.openspiel.load_game(path)`");
     println!("and on `pyspiel.load_game(name)` (benches/python/board_loop.py). Each pair timed in {rounds} alternating");
-    println!("round(s); a ratio is the median of the rounds' ratios, a rate the rounds' mean.\n");
+    println!(
+        "round(s); a ratio is the median of the rounds' ratios, a rate the rounds' mean. Load average at the start: {}.\n",
+        load_average()
+    );
 
     // MCTS.
     let mut mcts = Vec::new();
@@ -285,4 +294,5 @@ pub(super) fn section_board(o: &Opts) {
         }
     }
     print_rounds("pyspiel", &BOARDS.iter().zip(&py).map(|(b, (r, _))| (b.label, r)).collect::<Vec<_>>());
+    println!("\nLoad average at the end: {}.", load_average());
 }
