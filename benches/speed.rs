@@ -275,7 +275,7 @@ fn openspiel_python(o: &Opts) -> Result<PathBuf, String> {
             return Ok(py.clone());
         }
     }
-    Err("OpenSpiel not importable (no $OPENSPIEL_PYTHON, no benches/openspiel/.venv); `bash benches/openspiel/setup.sh` installs it".into())
+    Err("OpenSpiel not importable (no $OPENSPIEL_PYTHON, no benches/openspiel/.venv, no .venv); `bash benches/openspiel/setup.sh` installs it".into())
 }
 
 /// OpenSpiel's C++ MCTSBot on Connect Four: simulations per second (one search of `sims`
