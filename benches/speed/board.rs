@@ -17,7 +17,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 /// One game of the section: our file and its parameters, OpenSpiel's name for the same game, and
-/// the simulations of one search (chosen so that OpenSpiel's search takes about 2–3 s here).
+/// the simulations of one search (chosen so that OpenSpiel's search takes about 2–3 s on this
+/// machine with its two cores lightly loaded).
 struct Board {
     label: &'static str,
     file: &'static str,
@@ -27,12 +28,12 @@ struct Board {
 }
 
 const BOARDS: &[Board] = &[
-    Board { label: "Breakthrough", file: "games/breakthrough.wgdl", params: &[], pyspiel: "breakthrough", sims: 20_000 },
-    Board { label: "Othello", file: "games/othello.wgdl", params: &[], pyspiel: "othello", sims: 4_000 },
-    Board { label: "Hex 11×11", file: "games/hex.wgdl", params: &[], pyspiel: "hex", sims: 20_000 },
-    Board { label: "Hex 5×5", file: "games/hex.wgdl", params: &[("rules.size", 5.0)], pyspiel: "hex(board_size=5)", sims: 100_000 },
-    Board { label: "checkers", file: "games/checkers.wgdl", params: &[], pyspiel: "checkers", sims: 6_000 },
-    Board { label: "Pig", file: "games/pig.wgdl", params: &[], pyspiel: "pig", sims: 100_000 },
+    Board { label: "Breakthrough", file: "games/breakthrough.wgdl", params: &[], pyspiel: "breakthrough", sims: 40_000 },
+    Board { label: "Othello", file: "games/othello.wgdl", params: &[], pyspiel: "othello", sims: 8_000 },
+    Board { label: "Hex 11×11", file: "games/hex.wgdl", params: &[], pyspiel: "hex", sims: 40_000 },
+    Board { label: "Hex 5×5", file: "games/hex.wgdl", params: &[("rules.size", 5.0)], pyspiel: "hex(board_size=5)", sims: 200_000 },
+    Board { label: "checkers", file: "games/checkers.wgdl", params: &[], pyspiel: "checkers", sims: 12_000 },
+    Board { label: "Pig", file: "games/pig.wgdl", params: &[], pyspiel: "pig", sims: 150_000 },
 ];
 
 impl Board {
