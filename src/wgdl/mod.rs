@@ -16,6 +16,7 @@ pub mod run;
 
 pub use front::{ast, diag, lexer, lint, parser};
 pub use run::{board, hex, probe, program};
+pub(in crate::wgdl) use run::cells;
 use run::{deps, fast};
 
 pub use compile::CompileOptions;

@@ -97,6 +97,7 @@ impl Compiler<'_> {
                         reads: 0,
                         swap_filter: None,
                         row_scan: None,
+                        cell_tests: None,
                         walk_order: None,
                         actor_gate: None,
                         chance: None,

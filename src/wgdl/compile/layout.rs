@@ -177,6 +177,10 @@ impl Compiler<'_> {
             {
                 info.row_scan = Some(RowScan { row: gi.base as usize + k as usize * gi.width as usize, op, c });
             }
+            // Cell tests on a board binding (`board[to] == 0`): tested natively by the lister.
+            if info.row_scan.is_none() && info.swap_filter.is_none() {
+                info.cell_tests = super::cells::cell_tests(&code, info, &grids, &self.board.tables);
+            }
         }
         // A class whose every player action opens with the same actor gate: move generation
         // passes over its objects that are not (or whose attribute is not) the actor at once.
@@ -194,6 +198,7 @@ impl Compiler<'_> {
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         let has_chance = actions.iter().any(|a| a.chance.is_some());
+        let links = crate::wgdl::run::links::plan(&code, &grids, &self.board.dirsets);
         let n_code = code.len();
         let n_conses = conses.len();
         let n_actions = actions.len();
@@ -256,6 +261,7 @@ impl Compiler<'_> {
                     p
                 },
                 start: self.board.start_values,
+                links,
                 dirsets: self.board.dirsets,
                 structural: self.board.structural,
                 can_move: self.board.can_move,

@@ -85,6 +85,7 @@ const NO_CTX: CtxKey = CtxKey { this: None, bind: BindKind::None, var: NO_VAR };
 mod actions;
 mod board;
 mod calls;
+mod cells;
 mod classes;
 mod consequences;
 mod exprs;

@@ -30,6 +30,8 @@ pub struct Boards {
     /// The direction sets named in expressions (`board.flips(c, v, all)`), each per side (one
     /// list when it does not turn with the side): a built-in gets a set's index here.
     pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
+    /// The connections `board.joins` reads, kept per state (`run/links.rs`).
+    pub links: Vec<super::links::Link>,
 }
 
 /// The eight compass directions by name, (dx, dy) with north = +y (up the board).
@@ -103,6 +105,9 @@ pub struct StepTable {
     pub sides: Vec<(u32, u32)>,
     /// Whether the binding jumps (names a cell jumped over).
     pub jump: bool,
+    /// Per move, the index of the next move from another cell (or the end of its side's
+    /// range): the lister skips a from-cell's moves at once when its from test fails.
+    pub next_from: Vec<u32>,
 }
 
 impl StepTable {
@@ -130,6 +135,15 @@ impl StepTable {
                 }
             }
             let range = (lo, t.moves.len() as u32);
+            // Moves run from-cell by from-cell: each points past its cell's last.
+            let mut next = range.1;
+            for i in (lo..range.1).rev() {
+                if i + 1 < range.1 && t.moves[i as usize + 1][0] != t.moves[i as usize][0] {
+                    next = i + 1;
+                }
+                t.next_from.push(next);
+            }
+            t.next_from[lo as usize..].reverse();
             made.push((dirs.clone(), range));
             t.sides.push(range);
         }
@@ -327,6 +341,9 @@ impl Program {
             2 => y == 0,
             _ => x == 0,
         };
+        if let Some(j) = self.joins_linked(st, g, v, dirs, a, b) {
+            return j;
+        }
         JOIN_SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let (seen, todo) = &mut *s;

@@ -189,6 +189,7 @@ impl Builtin {
     pub(in crate::wgdl) const HEX_HIDDEN: Builtin = named(On::Hex, "hidden", false);
     pub(in crate::wgdl) const GRID_LINE: Builtin = named(On::Grid, "line", false);
     pub(in crate::wgdl) const GRID_CAN_SWAP: Builtin = named(On::Grid, "canSwap", false);
+    pub(in crate::wgdl) const GRID_JOINS: Builtin = named(On::Grid, "joins", false);
 
     /// Its row of the table.
     #[inline]

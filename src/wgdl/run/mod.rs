@@ -9,6 +9,7 @@
 
 pub(in crate::wgdl) mod aggregates;
 pub mod board;
+pub(in crate::wgdl) mod cells;
 pub(in crate::wgdl) mod builtins;
 pub(in crate::wgdl) mod chance;
 pub(in crate::wgdl) mod deps;
@@ -19,6 +20,7 @@ pub mod hex;
 #[cfg(feature = "compiled")]
 pub(in crate::wgdl) mod jit;
 pub(in crate::wgdl) mod lines;
+pub(in crate::wgdl) mod links;
 pub(in crate::wgdl) mod occupants;
 pub mod probe;
 pub mod program;

@@ -106,6 +106,10 @@ pub struct ActionInfo {
     /// constant row with a literal (`height[col, 0] < 6` on `forEveryNumber col`), every cell
     /// it can read on the grid: move generation reads the row in one pass instead.
     pub row_scan: Option<RowScan>,
+    /// The leading conditions after the owner's that compare a cell of the bound move with
+    /// values fixed for the owner (`board[to] == 0`): the lister tests them natively
+    /// (`run/cells.rs`).
+    pub cell_tests: Option<crate::wgdl::cells::CellTests>,
     /// `choose n by hex.walk(X, h)` on a `forEveryHex h` binding, X not reading `h`: move
     /// generation visits cells by walk from X and stops after n moves (or when the bound
     /// condition fails) instead of testing every cell and sorting.
@@ -575,6 +579,9 @@ pub struct State {
     /// The parts of the state written since the last check of outcomes and goals
     /// (`wgdl::deps`); ignored by equality and hashing.
     pub dirty: crate::wgdl::deps::Dirty,
+    /// The forests of the connections `board.joins` reads (`run/links.rs`), brought up to date
+    /// after each move; ignored by the fingerprint (they follow from the cells).
+    pub links: Vec<i64>,
 }
 
 /// Evaluation context: whose action is running.
@@ -644,6 +651,7 @@ impl Program {
             outcome: 0,
             end_turn: false,
             dirty: crate::wgdl::deps::Dirty { checks: crate::wgdl::deps::ALL, rules: crate::wgdl::deps::ALL },
+            links: vec![0; self.board.links.iter().map(|l| l.words()).sum()],
         };
         for (g, cells) in &self.board.start {
             let base = self.grids[*g as usize].base as usize;
@@ -664,6 +672,7 @@ impl Program {
             st.to_move = self.side_of(&st, st.actor);
         }
         self.advance_goals(&mut st)?;
+        self.sync_links(&mut st);
         self.check_outcomes(&mut st)?;
         st.dirty.checks = 0;
         Ok(st)
@@ -730,6 +739,9 @@ impl Program {
         st.moves += 1;
         st.dirty.mark(crate::wgdl::deps::MOVES);
         self.advance_goals(st)?;
+        if !self.board.links.is_empty() {
+            self.sync_links(st);
+        }
         self.check_outcomes(st)?;
         st.dirty.checks = 0;
         Ok(())
@@ -904,6 +916,7 @@ impl Clone for State {
             outcome: self.outcome,
             end_turn: self.end_turn,
             dirty: self.dirty,
+            links: self.links.clone(),
         }
     }
 
@@ -926,6 +939,7 @@ impl Clone for State {
         self.outcome = src.outcome;
         self.end_turn = src.end_turn;
         self.dirty = src.dirty;
+        self.links.clone_from(&src.links);
     }
 }
 

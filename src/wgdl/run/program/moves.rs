@@ -353,13 +353,38 @@ impl Program {
                 if !self.owner_ok(st, a, this, occ, global, gated)? => {}
             // The owner's side's moves of the table, in order.
             BindKind::Step(t) => {
-                let (lo, hi) = self.board.tables[t as usize].range(self.side_of(st, this) as i64);
-                let conds = &self.cond_fxs(a)[info.owner_conds..];
+                let table = &self.board.tables[t as usize];
+                let (lo, hi) = table.range(self.side_of(st, this) as i64);
                 let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                for bound in lo..hi {
-                    env.rebind(bound, 0);
-                    if self.all_hold(&env, conds)? {
-                        out.push(Action { def: a, this, bound });
+                match &info.cell_tests {
+                    // The cell tests natively, a from-cell's moves skipped when its test fails.
+                    Some(ct) => {
+                        let r = ct.resolve(self, st, this);
+                        let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
+                        let mut bound = lo;
+                        while bound < hi {
+                            let m = table.moves[bound as usize];
+                            if !r.from_holds(&st.slots, m[0]) {
+                                bound = table.next_from[bound as usize];
+                                continue;
+                            }
+                            if r.rest_hold(&st.slots, m) && {
+                                env.rebind(bound, 0);
+                                self.all_hold(&env, conds)?
+                            } {
+                                out.push(Action { def: a, this, bound });
+                            }
+                            bound += 1;
+                        }
+                    }
+                    None => {
+                        let conds = &self.cond_fxs(a)[info.owner_conds..];
+                        for bound in lo..hi {
+                            env.rebind(bound, 0);
+                            if self.all_hold(&env, conds)? {
+                                out.push(Action { def: a, this, bound });
+                            }
+                        }
                     }
                 }
             }
@@ -432,6 +457,20 @@ impl Program {
                     let cells = &st.slots[scan.row + lo as usize..=scan.row + hi as usize];
                     out.reserve(cells.len());
                     scan.each_holding(cells, lo, |bound| out.push(Action { def: a, this, bound }));
+                }
+                // Cell tests natively (`board[c] == 0`), then the other conditions.
+                None if let Some(ct) = &info.cell_tests => {
+                    let r = ct.resolve(self, st, this);
+                    let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
+                    let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                    for bound in lo..=hi {
+                        if r.from_holds(&st.slots, bound) && r.rest_hold(&st.slots, [bound; 3]) && {
+                            env.rebind(bound, 0);
+                            self.all_hold(&env, conds)?
+                        } {
+                            out.push(Action { def: a, this, bound });
+                        }
+                    }
                 }
                 None => {
                     let conds = &self.cond_fxs(a)[info.owner_conds..];

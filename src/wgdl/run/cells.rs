@@ -1,0 +1,105 @@
+//! Cell tests: the conditions of a board move that the move lister checks natively. A
+//! condition such as `board[from] == this.piece`, `board[to] != this.piece`, `board[c] == 0`
+//! or `(board[over] == this.foeMan) || (board[over] == this.foeKing)` compares one cell of the
+//! bound move with values that are fixed for the owner; `compile/cells.rs` finds them at the
+//! head of an action's conditions, and the lister (`program/moves.rs`) reads the owner's values
+//! once, then tests each move by two slot reads — no closure call, no environment — and skips
+//! a from-cell's other moves at once when its from test fails (`StepTable::next_from`).
+//! Only conditions that cannot fail at run time are replaced (the cell is on the grid by
+//! construction, the values are literals or the owner's own attributes), so the moves listed,
+//! their order and every error are the same as the interpreted conditions'.
+
+use super::program::{Program, State};
+
+/// At most this many conditions of an action are tested natively (more are interpreted).
+pub const MAX_CELL_TESTS: usize = 4;
+
+/// A value a cell is compared with, fixed for the owner.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Val {
+    #[default]
+    Zero,
+    Const(i64),
+    /// `this.<attr>`: the owner's slot at this offset.
+    This(u32),
+    /// `this.<constant>`: the owner's description's class constant.
+    ThisConst(u32),
+}
+
+/// One condition: cell `at` of the bound move (0: the bound cell of `forEveryCell`, or a step's
+/// from; 1: the cell jumped over; 2: the cell stepped to) equals one of `vals` (with `ne`:
+/// equals neither). A single comparison repeats its value.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CellTest {
+    pub at: u8,
+    pub ne: bool,
+    pub vals: [Val; 2],
+}
+
+/// The leading conditions (after the owner's) of one action that are cell tests on one grid.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CellTests {
+    /// The slot of the grid's cell 0.
+    pub base: u32,
+    pub tests: [CellTest; MAX_CELL_TESTS],
+    /// How many tests (and so how many conditions after the owner's they replace).
+    pub n: u8,
+}
+
+/// [`CellTests`] with the owner's values read: what the lister's loop compares.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolved {
+    base: usize,
+    tests: [(usize, bool, i64, i64); MAX_CELL_TESTS],
+    n: usize,
+    /// The test on the from cell (or the bound cell) that skips a cell's moves, if any.
+    from: Option<(bool, i64, i64)>,
+}
+
+impl CellTests {
+    /// The tests with the values of owner `this` (a live object) read from the state.
+    #[inline]
+    pub fn resolve(&self, p: &Program, st: &State, this: u32) -> Resolved {
+        let obj = &st.objects[this as usize];
+        let val = |v: Val| match v {
+            Val::Zero => 0,
+            Val::Const(c) => c,
+            Val::This(o) => st.slots[(obj.base + o) as usize],
+            Val::ThisConst(i) => p.gods[obj.god as usize].consts[i as usize],
+        };
+        let mut r = Resolved { base: self.base as usize, tests: [(0, false, 0, 0); MAX_CELL_TESTS], n: 0, from: None };
+        for t in &self.tests[..self.n as usize] {
+            let (a, b) = (val(t.vals[0]), val(t.vals[1]));
+            if t.at == 0 && r.from.is_none() {
+                r.from = Some((t.ne, a, b));
+            } else {
+                r.tests[r.n] = (t.at as usize, t.ne, a, b);
+                r.n += 1;
+            }
+        }
+        r
+    }
+}
+
+impl Resolved {
+    /// Whether the from test (if any) holds for cell `c`.
+    #[inline(always)]
+    pub fn from_holds(&self, slots: &[i64], c: u32) -> bool {
+        match self.from {
+            None => true,
+            Some((ne, a, b)) => {
+                let v = slots[self.base + c as usize];
+                (v == a || v == b) != ne
+            }
+        }
+    }
+
+    /// Whether the other tests hold for the move's cells `[from, over, to]`.
+    #[inline(always)]
+    pub fn rest_hold(&self, slots: &[i64], cells: [u32; 3]) -> bool {
+        self.tests[..self.n].iter().all(|&(at, ne, a, b)| {
+            let v = slots[self.base + cells[at] as usize];
+            (v == a || v == b) != ne
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! Connections kept up to date (the union–find): `board.joins(v, dirs, a, b)` asks
+//! whether the cells holding v join edge a to edge b. Searching that from scratch costs a flood
+//! fill per question, and Hex asks it twice a move. Instead, for each grid a program asks it of
+//! and each direction list it asks along (a [`Link`]), the state carries the groups of equal,
+//! non-zero neighbouring cells as a union–find forest with the edges each group touches
+//! (`State::links`), and a copy of the cells it was made from.
+//!
+//! [`Program::sync_links`] brings the forest up to date after every move: cells that went from
+//! 0 to a value are joined to their equal neighbours (a placement, the common case); any other
+//! change of a cell builds the forest again. A question then costs a look at the cells of edge a.
+//! A state whose cells differ from the copy (a state written other than by a move) is answered
+//! by the flood fill, so an answer never depends on whether the forest is fresh, and a question
+//! about empty cells (v = 0) is always a flood fill.
+
+use super::program::{Builtin, GridInfo, Op, Program, State};
+
+/// One tracked (grid, direction list) and where its forest lives in `State::links`: the cells'
+/// copy, then each cell's parent, then each root's edge bits and size (`edges | size << 8`).
+#[derive(Clone, Debug, Default)]
+pub struct Link {
+    pub grid: u16,
+    pub dirs: Vec<(i32, i32)>,
+    /// Where its three runs of `n` start in `State::links`.
+    pub off: usize,
+    pub n: usize,
+    /// Per cell, its neighbours along `dirs` (`u32::MAX` off the grid), `dirs.len()` a cell.
+    neighbours: Vec<u32>,
+    /// Per cell, the edges it lies on (bit e for edge e, numbered as `board.joins` numbers them).
+    edges: Vec<u8>,
+    /// Per edge, its cells.
+    edge_cells: [Vec<u32>; 4],
+}
+
+/// The links of a program: one per grid and direction list that a `board.joins` call in `code`
+/// names (its direction set and edges written as names, as the compiler emits them), their
+/// forests laid out one after another.
+pub fn plan(code: &[Op], grids: &[GridInfo], dirsets: &[Vec<Vec<(i32, i32)>>]) -> Vec<Link> {
+    let mut links: Vec<Link> = Vec::new();
+    for w in code.windows(4) {
+        let [Op::Const(k), Op::Const(_), Op::Const(_), Op::Call(b, g, 4)] = *w else { continue };
+        let (Some(gi), Some(per_side)) = (grids.get(g as usize), dirsets.get(k as usize)) else { continue };
+        if b != Builtin::GRID_JOINS {
+            continue;
+        }
+        for dirs in per_side {
+            if !links.iter().any(|l| l.grid == g && l.dirs == *dirs) {
+                let off = links.iter().map(Link::words).sum();
+                links.push(Link::new(g, gi.width, gi.height, dirs, off));
+            }
+        }
+    }
+    links
+}
+
+impl Link {
+    /// The link of grid `grid` (`w` × `h`) along `dirs`, its forest at `off`.
+    pub fn new(grid: u16, w: u32, h: u32, dirs: &[(i32, i32)], off: usize) -> Link {
+        let n = (w * h) as usize;
+        let (w, h) = (w as i64, h as i64);
+        let mut l = Link { grid, dirs: dirs.to_vec(), off, n, ..Default::default() };
+        for c in 0..n as i64 {
+            let (x, y) = (c % w, c / w);
+            for &(dx, dy) in dirs {
+                let (nx, ny) = (x + dx as i64, y + dy as i64);
+                let on = nx >= 0 && ny >= 0 && nx < w && ny < h;
+                l.neighbours.push(if on { (ny * w + nx) as u32 } else { u32::MAX });
+            }
+            let mut e = 0u8;
+            for (k, on) in [y == h - 1, x == w - 1, y == 0, x == 0].into_iter().enumerate() {
+                if on {
+                    e |= 1 << k;
+                    l.edge_cells[k].push(c as u32);
+                }
+            }
+            l.edges.push(e);
+        }
+        l
+    }
+
+    /// How many words of `State::links` it takes.
+    pub fn words(&self) -> usize {
+        3 * self.n
+    }
+}
+
+/// The root of cell `c` (no path shortening: the state is only read).
+#[inline(always)]
+fn root(parent: &[i64], mut c: usize) -> usize {
+    while parent[c] as usize != c {
+        c = parent[c] as usize;
+    }
+    c
+}
+
+/// The root of cell `c`, halving the path on the way.
+#[inline(always)]
+fn root_mut(parent: &mut [i64], mut c: usize) -> usize {
+    while parent[c] as usize != c {
+        let up = parent[parent[c] as usize];
+        parent[c] = up;
+        c = up as usize;
+    }
+    c
+}
+
+/// Joins the groups of cells a and b (the larger keeps its root; edge bits add up).
+#[inline(always)]
+fn union(parent: &mut [i64], info: &mut [i64], a: usize, b: usize) {
+    let (ra, rb) = (root_mut(parent, a), root_mut(parent, b));
+    if ra == rb {
+        return;
+    }
+    let (big, small) = if info[ra] >> 8 >= info[rb] >> 8 { (ra, rb) } else { (rb, ra) };
+    parent[small] = big as i64;
+    let (edges, size) = ((info[big] | info[small]) & 0xff, (info[big] >> 8) + (info[small] >> 8));
+    info[big] = edges | size << 8;
+}
+
+impl Program {
+    /// Brings every link's forest up to date with the state's cells (see the module's opening
+    /// paragraph). Called after each move; allocates nothing.
+    pub(in crate::wgdl) fn sync_links(&self, st: &mut State) {
+        for l in &self.board.links {
+            let base = self.grids[l.grid as usize].base as usize;
+            let cells = &st.slots[base..base + l.n];
+            let (seen, rest) = st.links[l.off..l.off + l.words()].split_at_mut(l.n);
+            let (parent, info) = rest.split_at_mut(l.n);
+            let d = l.dirs.len();
+            // Cells that went from 0 to a value start a group of their own and join their equal
+            // neighbours that are known already (old ones, and new ones met earlier in the
+            // pass; a later one joins this one when its turn comes). Runs of equal cells are
+            // passed over sixteen at a time.
+            let mut rebuild = false;
+            let mut k = 0;
+            'chunks: while k < l.n {
+                let end = (k + 16).min(l.n);
+                if seen[k..end] == cells[k..end] {
+                    k = end;
+                    continue;
+                }
+                for c in k..end {
+                    if seen[c] == cells[c] {
+                        continue;
+                    }
+                    if seen[c] != 0 {
+                        rebuild = true;
+                        break 'chunks;
+                    }
+                    seen[c] = cells[c];
+                    parent[c] = c as i64;
+                    info[c] = l.edges[c] as i64 | 1 << 8;
+                    for &nb in &l.neighbours[c * d..(c + 1) * d] {
+                        let nb = nb as usize;
+                        if nb != u32::MAX as usize && cells[nb] == cells[c] && seen[nb] == cells[nb] {
+                            union(parent, info, c, nb);
+                        }
+                    }
+                }
+                k = end;
+            }
+            if rebuild {
+                seen.copy_from_slice(cells);
+                for c in 0..l.n {
+                    parent[c] = c as i64;
+                    info[c] = l.edges[c] as i64 | 1 << 8;
+                }
+                for c in 0..l.n {
+                    if cells[c] != 0 {
+                        for &nb in &l.neighbours[c * d..(c + 1) * d] {
+                            if nb != u32::MAX && (nb as usize) < c && cells[nb as usize] == cells[c] {
+                                union(parent, info, c, nb as usize);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `board.joins(v, dirs, a, b)` from the state's forest of grid `g` along `dirs`: `None`
+    /// when there is none to read (no such link, v = 0, or a state whose cells are not those
+    /// the forest was made from) — the caller searches instead.
+    #[inline]
+    pub(in crate::wgdl) fn joins_linked(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> Option<bool> {
+        if v == 0 || !(0..4).contains(&a) || !(0..4).contains(&b) {
+            return None;
+        }
+        let l = self.board.links.iter().find(|l| l.grid == g && l.dirs == dirs)?;
+        let base = self.grids[g as usize].base as usize;
+        let cells = &st.slots[base..base + l.n];
+        let words = st.links.get(l.off..l.off + l.words())?;
+        let (seen, rest) = words.split_at(l.n);
+        if seen != cells {
+            return None;
+        }
+        let (parent, info) = rest.split_at(l.n);
+        let bit = 1i64 << b;
+        Some(l.edge_cells[a as usize].iter().any(|&c| cells[c as usize] == v && info[root(parent, c as usize)] & bit != 0))
+    }
+}
