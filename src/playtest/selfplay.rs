@@ -214,7 +214,8 @@ pub(super) fn write_reports(setup: &Setup, out: &Outcome) -> Result<String> {
     for (c, reps) in setup.conditions.iter().zip(&out.reps) {
         for r in reps {
             let Some(g) = &r.game else { continue };
-            let mut row = vec![c.name.clone(), (r.replicate + 1).to_string(), r.game_seed.to_string(), g.result.clone(), g.moves.to_string()];
+            let mut row =
+                vec![c.name.clone(), (r.replicate + 1).to_string(), r.game_seed.to_string(), g.result.clone(), g.moves.to_string()];
             row.extend(g.returns.iter().map(|&x| fmt_num(x)));
             game_rows.push(row);
             timing_rows.push(vec![c.name.clone(), (r.replicate + 1).to_string(), format!("{:.2}", r.seconds)]);
@@ -227,7 +228,12 @@ pub(super) fn write_reports(setup: &Setup, out: &Outcome) -> Result<String> {
             row.extend([k.to_string(), format!("{:.4}", rate(k, t.n)), format!("{lo:.4}"), format!("{hi:.4}")]);
             let _ = write!(table, " {:.3} [{lo:.3}, {hi:.3}] |", rate(k, t.n));
         }
-        row.extend([t.draws.to_string(), format!("{:.4}", rate(t.draws, t.n)), format!("{:.2}", t.length.mean), format!("{:.2}", t.length.sd)]);
+        row.extend([
+            t.draws.to_string(),
+            format!("{:.4}", rate(t.draws, t.n)),
+            format!("{:.2}", t.length.mean),
+            format!("{:.2}", t.length.sd),
+        ]);
         let _ = writeln!(table, " {:.3} | {:.1} ({:.1}) |", rate(t.draws, t.n), t.length.mean, t.length.sd);
         rate_rows.push(row);
         // The first game of the condition, for `playforge replay` and the report's viewer.
