@@ -4,8 +4,8 @@
 //! size (CMA-ES and a MAP-Elites map) and `verify` of its answer, `play` and `experiment`,
 //! `replay` and `report`, and the play page of `serve`. Each runs through the CLI binary on a
 //! config of configs/board/ with a tiny budget (seconds) and checks what it wrote. `playtest`
-//! and `balance` refuse these games by design (one player's score; HexMage's hp/maxHp): the
-//! tests pin their errors.
+//! plays each search against itself (win rates per side, draws, length). `balance` refuses these
+//! games by design (HexMage's hp/maxHp).
 
 use crate::web::{get, post, start_server};
 use std::path::{Path, PathBuf};
@@ -166,25 +166,136 @@ fn personas_evolve_on_othello() {
     }
 }
 
-/// `playtest` searches one player's score: a two-player board game is refused with an error
-/// naming the config's line and the reason.
+/// Runs the CLI on `threads` rayon threads, which must succeed; its output.
+fn cli_threads(threads: usize, args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_playforge"))
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "playforge {args:?} failed:\n{text}");
+    text
+}
+
+/// The bytes of the files a two-player playtest writes that do not hold the wall clock.
+fn playtest_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    ["games.csv", "rates.csv", "summary.md", "replays/explore.json", "replays/greedy.json"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))))
+        .collect()
+}
+
+/// `playtest` on a two-player game: each search of configs/board/playtest_othello.toml plays
+/// itself, one game per replicate. Each game ends with a side's win or a draw, its returns +1/−1
+/// or 0/0 and a length an Othello game can have; per search, black's and white's win rates and
+/// the draw rate add up to 1 and count the games; the saved game replays to its result. The same
+/// seed gives the same files on 1 and 2 threads and after a resume; another seed other games.
 #[test]
-fn playtest_refuses_a_two_player_board_game_clearly() {
-    let dir = tmp("playtest");
+fn playtest_plays_othello_against_itself() {
+    let out = tmp("playtest");
+    let (a, b) = (out.join("one"), out.join("two"));
+    let cfg = "configs/board/playtest_othello.toml";
+    let text = cli_threads(1, &["playtest", cfg, "--out", a.to_str().unwrap(), "--quiet"]);
+    assert!(text.contains("black wins (95% CI)") && text.contains("white wins (95% CI)"), "{text}");
+    let dir = a.join("board_playtest_othello/seed-1");
+    let games = csv(&dir.join("games.csv"));
+    assert_eq!(games.len() - 1, 2 * 10, "two searches × 10 games");
+    let (results, moves) = (column(&games, "result"), column(&games, "moves"));
+    let (rb, rw) = (column(&games, "return_black"), column(&games, "return_white"));
+    for (((r, m), b), w) in results.iter().zip(&moves).zip(&rb).zip(&rw) {
+        let want = match r.as_str() {
+            "black" => ("1", "-1"),
+            "white" => ("-1", "1"),
+            "draw" => ("0", "0"),
+            _ => panic!("result `{r}`"),
+        };
+        assert_eq!((b.as_str(), w.as_str()), want, "returns of a game ending `{r}`");
+        // At least 9 moves end a game (the shortest wipe-out); at most 60 placements and passes.
+        let m: u32 = m.parse().unwrap();
+        assert!((9..=70).contains(&m), "an Othello game of {m} moves");
+    }
+    let rates = csv(&dir.join("rates.csv"));
+    assert_eq!(column(&rates, "condition"), ["explore", "greedy"]);
+    let num = |c: &str| column(&rates, c).iter().map(|x| x.parse::<f64>().unwrap()).collect::<Vec<f64>>();
+    let (black, white, draw, n) = (num("black_rate"), num("white_rate"), num("draw_rate"), num("games"));
+    for k in 0..2 {
+        assert_eq!(n[k], 10.0);
+        assert!((black[k] + white[k] + draw[k] - 1.0).abs() < 1e-3, "rates {} + {} + {} ≠ 1", black[k], white[k], draw[k]);
+        let name = &rates[k + 1][0];
+        let won = results[k * 10..(k + 1) * 10].iter().filter(|r| *r == "black").count();
+        assert_eq!(won as f64 / 10.0, black[k], "{name}: black's rate counts its games");
+        assert!(num("black_low")[k] <= black[k] && black[k] <= num("black_high")[k], "{name}: the interval holds the rate");
+    }
+    // The first game of each search replays to its result.
+    let rep: playforge::players::ai::Replay =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("replays/explore.json")).unwrap()).unwrap();
+    assert_eq!(rep.result, results[0]);
+    let text = cli(&["replay", dir.join("replays/explore.json").to_str().unwrap()]);
+    assert!(text.contains(&format!("end: {} after", rep.result)), "replay without the result `{}`:\n{text}", rep.result);
+    // Two threads, the same files; a resume after losing two games, the same files.
+    cli_threads(2, &["playtest", cfg, "--out", b.to_str().unwrap(), "--quiet"]);
+    let dir_b = b.join("board_playtest_othello/seed-1");
+    assert_eq!(playtest_files(&dir), playtest_files(&dir_b), "1 and 2 threads differ");
+    std::fs::remove_file(dir_b.join("runs/explore/rep-03.json")).unwrap();
+    std::fs::remove_file(dir_b.join("runs/greedy/rep-10.json")).unwrap();
+    cli_threads(2, &["playtest", cfg, "--out", b.to_str().unwrap(), "--quiet", "--resume"]);
+    assert_eq!(playtest_files(&dir), playtest_files(&dir_b), "a resumed run differs");
+    // Another seed plays other games.
+    cli_threads(2, &["playtest", cfg, "--out", b.to_str().unwrap(), "--quiet", "--seed", "2"]);
+    let other = std::fs::read(b.join("board_playtest_othello/seed-2/games.csv")).unwrap();
+    assert_ne!(other, std::fs::read(dir.join("games.csv")).unwrap(), "seed 2 played seed 1's games");
+}
+
+/// A two-player playtest measures what a designer asks of a game: Hex's first player wins with
+/// best play, and on a 3 × 3 board a self-play search with 2 000 rollouts per move finds the
+/// win in every game, in the fewest moves (black's three stones: 5 moves), while near-random
+/// play (1 rollout) gives white some games and takes longer. The size is a variant's parameter.
+#[test]
+fn a_hex_self_play_playtest_finds_the_first_move_win() {
+    let out = tmp("playtest-hex");
+    let cfg = out.join("hex.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[playtest]\nname = \"hex3\"\ngame = \"{}\"\nreplicates = 12\nrollouts = 2000\nuct = 1.4\n\n[[variant]]\nname = \"h3\"\nparameters = {{ \"rules.size\" = 3 }}\n",
+            root().join("games/hex.wgdl").display()
+        ),
+    )
+    .unwrap();
+    let rates = |rollouts: &str, tag: &str| {
+        let o = out.join(tag);
+        cli(&["playtest", cfg.to_str().unwrap(), "--out", o.to_str().unwrap(), "--quiet", "--rollouts", rollouts]);
+        let rows = csv(&o.join("hex3/seed-1/rates.csv"));
+        let get = |c: &str| column(&rows, c)[0].parse::<f64>().unwrap();
+        (get("black_wins"), get("mean_moves"))
+    };
+    let (strong_wins, strong_len) = rates("2000", "strong");
+    let (weak_wins, weak_len) = rates("1", "weak");
+    assert_eq!((strong_wins, strong_len), (12.0, 5.0), "the strong search: black's wins and the mean length");
+    assert!(weak_wins < 12.0 && weak_len > 5.0, "near-random play: black won {weak_wins} of 12 in {weak_len} moves on average");
+}
+
+/// A one-player key on a two-player game is refused at its line: a game of sides is judged by
+/// who wins, not by a score.
+#[test]
+fn a_two_player_playtest_refuses_a_score_at_its_line() {
+    let dir = tmp("playtest-score");
     let cfg = dir.join("playtest_othello.toml");
     let game = root().join("games/othello.wgdl");
     std::fs::write(
         &cfg,
         format!(
-            "[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\nuct = 2\n\n[[search]]\nname = \"a\"\n",
+            "[playtest]\nname = \"board_playtest\"\ngame = \"{}\"\nreplicates = 1\nrollouts = 10\nuct = 2\nscore = \"game.moves\"\n",
             game.display()
         ),
     )
     .unwrap();
     let (ok, text) = cli_any(&["playtest", cfg.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet"]);
-    assert!(!ok, "playtest ran on Othello:\n{text}");
-    assert!(text.contains("players; playtests search one player's score"), "{text}");
-    assert!(text.contains("playtest_othello.toml:3:1"), "the error names the config's `game` line: {text}");
+    assert!(!ok, "playtest ran with a score on Othello:\n{text}");
+    assert!(text.contains("on a game of sides; expected no `score`"), "{text}");
+    assert!(text.contains("playtest_othello.toml:7:1"), "the error names the config's `score` line: {text}");
 }
 
 /// `generate` over Hex's declared size (narrowed to 3–7): CMA-ES finds a size whose random games

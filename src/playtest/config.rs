@@ -2,8 +2,10 @@
 //! over the whole game with raw-score rewards), and the three axes of conditions — `[[search]]`
 //! settings, `[[style]]` play styles and `[[variant]]` design variants. A style or variant
 //! switches on named overlays of the game file (`style lazy: …` lines, games/README.md §9.16)
-//! and may add parameters (variants), playout weights and a selection formula (styles). Every
-//! error names `file:line:column` and says what was expected.
+//! and may add parameters (variants), playout weights and a selection formula (styles). On a
+//! game of two or more sides the same file runs self-play games instead
+//! ([`super::selfplay`]): a replicate is one game, `rollouts` are per move and `uct` is on the
+//! scale of a win. Every error names `file:line:column` and says what was expected.
 
 use crate::config::locate;
 use anyhow::{Result, anyhow, bail};
@@ -35,16 +37,18 @@ pub struct Settings {
     pub name: String,
     /// The game (relative to the working directory).
     pub game: PathBuf,
-    /// The game value maximized and reported (raw, not normalized).
+    /// The game value maximized and reported (raw, not normalized); refused on a game of sides.
     #[serde(default = "score")]
     pub score: String,
     #[serde(default = "one")]
     pub seed: u64,
-    /// Independent searches per condition (the thesis: 20).
+    /// Independent searches per condition (the thesis: 20); on a game of sides, self-play games
+    /// per condition.
     #[serde(default = "twenty")]
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000>")]
     pub replicates: u64,
-    /// Rollouts (MCTS iterations from the start of the game) per search (the thesis: 30 000).
+    /// Rollouts (MCTS iterations from the start of the game) per search (the thesis: 30 000); on
+    /// a game of sides, MCTS iterations per move.
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000_000>")]
     pub rollouts: u64,
     /// `per_replicate`: replicate r plays chance seed derive(seed, r) in every condition;
@@ -52,7 +56,8 @@ pub struct Settings {
     #[serde(default = "per_replicate")]
     pub game_seed: String,
     /// The UCT constant c in x̄ + c·√(ln N / n), on the scale of the raw score (the thesis: about
-    /// the score of a moderately skilled player; 2 is "traditional").
+    /// the score of a moderately skilled player; 2 is "traditional"). On a game of sides the
+    /// reward is a win (0 or 1): √2 ≈ 1.4 is UCB1's constant.
     pub uct: f64,
     /// `factored` (kind first, then the move) or `flat` (one choice among all moves).
     #[serde(default = "factored")]
@@ -68,7 +73,7 @@ pub struct Settings {
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 10_000_000>")]
     pub max_playout_moves: u32,
     /// A known maximum of the score: any search that beats it is flagged as a possible bug in
-    /// the game (the thesis's 2 × 3 board check).
+    /// the game (the thesis's 2 × 3 board check). Refused on a game of sides.
     pub upper_bound: Option<f64>,
     /// Explicit conditions as "search/style/variant" names (axes with one entry may be left
     /// out: "lazy/regular"); default: every combination.

@@ -6,12 +6,16 @@
 //! `resume` skips replicates already on disk for the same config and game. The reports
 //! (curves, finals, Mann-Whitney table, two-panel chart, best traces) are built from those files.
 //!
+//! A game of two or more sides (`players a b`) is played instead of searched: a replicate is one
+//! self-play game ([`super::selfplay`]), and the reports are its win rates.
+//!
 //! Determinism: replicate r of a condition depends only on (seed, r, the condition's name), so
 //! any number of threads, any order and any resume give the same numbers.
 
 use super::config::PlaytestConfig;
 use super::encode::{EState, Encoded};
 use super::jobs::{Done, PlaytestContext, PlaytestReplicate, ReplicateJob};
+use super::selfplay::{self, Played};
 use crate::exec::Executor;
 use crate::game::{Game, WgdlGame};
 use crate::report::chart;
@@ -38,7 +42,8 @@ pub struct Condition {
     /// The name as a file name ("lazy-regular").
     pub file: String,
     pub game: Encoded<WgdlGame>,
-    pub score: ValueRef,
+    /// The score searched; `None` in a game of sides, where a self-play game records wins.
+    pub score: Option<ValueRef>,
     pub mcts: MctsConfig,
     /// What the condition is, for the summary: overlays, parameters, encoding, c, weights.
     pub describe: String,
@@ -65,6 +70,9 @@ pub struct Setup {
     pub text: String,
     /// Where the replicates run (this process by default; `--ray` elsewhere).
     pub exec: Executor,
+    /// The game's sides when it has two or more (`players a b`): then every replicate is one
+    /// self-play game ([`super::selfplay`]); empty for a one-player game.
+    pub sides: Vec<String>,
 }
 
 /// The raw score as the search's reward.
@@ -118,6 +126,7 @@ impl Setup {
         };
         let chosen = cfg.conditions(|| at("playtest", 0, "conditions"))?;
         let mut conditions = Vec::new();
+        let mut sides = Vec::new();
         for &(a, st, v) in &chosen {
             let arm = &cfg.searches[a];
             let style = &cfg.styles[st];
@@ -132,15 +141,16 @@ impl Setup {
             let program = crate::wgdl::compile_str_with(&name, &game_text, &opts)
                 .map_err(|e| anyhow!("condition {cname} (overlays [{}]): {e}", overlays.join(", ")))?
                 .program;
-            if program.players.len() > 1 {
-                bail!(
-                    "{}: {} has {} players; playtests search one player's score",
-                    at("playtest", 0, "game"),
-                    game_path.display(),
-                    program.players.len()
-                );
+            let versus = program.players.len() > 1;
+            let score = if versus {
+                selfplay::check_settings(s, &at)?;
+                None
+            } else {
+                Some(program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("playtest", 0, "score"), s.score))?)
+            };
+            if versus {
+                sides = program.players.clone();
             }
-            let score = program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("playtest", 0, "score"), s.score))?;
             let uct = arm.uct.unwrap_or(s.uct);
             let factored = arm.encoding.as_deref().unwrap_or(&s.encoding) == "factored";
             let cut_off = arm.cut_off.unwrap_or(s.cut_off);
@@ -181,25 +191,36 @@ impl Setup {
                 Some((f, key)) => Formula::parse(f).map_err(|e| anyhow!("{}: {e}", at("style", st, key)))?,
                 None => Formula::ucb1(uct, 1.0),
             };
+            // CUT_OFF and the best path are one-player devices (an exhausted subtree's best is
+            // exact only there): self-play searches without them.
             let mcts = MctsConfig {
                 formula,
                 group_weights,
-                add_best_path: save_best_path,
-                cut_off,
+                add_best_path: save_best_path && !versus,
+                cut_off: cut_off && !versus,
                 max_playout_moves: s.max_playout_moves,
                 ..MctsConfig::default()
             };
-            let mut describe = format!(
-                "overlays [{}]; {} encoding; {}; CUT_OFF {}; save best path {}",
-                overlays.join(", "),
-                if factored { "factored" } else { "flat" },
-                match &formula_text {
-                    Some((f, _)) => format!("formula {f}"),
-                    None => format!("UCT c = {uct}"),
-                },
-                if cut_off { "on" } else { "off" },
-                if save_best_path { "on" } else { "off" },
-            );
+            let selection = match &formula_text {
+                Some((f, _)) => format!("formula {f}"),
+                None => format!("UCT c = {uct}"),
+            };
+            let mut describe = if versus {
+                format!(
+                    "self-play, the same search on every side: {} rollouts per move; overlays [{}]; {} encoding; {selection}; reward 1 for a win of the side to move",
+                    s.rollouts,
+                    overlays.join(", "),
+                    if factored { "factored" } else { "flat" },
+                )
+            } else {
+                format!(
+                    "overlays [{}]; {} encoding; {selection}; CUT_OFF {}; save best path {}",
+                    overlays.join(", "),
+                    if factored { "factored" } else { "flat" },
+                    if cut_off { "on" } else { "off" },
+                    if save_best_path { "on" } else { "off" },
+                )
+            };
             if !params.is_empty() {
                 let p: Vec<String> = params.iter().map(|(k, x)| format!("{k} = {x}")).collect();
                 let _ = write!(describe, "; {}", p.join(", "));
@@ -245,6 +266,7 @@ impl Setup {
             config_path: config_path.to_path_buf(),
             text: text.to_string(),
             exec: Executor::Local,
+            sides,
         })
     }
 
@@ -254,7 +276,7 @@ impl Setup {
         rng::derive(s.seed, 0, if s.game_seed == "shared" { 0 } else { r }, 0)
     }
 
-    fn rep_path(&self, c: &Condition, r: u64) -> PathBuf {
+    pub(super) fn rep_path(&self, c: &Condition, r: u64) -> PathBuf {
         self.out_dir.join("runs").join(&c.file).join(format!("rep-{:02}.json", r + 1))
     }
 
@@ -283,8 +305,13 @@ pub struct Replicate {
     /// record is the same bytes on every rerun and resume.
     #[serde(skip, default)]
     pub seconds: f64,
-    /// The best rollout's moves, as `playforge run --moves` reads them.
+    /// The best rollout's moves, as `playforge run --moves` reads them (in a game of sides,
+    /// the self-play game's moves).
     pub trace: Vec<String>,
+    /// A game of sides: how the self-play game ended. Then `best` is 0, `improvements` empty,
+    /// `rollouts` the searches' rollouts over the whole game and `nodes` the moves searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<Played>,
 }
 
 impl Replicate {
@@ -310,13 +337,14 @@ impl Replicate {
 
 /// Runs one replicate of one condition. `None` when interrupted.
 pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64) -> Result<Option<Replicate>> {
+    let Some(score) = c.score else { return selfplay::play_replicate(setup, c, r, progress) };
     let t0 = Instant::now();
     let s = &setup.cfg.playtest;
     let game_seed = setup.game_seed(r);
     let mut game = c.game.clone();
     game.game.seed = game_seed;
     let root = game.initial().map_err(|e| anyhow!("{}: the start state: {e}", c.name))?;
-    let eval = RawScore { program: &game.game.program, score: c.score };
+    let eval = RawScore { program: &game.game.program, score };
     let mut rng = rng::stream(s.seed, 1, r, c.stream);
     let mut improvements = Vec::new();
     let mut last = f64::NEG_INFINITY;
@@ -355,7 +383,7 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         trace.push(game.game.program.action_name(&st, m));
         game.game.apply(&mut st, m).map_err(|e| anyhow!("{} replicate {}: replaying the best trace: {e}", c.name, r + 1))?;
     }
-    let replayed = game.game.program.read(&st, c.score);
+    let replayed = game.game.program.read(&st, score);
     if (replayed - res.value).abs() > 1e-9 * res.value.abs().max(1.0) {
         bail!(
             "{} replicate {}: the best trace scores {replayed} when replayed but {} in the search; the game is not a function of its seed and moves",
@@ -376,6 +404,7 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         nodes: res.nodes,
         seconds: t0.elapsed().as_secs_f64(),
         trace,
+        game: None,
     }))
 }
 
@@ -491,6 +520,9 @@ impl Replicate {
     /// `path`, the field and what was expected.
     pub fn validate(&self, path: &Path, setup: &Setup, c: &Condition) -> Result<()> {
         let bad = |what: String| anyhow!(crate::report::run_dir::bad_checkpoint(path, &what));
+        if !setup.sides.is_empty() {
+            return selfplay::validate(self, path, setup, c);
+        }
         let budget = setup.cfg.playtest.rollouts;
         if self.condition != c.name {
             return Err(bad(format!("condition = \"{}\"; expected \"{}\"", self.condition, c.name)));
@@ -531,6 +563,9 @@ pub struct ConditionSummary {
 /// Writes `curves/<condition>.csv`, finals.csv, timing.csv, mann_whitney.csv, summary.md,
 /// playtest.png and `best/<condition>.moves`; returns the summary rows and the summary's text.
 pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSummary>, String)> {
+    if !setup.sides.is_empty() {
+        return Ok((Vec::new(), selfplay::write_reports(setup, out)?));
+    }
     let s = &setup.cfg.playtest;
     let dir = &setup.out_dir;
     let n = s.rollouts;
@@ -708,7 +743,7 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
 }
 
 /// Whole numbers without a fraction, others with up to 4 decimals (trailing zeros dropped).
-fn fmt_num(x: f64) -> String {
+pub(super) fn fmt_num(x: f64) -> String {
     if !x.is_finite() {
         String::new()
     } else if x.fract() == 0.0 && x.abs() < 1e15 {
