@@ -409,3 +409,87 @@ fn mcts_sees_othello_wins() {
         }
     }
 }
+
+/// The value of `key = …` in a best.toml (quoted or not), as a number.
+fn toml_number(text: &str, key: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("\"{key}\" =")).or_else(|| l.trim().strip_prefix(&format!("{key} ="))))
+        .unwrap_or_else(|| panic!("no {key} in:\n{text}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{key}: {e}"))
+}
+
+/// The `[measured]` line `name = [mean, low, high]` of a best.toml.
+fn measured(text: &str, name: &str) -> [f64; 3] {
+    let line = text.lines().find(|l| l.starts_with(&format!("{name} = ["))).unwrap_or_else(|| panic!("no measure {name} in:\n{text}"));
+    let v: Vec<f64> = line.split_once('[').unwrap().1.trim_end_matches(']').split(',').map(|x| x.trim().parse().unwrap()).collect();
+    [v[0], v[1], v[2]]
+}
+
+/// `generate` over Pig's target score (configs/board/generate_pig.toml): the answer is a whole
+/// target in the narrowed range 10–60 whose random games surely last 40–50 decisions, reached
+/// from a first generation far from it; Pig's die is chance's, drawn from each game's seed, so a second run
+/// writes the same best.toml while the games themselves differ (the length's interval is not a
+/// point); `verify` replays it on fresh seeds and it holds there too.
+#[test]
+fn generate_evolves_pig_target() {
+    let run = |name: &str| {
+        let out = tmp(name);
+        cli(&["generate", "configs/board/generate_pig.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+        out.join("board_generate_pig/cma-seed-2")
+    };
+    let dir = run("generate-pig");
+    let best = std::fs::read_to_string(dir.join("best.toml")).unwrap();
+    let target = toml_number(&best, "rules.target");
+    assert!((10.0..=60.0).contains(&target) && target.fract() == 0.0, "target {target}");
+    let [mean, lo, hi] = measured(&best, "length");
+    assert!((40.0..=50.0).contains(&mean), "random games of target {target} last {mean} decisions:\n{best}");
+    assert!(lo < hi, "every game the same length: no chance drawn?\n{best}");
+    // The search moved towards the goal: from a first generation whose best confirmed
+    // candidate was far from the band to one surely inside it.
+    let history = csv(&dir.join("history.csv"));
+    let first: f64 = column(&history, "best_f")[0].parse().unwrap();
+    let quality = toml_number(&best, "quality");
+    assert!(quality == 1.0 && first < 0.9, "quality {quality}, the first generation's best {first}");
+    // Reproducible although every game rolls its own die.
+    let again = std::fs::read_to_string(run("generate-pig-again").join("best.toml")).unwrap();
+    assert_eq!(best, again, "the same seed gave another best.toml");
+    let text = cli(&["verify", dir.join("best.toml").to_str().unwrap()]);
+    assert!(text.contains("length"), "verify names the measures:\n{text}");
+}
+
+/// Hex's grid (`view board hex` in games/hex.wgdl) is drawn as a rhombus of hexagons: `run
+/// --board` indents each row half a cell (one space) right of the row below, and the picture the
+/// play page and the report's replays show holds a `hexgrid` of hexagons, where Breakthrough's
+/// grid stays squares.
+#[test]
+fn hex_is_drawn_as_hexagons() {
+    let text = cli(&["run", "games/hex.wgdl", "--set", "rules.size=3", "--random", "0", "--board"]);
+    assert!(text.contains("3   . . .\n2  . . .\n1 . . .\n  a b c\n"), "hex 3×3 start:\n{text}");
+    let text = cli(&["run", "games/hex.wgdl", "--set", "rules.size=5", "--random", "4", "--seed", "2", "--board", "--quiet"]);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())).collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    for (k, row) in rows.iter().enumerate() {
+        // Row 5 first: its cells start after 4 spaces of lean (plus the margin's one).
+        let lean = row[1..].chars().take_while(|c| *c == ' ').count() - 1;
+        assert_eq!(lean, 4 - k, "row {}:\n{text}", 5 - k);
+    }
+    assert_eq!(rows.iter().map(|r| r.matches(['x', 'o']).count()).sum::<usize>(), 4, "four stones:\n{text}");
+    let out = tmp("hexview");
+    let addr = start_server(&out);
+    for (g, hex) in [("hex", true), ("breakthrough", false)] {
+        let (code, v) = post(addr, "/api/new", &serde_json::json!({"game": g, "seed": 1, "seats": ["human", "human"]}));
+        assert_eq!(code, 200, "{g}: {v}");
+        let svg = v["svg"].as_str().unwrap();
+        assert_eq!(svg.contains(r#"<g class="hexgrid">"#), hex, "{g}: {svg}");
+        let cells = svg.matches(r#"<g data-cell="g0-"#).count();
+        let shapes = svg.matches(if hex { "<polygon points=" } else { "<rect x=" }).count();
+        assert!(cells == 64 || cells == 121, "{g}: {cells} cells");
+        assert!(shapes >= cells, "{g}: {shapes} shapes for {cells} cells");
+    }
+    // A Hex tournament's report: its replay frames are drawn as hexagons too.
+    cli(&["tournament", "configs/board/tournament_hex.toml", "--out", out.to_str().unwrap(), "--quiet"]);
+    let html = std::fs::read_to_string(out.join("board_tournament_hex/seed-8/report.html")).unwrap();
+    assert!(html.contains("hexgrid") && html.contains("polygon points="), "the report's Hex frames are not hexagons");
+}

@@ -1,12 +1,13 @@
 //! A view of any game state, derived from the description alone: a WGDL program's tile grids and
 //! hex map drawn as boards — grid cells as coloured tiles with their numbers (or the glyphs a
-//! `view` line gives), hex occupants as discs on their cells in their side's colour, faded once
-//! their `while` condition fails — and everything else as a panel: status and who moves, the
-//! clock, goals, the game's values and every live object with its attributes. The WGDL `view`
-//! lines (`Program::views`) add labels, bars, glyphs and colours, or leave a class or grid out.
-//! A GDL state arrives as its true facts (plain text, so this layer names no reasoner): a
-//! relation whose first two arguments are integers becomes a grid ([`facts_scene`]), every fact
-//! is listed. [`scene`] builds the picture as data, [`svg::svg`] draws it; nothing here names a
+//! `view` line gives; a grid marked `view <grid> hex` as hexagons in rows offset by half a cell),
+//! hex occupants as discs on their cells in their side's colour, faded once their `while`
+//! condition fails — and everything else as a panel: status and who moves, the clock, goals, the
+//! game's values and every live object with its attributes. The WGDL `view` lines
+//! (`Program::views`) add labels, bars, glyphs and colours, or leave a class or grid out. A GDL
+//! state arrives as its true facts (plain text, so this layer names no reasoner): a relation
+//! whose first two arguments are integers becomes a grid ([`facts_scene`]), every fact is
+//! listed. [`scene`] builds the picture as data, [`svg::svg`] draws it; nothing here names a
 //! game.
 
 pub mod svg;
@@ -43,6 +44,9 @@ pub struct GridBoard {
     pub glyphs: Vec<String>,
     /// The fill of value k (past the end, or empty: a hue per value, 0 pale).
     pub colours: Vec<String>,
+    /// Drawn as a rhombus of hexagons (`view <grid> hex`): row y sits y half cells to the right
+    /// of the bottom row, so that the `hex` direction set's six neighbours touch the cell.
+    pub hex: bool,
 }
 
 /// A hex map: its cells in the map's numbering and the pieces standing on them.
@@ -121,6 +125,7 @@ pub fn scene(p: &Program, st: &State, title: &str) -> Scene {
             cells,
             glyphs: view.glyphs,
             colours: view.colours,
+            hex: view.hex,
         }));
     }
     let names: Vec<String> = (0..st.objects.len() as u32).map(|i| p.object_label(st, i)).collect();
@@ -318,7 +323,7 @@ pub fn facts_scene(title: &str, facts: &[String], info: &FactsInfo) -> Scene {
         let mut glyphs = vec![String::new()];
         glyphs.extend(kinds.iter().map(|k| if k.is_empty() { "●".to_string() } else { k.chars().take(4).collect() }));
         let key = format!("f{}", boards.len());
-        boards.push(Board::Grid(GridBoard { name: rel, key, width, height, cells: grid, glyphs, colours: Vec::new() }));
+        boards.push(Board::Grid(GridBoard { name: rel, key, width, height, cells: grid, glyphs, colours: Vec::new(), hex: false }));
     }
     let panel = Panel {
         status: info.status.clone(),

@@ -1,6 +1,7 @@
 //! A [`Scene`] drawn as one self-contained SVG (no fonts or scripts from outside): the boards
 //! from left to right — a grid's tiles coloured by value with the value (or its glyph) written on
-//! them (0 is empty, drawn pale; y = 0 at the bottom), a hex map pointy-top in axial coordinates
+//! them (0 is empty, drawn pale; y = 0 at the bottom; a hex grid's tiles pointy-top hexagons in a
+//! `<g class="hexgrid">`, each row half a tile right of the row below), a hex map pointy-top in axial coordinates
 //! with its walls dark and its pieces as lettered discs in their side's colour (faded once they
 //! no longer count), bars under them, each with a `<title>` tooltip — and the panel to their
 //! right. Every text is escaped; colours come only from `view` lines the compiler checked.
@@ -52,11 +53,20 @@ pub fn svg(scene: &Scene) -> String {
         match b {
             Board::Grid(g) => {
                 let _ = writeln!(body, r#"<text x="{x0}" y="{}" class="h">{}</text>"#, top - 6.0, escape(&g.name));
+                // A hex grid: pointy-top hexagons TILE wide, rows 1.5 R apart, row y shifted y
+                // half cells right of the bottom row (y = 0 at the bottom, as for tiles).
+                let r = TILE / 3f64.sqrt();
+                if g.hex {
+                    let _ = writeln!(body, r#"<g class="hexgrid">"#);
+                }
                 for y in 0..g.height {
                     for x in 0..g.width {
                         let v = g.cells[(y * g.width + x) as usize];
-                        let px = x0 + x as f64 * TILE;
-                        let py = top + (g.height - 1 - y) as f64 * TILE;
+                        let (cx, cy) = if g.hex {
+                            (x0 + TILE / 2.0 + (x as f64 + y as f64 / 2.0) * TILE, top + r + (g.height - 1 - y) as f64 * 1.5 * r)
+                        } else {
+                            (x0 + x as f64 * TILE + TILE / 2.0, top + (g.height - 1 - y) as f64 * TILE + TILE / 2.0)
+                        };
                         let at = usize::try_from(v).ok();
                         let fill = at.and_then(|k| g.colours.get(k)).cloned().unwrap_or_else(|| tile_fill(v));
                         let text = match at.and_then(|k| g.glyphs.get(k)) {
@@ -64,21 +74,42 @@ pub fn svg(scene: &Scene) -> String {
                             None if v == 0 => String::new(),
                             None => v.to_string(),
                         };
+                        let shape = if g.hex {
+                            let pts: Vec<String> = (0..6)
+                                .map(|k| {
+                                    let a = std::f64::consts::PI / 180.0 * (60.0 * k as f64 - 30.0);
+                                    format!("{:.1},{:.1}", cx + r * a.cos(), cy + r * a.sin())
+                                })
+                                .collect();
+                            format!(r##"<polygon points="{}" fill="{}" stroke="#777"/>"##, pts.join(" "), escape(&fill))
+                        } else {
+                            format!(
+                                r##"<rect x="{}" y="{}" width="{TILE}" height="{TILE}" fill="{}" stroke="#777"/>"##,
+                                cx - TILE / 2.0,
+                                cy - TILE / 2.0,
+                                escape(&fill)
+                            )
+                        };
                         let _ = writeln!(
                             body,
-                            r##"<g data-cell="{}-{x}-{y}"><title>({x}, {y}) = {v}</title><rect x="{px}" y="{py}" width="{TILE}" height="{TILE}" fill="{}" stroke="#777"/>{}</g>"##,
+                            r##"<g data-cell="{}-{x}-{y}"><title>({x}, {y}) = {v}</title>{shape}{}</g>"##,
                             escape(&g.key),
-                            escape(&fill),
                             if text.is_empty() {
                                 String::new()
                             } else {
-                                format!(r#"<text x="{}" y="{}" class="c">{}</text>"#, px + TILE / 2.0, py + TILE / 2.0 + 5.0, escape(&text))
+                                format!(r#"<text x="{}" y="{}" class="c">{}</text>"#, cx, cy + 5.0, escape(&text))
                             }
                         );
                     }
                 }
-                x0 += g.width as f64 * TILE + 20.0;
-                height = height.max(top + g.height as f64 * TILE);
+                let (w, h) = if g.hex {
+                    let _ = writeln!(body, "</g>");
+                    ((g.width as f64 + (g.height as f64 - 1.0).max(0.0) / 2.0) * TILE, 2.0 * r + (g.height as f64 - 1.0).max(0.0) * 1.5 * r)
+                } else {
+                    (g.width as f64 * TILE, g.height as f64 * TILE)
+                };
+                x0 += w + 20.0;
+                height = height.max(top + h);
             }
             Board::Hex(h) => {
                 let pos = |q: i32, r: i32| (HEX * 3f64.sqrt() * (q as f64 + r as f64 / 2.0), HEX * 1.5 * r as f64);

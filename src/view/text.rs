@@ -15,7 +15,18 @@
 //! A cell shows its grid's `pieces` character for its value where the file declares them, else
 //! its `view <grid> glyphs` glyph, else the number; a blank glyph shows as `.`. When any cell or
 //! column label is wider than one character, cells are padded to one width and separated by a
-//! space. A grid the file hides (`view <grid> hide`) is left out; with several grids, each is
+//! space. A hex grid (`view <grid> hex`) always separates its cells by a space and indents row y
+//! by y half cells, so that each row stands half a cell right of the row below — the rhombus
+//! OpenSpiel prints for Hex, upside down since row 1 is at the bottom here:
+//!
+//! ```text
+//! 3   . . .
+//! 2  . x .
+//! 1 o . .
+//!   a b c
+//! ```
+//!
+//! A grid the file hides (`view <grid> hide`) is left out; with several grids, each is
 //! headed by its name.
 
 use crate::wgdl::{Program, State};
@@ -55,13 +66,16 @@ pub fn grid(p: &Program, st: &State, k: usize) -> String {
     let cells: Vec<String> = (0..w * h).map(|c| show(st.slots.get(g.base as usize + c).copied().unwrap_or(0))).collect();
     let columns: Vec<String> = (0..w as i64).map(|x| crate::wgdl::board::cell_name(x, g.width).trim_end_matches('1').to_string()).collect();
     let width = cells.iter().chain(&columns).map(|s| s.chars().count()).max().unwrap_or(1);
-    let sep = if width > 1 { " " } else { "" };
+    let hex = p.views.grids.get(k).is_some_and(|v| v.hex);
+    let sep = if width > 1 || hex { " " } else { "" };
     let margin = h.to_string().len();
     let pad = |s: &str| format!("{s:<width$}");
     let mut out = String::new();
     for y in (0..h).rev() {
         let row: Vec<String> = (0..w).map(|x| pad(&cells[y * w + x])).collect();
-        out.push_str(&format!("{:>margin$}{sep}{}\n", y + 1, row.join(sep).trim_end()));
+        // A hex grid's row y stands y half cells (a cell and its space) right of the bottom row.
+        let indent = if hex { " ".repeat((y * (width + 1)).div_ceil(2)) } else { String::new() };
+        out.push_str(&format!("{:>margin$}{sep}{indent}{}\n", y + 1, row.join(sep).trim_end()));
     }
     let letters: Vec<String> = columns.iter().map(|c| pad(c)).collect();
     out.push_str(&format!("{:margin$}{sep}{}\n", "", letters.join(sep).trim_end()));
@@ -104,5 +118,18 @@ mod tests {
         // Ten rows: the numbers are right-aligned.
         let (p, st) = load(&format!("{base}grid t 1 10\n"));
         assert!(grids(&p, &st).starts_with("100\n 90\n"), "{}", grids(&p, &st));
+    }
+
+    #[test]
+    fn a_hex_grid_leans_half_a_cell_per_row() {
+        let base = "class g\nobject global is g\ninitial global\naction g go\ngoal 1 game.moves > 5\n";
+        let (p, mut st) = load(&format!("{base}grid board 3 3\npieces board \".xo\"\nview board hex\n"));
+        let b = p.grids[0].base as usize;
+        st.slots[b] = 2; // a1
+        st.slots[b + 4] = 1; // b2
+        assert_eq!(grids(&p, &st), "3   . . .\n2  . x .\n1 o . .\n  a b c\n");
+        // A class takes no `hex`, and a grid's hint is checked as the others are.
+        let d = crate::wgdl::compile_str("t.wgdl", &format!("{base}view g hex\n")).err().expect("an error");
+        assert!(d.to_string().contains("`hex` for class `g`"), "{d}");
     }
 }

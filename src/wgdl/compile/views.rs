@@ -107,8 +107,20 @@ impl Compiler<'_> {
                     grids[g].colours = list;
                 }
                 (None, Some(g), ViewHint::Hide) => grids[g].hide = true,
+                (None, Some(g), ViewHint::Hex) => grids[g].hex = true,
+                (Some(_), _, ViewHint::Hex) => {
+                    self.view_error(
+                        target.span,
+                        format!("`hex` for class `{}`", target.name),
+                        "`hex` for a grid (a class: label, bar, glyph, colour or hide)",
+                    );
+                }
                 (None, Some(_), _) => {
-                    self.view_error(target.span, format!("that hint for grid `{}`", target.name), "for a grid: glyphs, colour or hide");
+                    self.view_error(
+                        target.span,
+                        format!("that hint for grid `{}`", target.name),
+                        "for a grid: glyphs, colour, hex or hide",
+                    );
                 }
             }
         }

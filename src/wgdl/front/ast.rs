@@ -411,6 +411,9 @@ pub enum ViewHint {
     Glyphs(String, Span),
     /// `hide`: a class's objects left out of the panel, or a grid left off the boards.
     Hide,
+    /// `hex`: a grid drawn as a rhombus of hexagons, each row half a cell right of the row below
+    /// (the geometry of the `hex` direction set).
+    Hex,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -221,7 +221,7 @@ impl LineParser<'_> {
             }
             "view" => {
                 let target = self.ident("a class or grid name")?;
-                let how = self.ident("a view hint: label, bar, glyph, glyphs, colour or hide")?;
+                let how = self.ident("a view hint: label, bar, glyph, glyphs, colour, hex or hide")?;
                 let quoted = |me: &mut Self, what: &str| match me.peek().map(|t| (&t.tok, t.span)) {
                     Some((Tok::Quoted(s), span)) => {
                         let s = s.clone();
@@ -253,12 +253,13 @@ impl LineParser<'_> {
                         ViewHint::Colour(s, span)
                     }
                     "hide" => ViewHint::Hide,
+                    "hex" => ViewHint::Hex,
                     _ => {
                         return Err(Diagnostic::error(
                             how.span,
                             DiagKind::Unexpected {
                                 found: format!("`{}`", how.name),
-                                expected: "a view hint: label, bar, glyph, glyphs, colour or hide".into(),
+                                expected: "a view hint: label, bar, glyph, glyphs, colour, hex or hide".into(),
                             },
                         ));
                     }

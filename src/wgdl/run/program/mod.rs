@@ -312,6 +312,8 @@ pub struct GridView {
     /// The colour of tile value k (k from 0).
     pub colours: Vec<String>,
     pub hide: bool,
+    /// Drawn as hexagons, each row half a cell right of the row below (`view <grid> hex`).
+    pub hex: bool,
 }
 
 /// An attribute of an object: an instance slot (offset from its base) or a class constant
