@@ -105,24 +105,29 @@ pub struct StepTable {
     pub sides: Vec<(u32, u32)>,
     /// Whether the binding jumps (names a cell jumped over).
     pub jump: bool,
-    /// Per move, the index of the next move from another cell (or the end of its side's
-    /// range): the lister skips a from-cell's moves at once when its from test fails.
-    pub next_from: Vec<u32>,
+    /// Per side, where each from-cell's moves start in `moves` (one entry a cell, and the end
+    /// of the range last): the lister visits only the cells whose from test holds.
+    pub starts: Vec<Vec<u32>>,
+    /// Cells of the grid (`width × height`).
+    pub cells: u32,
 }
 
 impl StepTable {
     /// The table of a grid `width` × `height`, for each side's directions.
     pub fn build(grid: u16, width: u32, height: u32, per_side: &[Vec<(i32, i32)>], jump: bool) -> StepTable {
-        let mut t = StepTable { grid, jump, ..Default::default() };
+        let mut t = StepTable { grid, jump, cells: width * height, ..Default::default() };
         let on = |x: i64, y: i64| x >= 0 && y >= 0 && x < width as i64 && y < height as i64;
-        let mut made: Vec<(Vec<(i32, i32)>, (u32, u32))> = Vec::new();
+        let mut made: Vec<(Vec<(i32, i32)>, (u32, u32), usize)> = Vec::new();
         for dirs in per_side {
-            if let Some((_, range)) = made.iter().find(|(d, _)| d == dirs) {
+            if let Some((_, range, k)) = made.iter().find(|(d, _, _)| d == dirs) {
                 t.sides.push(*range);
+                t.starts.push(t.starts[*k].clone());
                 continue;
             }
             let lo = t.moves.len() as u32;
+            let mut starts = Vec::with_capacity((width * height) as usize + 1);
             for c in 0..width * height {
+                starts.push(t.moves.len() as u32);
                 let (x, y) = ((c % width) as i64, (c / width) as i64);
                 for &(dx, dy) in dirs {
                     let k = if jump { 2 } else { 1 };
@@ -135,16 +140,9 @@ impl StepTable {
                 }
             }
             let range = (lo, t.moves.len() as u32);
-            // Moves run from-cell by from-cell: each points past its cell's last.
-            let mut next = range.1;
-            for i in (lo..range.1).rev() {
-                if i + 1 < range.1 && t.moves[i as usize + 1][0] != t.moves[i as usize][0] {
-                    next = i + 1;
-                }
-                t.next_from.push(next);
-            }
-            t.next_from[lo as usize..].reverse();
-            made.push((dirs.clone(), range));
+            starts.push(range.1);
+            made.push((dirs.clone(), range, t.starts.len()));
+            t.starts.push(starts);
             t.sides.push(range);
         }
         t
@@ -153,6 +151,11 @@ impl StepTable {
     /// The range of moves an owner of `side` binds (side 0's for a side out of range).
     pub fn range(&self, side: i64) -> (u32, u32) {
         self.sides.get(usize::try_from(side).unwrap_or(0)).or(self.sides.first()).copied().unwrap_or((0, 0))
+    }
+
+    /// Where each cell's moves start for an owner of `side` (as [`StepTable::range`] picks the side).
+    pub fn starts_of(&self, side: i64) -> &[u32] {
+        self.starts.get(usize::try_from(side).unwrap_or(0)).or(self.starts.first()).map_or(&[][..], |s| s.as_slice())
     }
 }
 
@@ -330,8 +333,17 @@ impl Program {
     }
 
     /// Whether the cells holding `v` join edge `a` to edge `b` of grid `g`, stepping along
-    /// `dirs` (a search from the cells of `v` on edge `a`).
+    /// `dirs`: read from the state's union–find forest when it has one (`run/links.rs`), else
+    /// searched.
     pub(in crate::wgdl) fn joins(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> bool {
+        match self.joins_linked(st, g, v, dirs, a, b) {
+            Some(j) => j,
+            None => self.joins_searched(st, g, v, dirs, a, b),
+        }
+    }
+
+    /// [`Program::joins`] by a search from edge `a` (a flood fill over the cells of `v`).
+    pub(in crate::wgdl) fn joins_searched(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> bool {
         let gi = &self.grids[g as usize];
         let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
         let cells = &st.slots[base..base + (w * h) as usize];
@@ -341,9 +353,6 @@ impl Program {
             2 => y == 0,
             _ => x == 0,
         };
-        if let Some(j) = self.joins_linked(st, g, v, dirs, a, b) {
-            return j;
-        }
         JOIN_SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let (seen, todo) = &mut *s;

@@ -198,3 +198,88 @@ impl Program {
         Some(l.edge_cells[a as usize].iter().any(|&c| cells[c as usize] == v && info[root(parent, c as usize)] & bit != 0))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::wgdl::program::{Program, State};
+    use rand::{RngExt, SeedableRng};
+
+    /// Every question `board.joins` can be asked of `st` (both stones, every pair of edges):
+    /// the forest's answer, which must exist, equals the flood fill's.
+    fn same_answers(p: &Program, st: &State) {
+        let dirs = p.board.links[0].dirs.clone();
+        for v in 1..=2 {
+            for a in 0..4 {
+                for b in 0..4 {
+                    let linked = p.joins_linked(st, 0, v, &dirs, a, b).expect("a fresh forest after each move");
+                    assert_eq!(linked, p.joins_searched(st, 0, v, &dirs, a, b), "v {v}, edges {a} {b}, cells {:?}", &st.slots);
+                }
+            }
+        }
+    }
+
+    /// Random games of `text`: the forest agrees with the search in every state reached.
+    fn random_games(text: &str, games: u64) {
+        let p = crate::wgdl::compile_str("links.wgdl", text).expect("compiles").program;
+        assert_eq!(p.board.links.len(), 1, "one grid, one direction set");
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut legal = Vec::new();
+        for _ in 0..games {
+            let mut st = p.initial_state().unwrap();
+            same_answers(&p, &st);
+            loop {
+                p.legal_actions(&st, &mut legal).unwrap();
+                if legal.is_empty() || st.outcome != 0 {
+                    break;
+                }
+                p.apply(&mut st, legal[rng.random_range(0..legal.len())]).unwrap();
+                same_answers(&p, &st);
+            }
+        }
+    }
+
+    const PLACE: &str = "players black white\nturn player side\ngrid board 5 4\nclass player\n\
+        attribute player side long 0\nattribute player stone long 1\nobject black is player\n\
+        object white is player\nattribute white side 1\nattribute white stone 2\ninitial black\n\
+        initial white\naction player place forEveryCell c board\ncondition place this == game.actor\n\
+        condition place board[c] == 0\nconsequence put direct board[c] = this.stone\n\
+        consequence done endTurn\nhasConsequence place put done\n";
+
+    #[test]
+    fn placements_keep_the_forest_equal_to_the_search() {
+        random_games(&format!("{PLACE}winner black board.joins(1, hex, south, north)\n"), 200);
+    }
+
+    /// Stones also lifted and turned over: each such move builds the forest again.
+    #[test]
+    fn lifts_and_changes_build_the_forest_again() {
+        let text = format!(
+            "{PLACE}action player lift forEveryCell c board\ncondition lift this == game.actor\n\
+             condition lift board[c] == this.stone\nconsequence clear direct board[c] = 0\n\
+             hasConsequence lift clear done\naction player turn forEveryCell c board\n\
+             condition turn this == game.actor\ncondition turn board[c] != 0\ncondition turn board[c] != this.stone\n\
+             consequence mine direct board[c] = this.stone\nhasConsequence turn mine done\n\
+             draw game.moves >= 60\nwinner black board.joins(1, orthogonal, west, east)\n"
+        );
+        random_games(&text, 100);
+    }
+
+    /// A state written other than by a move (its cells no longer those of the forest) is not
+    /// read from the forest: the caller searches.
+    #[test]
+    fn a_stale_forest_is_not_read() {
+        let p = crate::wgdl::compile_str("links.wgdl", &format!("{PLACE}winner black board.joins(1, hex, south, north)\n"))
+            .expect("compiles")
+            .program;
+        let mut st = p.initial_state().unwrap();
+        let dirs = p.board.links[0].dirs.clone();
+        let base = p.grids[0].base as usize;
+        for y in 0..4 {
+            st.slots[base + y * 5] = 1;
+        }
+        assert_eq!(p.joins_linked(&st, 0, 1, &dirs, 2, 0), None);
+        assert!(p.joins(&st, 0, 1, &dirs, 2, 0), "a column of black joins south to north");
+        p.sync_links(&mut st);
+        assert_eq!(p.joins_linked(&st, 0, 1, &dirs, 2, 0), Some(true));
+    }
+}

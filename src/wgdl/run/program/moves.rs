@@ -354,27 +354,24 @@ impl Program {
             // The owner's side's moves of the table, in order.
             BindKind::Step(t) => {
                 let table = &self.board.tables[t as usize];
-                let (lo, hi) = table.range(self.side_of(st, this) as i64);
+                let side = self.side_of(st, this) as i64;
+                let (lo, hi) = table.range(side);
                 let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                 match &info.cell_tests {
                     // The cell tests natively, a from-cell's moves skipped when its test fails.
                     Some(ct) => {
                         let r = ct.resolve(self, st, this);
                         let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
-                        let mut bound = lo;
-                        while bound < hi {
-                            let m = table.moves[bound as usize];
-                            if !r.from_holds(&st.slots, m[0]) {
-                                bound = table.next_from[bound as usize];
-                                continue;
+                        let starts = table.starts_of(side);
+                        for c in r.from_cells(&st.slots, 0, table.cells) {
+                            for bound in starts[c as usize]..starts[c as usize + 1] {
+                                if r.rest_hold(&st.slots, table.moves[bound as usize]) && {
+                                    env.rebind(bound, 0);
+                                    self.all_hold(&env, conds)?
+                                } {
+                                    out.push(Action { def: a, this, bound });
+                                }
                             }
-                            if r.rest_hold(&st.slots, m) && {
-                                env.rebind(bound, 0);
-                                self.all_hold(&env, conds)?
-                            } {
-                                out.push(Action { def: a, this, bound });
-                            }
-                            bound += 1;
                         }
                     }
                     None => {
@@ -463,8 +460,8 @@ impl Program {
                     let r = ct.resolve(self, st, this);
                     let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
                     let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
-                    for bound in lo..=hi {
-                        if r.from_holds(&st.slots, bound) && r.rest_hold(&st.slots, [bound; 3]) && {
+                    for bound in r.from_cells(&st.slots, lo, hi + 1) {
+                        if r.rest_hold(&st.slots, [bound; 3]) && {
                             env.rebind(bound, 0);
                             self.all_hold(&env, conds)?
                         } {
