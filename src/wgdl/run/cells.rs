@@ -90,6 +90,12 @@ impl Resolved {
         FromCells { r: self, slots, next: lo, hi, first: lo, mask: 0 }
     }
 
+    /// Whether the from test is the only one.
+    #[inline(always)]
+    pub fn only_from(&self) -> bool {
+        self.n == 0
+    }
+
     /// Whether the other tests hold for the move's cells `[from, over, to]`.
     #[inline(always)]
     pub fn rest_hold(&self, slots: &[i64], cells: [u32; 3]) -> bool {

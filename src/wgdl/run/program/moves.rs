@@ -460,6 +460,12 @@ impl Program {
                     let r = ct.resolve(self, st, this);
                     let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
                     let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                    // Nothing but the from test (`board[c] == 0`): every cell that passes is a move.
+                    if r.only_from() && conds.is_empty() {
+                        out.reserve((hi - lo + 1) as usize);
+                        out.extend(r.from_cells(&st.slots, lo, hi + 1).map(|bound| Action { def: a, this, bound }));
+                        return Ok(());
+                    }
                     for bound in r.from_cells(&st.slots, lo, hi + 1) {
                         if r.rest_hold(&st.slots, [bound; 3]) && {
                             env.rebind(bound, 0);
