@@ -15,8 +15,8 @@ pub mod front;
 pub mod run;
 
 pub use front::{ast, diag, lexer, lint, parser};
-pub use run::{board, hex, probe, program};
 pub(in crate::wgdl) use run::cells;
+pub use run::{board, hex, probe, program};
 use run::{deps, fast};
 
 pub use compile::CompileOptions;

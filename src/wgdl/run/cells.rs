@@ -86,7 +86,7 @@ impl Resolved {
     /// test is made 64 cells at a time into a bit mask, a loop the compiler turns into vector
     /// compares, so that cells that fail cost next to nothing.
     #[inline(always)]
-    pub fn from_cells<'a>(&'a self, slots: &'a [i64], lo: u32, hi: u32) -> FromCells<'a> {
+    pub fn passing_cells<'a>(&'a self, slots: &'a [i64], lo: u32, hi: u32) -> FromCells<'a> {
         FromCells { r: self, slots, next: lo, hi, first: lo, mask: 0 }
     }
 
@@ -106,7 +106,7 @@ impl Resolved {
     }
 }
 
-/// [`Resolved::from_cells`]: an iterator over the cells whose from test holds.
+/// [`Resolved::passing_cells`]: an iterator over the cells whose from test holds.
 pub struct FromCells<'a> {
     r: &'a Resolved,
     slots: &'a [i64],

@@ -9,8 +9,8 @@
 
 pub(in crate::wgdl) mod aggregates;
 pub mod board;
-pub(in crate::wgdl) mod cells;
 pub(in crate::wgdl) mod builtins;
+pub(in crate::wgdl) mod cells;
 pub(in crate::wgdl) mod chance;
 pub(in crate::wgdl) mod deps;
 pub(in crate::wgdl) mod fast;

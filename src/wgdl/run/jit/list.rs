@@ -156,7 +156,9 @@ fn plan(p: &Program, a: ActionId) -> How {
         BindKind::None => Bind::None,
         BindKind::God(c) => Bind::Gods(p.classes[c as usize].gods.clone()),
         BindKind::Instance(c) => Bind::Objects((0..p.classes.len() as ClassId).filter(|&k| p.is_sub(k, c)).collect()),
-        BindKind::Number(lo, hi) if info.swap_filter.is_none() && info.row_scan.is_none() && info.cell_tests.is_none() && hi >= lo && hi - lo < 4096 => {
+        BindKind::Number(lo, hi)
+            if info.swap_filter.is_none() && info.row_scan.is_none() && info.cell_tests.is_none() && hi >= lo && hi - lo < 4096 =>
+        {
             Bind::Numbers(lo, hi)
         }
         _ => return How::Slow,

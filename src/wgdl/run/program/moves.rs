@@ -363,7 +363,7 @@ impl Program {
                         let r = ct.resolve(self, st, this);
                         let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
                         let starts = table.starts_of(side);
-                        for c in r.from_cells(&st.slots, 0, table.cells) {
+                        for c in r.passing_cells(&st.slots, 0, table.cells) {
                             for bound in starts[c as usize]..starts[c as usize + 1] {
                                 if r.rest_hold(&st.slots, table.moves[bound as usize]) && {
                                     env.rebind(bound, 0);
@@ -463,10 +463,10 @@ impl Program {
                     // Nothing but the from test (`board[c] == 0`): every cell that passes is a move.
                     if r.only_from() && conds.is_empty() {
                         out.reserve((hi - lo + 1) as usize);
-                        out.extend(r.from_cells(&st.slots, lo, hi + 1).map(|bound| Action { def: a, this, bound }));
+                        out.extend(r.passing_cells(&st.slots, lo, hi + 1).map(|bound| Action { def: a, this, bound }));
                         return Ok(());
                     }
-                    for bound in r.from_cells(&st.slots, lo, hi + 1) {
+                    for bound in r.passing_cells(&st.slots, lo, hi + 1) {
                         if r.rest_hold(&st.slots, [bound; 3]) && {
                             env.rebind(bound, 0);
                             self.all_hold(&env, conds)?
