@@ -3,8 +3,9 @@
 //! or `(board[over] == this.foeMan) || (board[over] == this.foeKing)` compares one cell of the
 //! bound move with values that are fixed for the owner; `compile/cells.rs` finds them at the
 //! head of an action's conditions, and the lister (`program/moves.rs`) reads the owner's values
-//! once, then tests each move by two slot reads — no closure call, no environment — and skips
-//! a from-cell's other moves at once when its from test fails (`StepTable::next_from`).
+//! once, then tests the from cells 64 at a time into a bit mask and visits only the moves of
+//! those that pass (`StepTable::starts`), each by two slot reads — no closure call, no
+//! environment.
 //! Only conditions that cannot fail at run time are replaced (the cell is on the grid by
 //! construction, the values are literals or the owner's own attributes), so the moves listed,
 //! their order and every error are the same as the interpreted conditions'.
@@ -17,6 +18,7 @@ pub const MAX_CELL_TESTS: usize = 4;
 /// A value a cell is compared with, fixed for the owner.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Val {
+    /// An unused test's value (the arrays' default).
     #[default]
     Zero,
     Const(i64),
