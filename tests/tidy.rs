@@ -194,3 +194,351 @@ fn the_speed_page_holds_a_generated_run() {
     let generated = &page[begin..end];
     assert!(generated.contains("_Written by `cargo bench --bench speed") && generated.contains("Machine: "), "{generated}");
 }
+
+/// Source text with comments, string and character literals blanked out (so that a path inside
+/// a message or a comment is not read as an import), cut before the first `#[cfg(test)]`: unit
+/// tests are not part of the import graph.
+fn code_only(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let b: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+            out.push(' ');
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !b.get(i.wrapping_sub(1)).is_some_and(|p| p.is_alphanumeric() || *p == '_')
+        {
+            // A raw string r"…" / r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            loop {
+                if j >= b.len() {
+                    break;
+                }
+                if b[j] == '"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            i = j;
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                i += if b[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && (b.get(i + 2) == Some(&'\'') || next == Some('\\')) {
+            // A character literal ('x', '\n', '\u{..}'); a lifetime ('a) has no closing quote.
+            i += 1;
+            while i < b.len() && b[i] != '\'' {
+                i += if b[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths a file names, each as its segments: `use a::{b, c::{d, self}}` gives `a::b`,
+/// `a::c::d` and `a::c`; a path in code (`super::spec::lower(…)`) gives itself. Visibility
+/// restrictions (`pub(in crate::wgdl)`) are not paths to a file.
+fn named_paths(code: &str) -> Vec<(Vec<String>, usize)> {
+    let b: Vec<char> = code.chars().collect();
+    let ident_start = |c: char| c.is_ascii_alphabetic() || c == '_';
+    let ident_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    fn skip_ws(b: &[char], mut i: usize) -> usize {
+        while i < b.len() && b[i].is_whitespace() {
+            i += 1;
+        }
+        i
+    }
+    // Parses `seg (:: seg)* (:: { tree, … })?` at i; pushes every full path; returns the end.
+    fn tree(b: &[char], mut i: usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+        let ident_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut path = prefix;
+        loop {
+            i = skip_ws(b, i);
+            if i < b.len() && b[i] == '{' {
+                i += 1;
+                loop {
+                    i = skip_ws(b, i);
+                    if i >= b.len() {
+                        return i;
+                    }
+                    if b[i] == '}' {
+                        return i + 1;
+                    }
+                    if b[i] == ',' {
+                        i += 1;
+                        continue;
+                    }
+                    let before = i;
+                    i = tree(b, i, path.clone(), out);
+                    if i == before {
+                        i += 1;
+                    }
+                }
+            }
+            let start = i;
+            while i < b.len() && ident_char(b[i]) {
+                i += 1;
+            }
+            if i == start {
+                if !path.is_empty() {
+                    out.push(path);
+                }
+                return i;
+            }
+            let seg: String = b[start..i].iter().collect();
+            if seg != "self" || path.is_empty() {
+                path.push(seg);
+            }
+            let j = skip_ws(b, i);
+            if b.get(j) == Some(&':') && b.get(j + 1) == Some(&':') {
+                i = j + 2;
+                continue;
+            }
+            out.push(path);
+            return i;
+        }
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if ident_start(b[i]) && (i == 0 || !(ident_char(b[i - 1]) || (b[i - 1] == ':' && i >= 2 && b[i - 2] == ':'))) {
+            // `pub(in path)`: skip the restriction.
+            let word: String = b[i..].iter().take_while(|c| ident_char(**c)).collect();
+            if word == "in" {
+                let back: String = b[..i].iter().rev().filter(|c| !c.is_whitespace()).take(4).collect();
+                if back.starts_with('(') && back[1..].starts_with("bup") {
+                    i += 2;
+                    while i < b.len() && b[i] != ')' {
+                        i += 1;
+                    }
+                    continue;
+                }
+            }
+            let line = b[..i].iter().filter(|c| **c == '\n').count() + 1;
+            let mut paths = Vec::new();
+            let end = tree(&b, i, Vec::new(), &mut paths);
+            for p in paths {
+                if p.len() > 1 || matches!(p[0].as_str(), "crate" | "super") {
+                    found.push((p, line));
+                }
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// Every import between files under `src/`: (from, to) → the first place, both as paths
+/// relative to `src/`. A path is resolved from `crate`, `super`, `self` or a child module the
+/// file declares, segment by segment, to the file that defines its item: through child modules
+/// (`a/b.rs`, `a/b/mod.rs`) and through the names a file brings in with `use` (a façade's
+/// `pub use run::{fast, jit}` makes `crate::wgdl::fast::X` an import of `wgdl/run/fast/mod.rs`).
+/// Edges between a folder's `mod.rs` (its façade, which declares and re-exports its files) and
+/// the files inside that folder are not counted, nor are `lib.rs` and `main.rs`.
+fn file_imports(root: &Path) -> std::collections::BTreeMap<(String, String), String> {
+    use std::collections::BTreeMap;
+    let src = root.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let file_of = |segs: &[String]| -> Option<String> {
+        let p = segs.join("/");
+        if segs.is_empty() {
+            Some("lib.rs".to_string())
+        } else if src.join(format!("{p}.rs")).is_file() {
+            Some(format!("{p}.rs"))
+        } else if src.join(&p).join("mod.rs").is_file() {
+            Some(format!("{p}/mod.rs"))
+        } else {
+            None
+        }
+    };
+    // Per file: its module path, and every path it names made absolute (from the crate root),
+    // with the line.
+    struct Named {
+        module: Vec<String>,
+        paths: Vec<(Vec<String>, usize)>,
+    }
+    let mut named: BTreeMap<String, Named> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).expect("under src").to_string_lossy().replace('\\', "/");
+        if rel == "main.rs" {
+            continue;
+        }
+        // The file's module path: a/b.rs → [a, b]; a/mod.rs → [a]; lib.rs → [].
+        let mut module: Vec<String> = rel.trim_end_matches(".rs").split('/').map(String::from).collect();
+        if module.last().is_some_and(|m| m == "mod" || m == "lib") {
+            module.pop();
+        }
+        let code = code_only(&std::fs::read_to_string(&f).expect("utf-8 source"));
+        let mut paths = Vec::new();
+        for (path, line) in named_paths(&code) {
+            let mut segs = match path[0].as_str() {
+                "crate" => Vec::new(),
+                "self" | "super" => module.clone(),
+                first if file_of(&[module.clone(), vec![first.to_string()]].concat()).is_some() => module.clone(),
+                _ => continue,
+            };
+            let mut rest = &path[..];
+            if matches!(rest[0].as_str(), "crate" | "self") {
+                rest = &rest[1..];
+            }
+            while rest.first().is_some_and(|s| s == "super") {
+                segs.pop();
+                rest = &rest[1..];
+            }
+            segs.extend(rest.iter().cloned());
+            paths.push((segs, line));
+        }
+        named.insert(rel, Named { module, paths });
+    }
+    // The file that defines the item an absolute path names.
+    fn resolve(
+        abs: &[String],
+        named: &BTreeMap<String, Named>,
+        file_of: &dyn Fn(&[String]) -> Option<String>,
+        depth: u32,
+    ) -> Option<String> {
+        let mut cur: Vec<String> = Vec::new();
+        for (k, s) in abs.iter().enumerate() {
+            let mut cand = cur.clone();
+            cand.push(s.clone());
+            if file_of(&cand).is_some() {
+                cur = cand;
+                continue;
+            }
+            let here = file_of(&cur)?;
+            if depth < 8 {
+                if let Some(n) = named.get(&here) {
+                    if let Some((target, _)) = n
+                        .paths
+                        .iter()
+                        .find(|(p, _)| p.last() == Some(s) && p.len() > cur.len() + 1 || p.last() == Some(s) && p[..p.len() - 1] != cur[..])
+                    {
+                        let mut longer = target.clone();
+                        longer.extend(abs[k + 1..].iter().cloned());
+                        return resolve(&longer, named, file_of, depth + 1);
+                    }
+                }
+            }
+            break;
+        }
+        file_of(&cur)
+    }
+    let mut edges = BTreeMap::new();
+    for (rel, n) in &named {
+        if rel == "lib.rs" {
+            continue;
+        }
+        let _ = &n.module;
+        for (segs, line) in &n.paths {
+            let Some(to) = resolve(segs, &named, &file_of, 0) else { continue };
+            let inside = |file: &str, facade: &str| facade.ends_with("mod.rs") && file.starts_with(facade.trim_end_matches("mod.rs"));
+            if &to == rel || to == "lib.rs" || inside(rel, &to) || inside(&to, rel) {
+                continue;
+            }
+            edges.entry((rel.clone(), to)).or_insert_with(|| format!("src/{rel}:{line}"));
+        }
+    }
+    edges
+}
+
+/// The circles among imports between files: each strongly connected set of two or more files,
+/// with one of its edges' places.
+fn file_circles<'a>(edges: &'a std::collections::BTreeMap<(String, String), String>) -> Vec<String> {
+    let mut nodes: Vec<&str> = edges.keys().flat_map(|(a, b)| [a.as_str(), b.as_str()]).collect();
+    nodes.sort();
+    nodes.dedup();
+    let reach = |from: &'a str| -> std::collections::BTreeSet<&'a str> {
+        let mut seen = std::collections::BTreeSet::from([from]);
+        let mut stack = vec![from];
+        while let Some(at) = stack.pop() {
+            for (a, b) in edges.keys() {
+                if a == at && seen.insert(b.as_str()) {
+                    stack.push(b.as_str());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: std::collections::BTreeMap<&str, _> = nodes.iter().map(|n| (*n, reach(n))).collect();
+    let mut done = std::collections::BTreeSet::new();
+    let mut circles = Vec::new();
+    for &n in &nodes {
+        if done.contains(n) {
+            continue;
+        }
+        let set: Vec<&str> = nodes.iter().copied().filter(|m| reaches[n].contains(m) && reaches[m].contains(n)).collect();
+        done.extend(set.iter().copied());
+        if set.len() > 1 {
+            let places: Vec<String> = edges
+                .iter()
+                .filter(|((a, b), _)| set.contains(&a.as_str()) && set.contains(&b.as_str()))
+                .map(|((a, b), at)| format!("{a} -> {b} ({at})"))
+                .collect();
+            circles.push(format!("a circle of {} files: {}", set.len(), places.join("; ")));
+        }
+    }
+    circles
+}
+
+#[test]
+fn no_circle_between_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let edges = file_imports(root);
+    assert!(edges.len() > 100, "found only {} imports between files", edges.len());
+    let circles = file_circles(&edges);
+    assert!(circles.is_empty(), "imports between files under src/ close circles (ARCHITECTURE.md, \"Layers\"):\n{}", circles.join("\n"));
+}
+
+#[test]
+fn the_file_circle_check_reads_use_trees_and_finds_a_circle() {
+    let code = code_only(
+        "use crate::wgdl::{run::{fast::Env, jit}, self};\n// use crate::nope;\nlet s = \"crate::nope\";\npub(in crate::wgdl) fn f() { super::spec::lower(x); }\n#[cfg(test)]\nmod tests { use crate::late; }",
+    );
+    let paths: Vec<String> = named_paths(&code).into_iter().map(|(p, _)| p.join("::")).collect();
+    assert_eq!(paths, ["crate::wgdl::run::fast::Env", "crate::wgdl::run::jit", "crate::wgdl", "super::spec::lower"]);
+    let mut edges = file_imports(Path::new(env!("CARGO_MANIFEST_DIR")));
+    edges.insert(("genes.rs".into(), "rng.rs".into()), "src/genes.rs:1".into());
+    edges.insert(("rng.rs".into(), "genes.rs".into()), "src/rng.rs:1".into());
+    let circles = file_circles(&edges);
+    assert!(circles.iter().any(|c| c.contains("genes.rs -> rng.rs") && c.contains("rng.rs -> genes.rs")), "{circles:?}");
+}
