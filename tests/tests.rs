@@ -36,6 +36,9 @@ mod gdl_rulesheets;
 /// Content for any game (`generate`): config errors, determinism over threads and the job
 /// seam, resume, feasibility, verify.
 mod generate;
+/// Golden run folders: a small run of every search command through the CLI, compared file for
+/// file with the copies under tests/data/runs/ (`UPDATE_GOLDEN=1` writes them).
+mod golden_runs;
 /// The hex arena and the two-sided extensions (turns, outcomes, parameters, maps, policies).
 mod hex_arena;
 /// The hex arena's damage counters (the `damageStats` overlay): the HP lost, area effects' share.
