@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quality-diversity comparison with pyribs (python/bench_qd.py; figures in docs/generate.md,
+# The quality-diversity comparison with pyribs (python/bench_qd.py; figures in docs/results.md,
 # "Against pyribs"). Sets itself up: .venv by python/setup.sh, then pyribs and its pinned
 # dependencies (python/requirements-bench.txt). Arguments go to bench_qd.py, e.g.
 #   bash python/bench_qd.sh configs/generate_hex_map.toml --evaluations 6000 --seeds 1 2 3

@@ -1,6 +1,6 @@
 //! The hex arena as a compiler of whole games would lower it, written by hand over the
-//! interpreter's own `State`: what a compiled tier of playforge could reach (issue 14, docs/speed.md
-//! "tenth round").
+//! interpreter's own `State`: what a compiled tier of playforge could reach (issue 14,
+//! docs/speed-log.md "tenth round").
 //!
 //! Allowed here (benches/ only) to measure speed. It is what straightforward generated code for
 //! `games/hex_arena.wgdl` would be: the interpreter's state layout (one slot vector; objects with
