@@ -1,15 +1,17 @@
 //! Every job kind by name: the worker's entry point. A remote executor's task (the Ray workers
 //! of the Python package) receives a kind's name, a serialized context and serialized jobs;
-//! [`run_batch`] finds the kind among those the drivers define (`balance::jobs`,
-//! `experiment::jobs`, `persona::jobs`, `playtest::jobs`, `generate::jobs`) and runs them through
+//! [`run_batch`] finds the kind among those the drivers define (each beside the worker it runs) and runs them through
 //! [`exec::run_kind`]. This table sits above the drivers so that [`exec`], which every driver
 //! uses, names none of them.
 
 use crate::exec::{self, JobKind};
 use anyhow::{Result, anyhow};
 
-use crate::balance::jobs::{BalanceGame, LandscapeSample, VerifyGame};
-use crate::experiment::jobs::{ExperimentRun, TournamentGame};
+use crate::balance::jobs::BalanceGame;
+use crate::balance::landscape::LandscapeSample;
+use crate::balance::verify::VerifyGame;
+use crate::experiment::repeat::ExperimentRun;
+use crate::experiment::tournament::TournamentGame;
 use crate::generate::jobs::GenerateGame;
 use crate::persona::jobs::PersonaGame;
 use crate::playtest::jobs::PlaytestReplicate;

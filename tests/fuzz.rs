@@ -424,10 +424,10 @@ fn load_config(path: &Path, text: &str) -> anyhow::Result<()> {
         playforge::generate::jobs::Setup::new(&cfg, path, text)?;
     } else if table.contains_key("personas") {
         let cfg = playforge::persona::config::PersonaConfig::parse(path, text)?;
-        playforge::persona::run::Setup::new(cfg, text.to_string(), path, Path::new("/nonexistent"))?;
+        playforge::persona::jobs::Setup::new(cfg, text.to_string(), path, Path::new("/nonexistent"))?;
     } else if table.contains_key("playtest") {
         let cfg = playforge::playtest::config::PlaytestConfig::parse(path, text)?;
-        playforge::playtest::run::Setup::new(cfg, text, path, Path::new("/nonexistent"))?;
+        playforge::playtest::setup::Setup::new(cfg, text, path, Path::new("/nonexistent"))?;
     } else if table.contains_key("tournament") {
         playforge::experiment::tournament::TournamentConfig::load(path)?;
     } else if table.contains_key("compare") {

@@ -334,7 +334,8 @@ fn inconsistent_generate_checkpoints_are_clear_errors() {
 mod personas {
     use super::*;
     use playforge::persona::config::PersonaConfig;
-    use playforge::persona::run::{Setup, run_persona};
+    use playforge::persona::jobs::Setup;
+    use playforge::persona::run::run_persona;
     use std::sync::atomic::AtomicU64;
 
     pub fn text() -> String {

@@ -4,8 +4,9 @@
 
 use playforge::game::Game;
 use playforge::persona::config::PersonaConfig;
+use playforge::persona::jobs::Setup;
 use playforge::persona::play::{Agent, Search, play_game};
-use playforge::persona::run::{GenRow, Setup, held_out, run_persona, with_finished};
+use playforge::persona::run::{GenRow, held_out, run_persona, with_finished};
 use playforge::search::mcts::FinalChoice;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;

@@ -7,7 +7,8 @@ use crate::util::compile_err;
 use playforge::game::{Game, WgdlGame};
 use playforge::playtest::config::PlaytestConfig;
 use playforge::playtest::encode::{EMove, Encoded};
-use playforge::playtest::run::{Setup, run_playtest, write_reports};
+use playforge::playtest::run::{run_playtest, write_reports};
+use playforge::playtest::setup::Setup;
 use playforge::search::mcts::Goals;
 use playforge::wgdl::{self, CompileOptions, Program, Status};
 use rand::{RngExt, SeedableRng};
@@ -282,7 +283,7 @@ name = "regular"
 name = "monochrome"
 "#;
 
-fn finals(o: &playforge::playtest::run::Outcome) -> Vec<(String, u64, f64, Vec<(u64, f64)>)> {
+fn finals(o: &playforge::playtest::setup::Outcome) -> Vec<(String, u64, f64, Vec<(u64, f64)>)> {
     o.reps.iter().flatten().map(|r| (r.condition.clone(), r.replicate, r.best, r.improvements.clone())).collect()
 }
 

@@ -1,11 +1,13 @@
-//! The balance fan-outs as jobs for the [executor](crate::exec). The context of all three is
+//! The balance game as a job for the [executor](crate::exec). The context of it and of
+//! `landscape.sample` is
 //! the resolved config with the game's absolute path and content hash, so a worker anywhere
 //! compiles the same game (and refuses another version of it).
 //!
 //! - `balance.game`: games of one candidate encounter (its full DNA), each by an AI pair on a
 //!   seed; its output the [`GameOutcome`]s the fitness reads (balance iterations, confirmation).
-//! - `landscape.sample`: one landscape sample (a random point and its neighbours).
-//! - `verify.game`: one game of an encounter given as parameter values.
+//!
+//! The other two balance kinds live beside their workers: `landscape.sample` in `landscape.rs`,
+//! `verify.game` in `verify.rs`.
 
 use super::config::BalanceConfig;
 use super::dna::Codec;
@@ -58,8 +60,8 @@ pub struct GameJob {
 /// A worker's state: the codec and evaluator of the context, and the encounters it built last
 /// (consecutive jobs of a batch mostly share one).
 pub struct Worker {
-    codec: Codec,
-    ev: Evaluator,
+    pub(super) codec: Codec,
+    pub(super) ev: Evaluator,
     built: crate::exec::BuiltCache<Arc<Program>>,
 }
 
@@ -90,72 +92,5 @@ impl Worker {
     fn encounter(&self, dna: &[f64]) -> Result<Arc<Program>> {
         self.built
             .get(dna, || self.codec.build(dna)?.ok_or_else(|| anyhow!("a job's encounter breaks a constraint; expected a valid candidate")))
-    }
-}
-
-/// One landscape sample: sample `sample` with `neighbours` neighbours.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct SampleJob {
-    pub sample: u64,
-    pub neighbours: u64,
-}
-
-/// One landscape sample (`landscape.sample`); its rows (sample, neighbour, F₀, F₁).
-pub struct LandscapeSample;
-
-impl JobKind for LandscapeSample {
-    const NAME: &'static str = "landscape.sample";
-    type Context = BalanceContext;
-    type Worker = Worker;
-    type Job = SampleJob;
-    type Output = Vec<(u64, u64, f64, f64)>;
-
-    fn worker(ctx: &BalanceContext) -> Result<Worker> {
-        BalanceGame::worker(ctx)
-    }
-
-    fn run(w: &Worker, job: &SampleJob) -> Result<Self::Output> {
-        super::landscape::sample(&w.codec, &w.ev, job)
-    }
-}
-
-/// What every game of a verification shares: the balance config, and the encounter as
-/// parameter values of the game (absolute path) with its text's hash.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct VerifyContext {
-    pub config: BalanceConfig,
-    pub config_path: PathBuf,
-    pub game: PathBuf,
-    pub overrides: Vec<(String, f64)>,
-    pub turn_order: Option<String>,
-    pub game_hash: u64,
-}
-
-/// One verification game: AI pair `pair` on stream `seed`.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct VerifyJob {
-    pub pair: usize,
-    pub seed: u64,
-}
-
-/// One verification game (`verify.game`).
-pub struct VerifyGame;
-
-impl JobKind for VerifyGame {
-    const NAME: &'static str = "verify.game";
-    type Context = VerifyContext;
-    type Worker = (Arc<Program>, Evaluator);
-    type Job = VerifyJob;
-    type Output = GameOutcome;
-
-    fn worker(ctx: &VerifyContext) -> Result<Self::Worker> {
-        crate::exec::same_file(&ctx.game, ctx.game_hash)?;
-        let program = super::verify::encounter_program(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
-        let ev = Evaluator::new(&ctx.config, &program).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
-        Ok((program, ev))
-    }
-
-    fn run((program, ev): &Self::Worker, job: &VerifyJob) -> Result<GameOutcome> {
-        ev.play(program, job.pair, job.seed, None)
     }
 }

@@ -7,12 +7,13 @@
 use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::Evaluator;
-use super::jobs::{BalanceContext, LandscapeSample, SampleJob};
+use super::jobs::{BalanceContext, BalanceGame, Worker};
 use super::optim::mutate;
-use crate::exec::Executor;
+use crate::exec::{Executor, JobKind};
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::{derive, stream};
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Stream tag of landscape samples.
@@ -121,4 +122,32 @@ pub fn landscape(
     markdown.push_str("\nHexMage reports about 5 worse neighbours per better one, worse steps 4–7× as steep.\n");
     write_atomic(&dir.join("landscape.md"), markdown.as_bytes())?;
     Ok(Landscape { samples, neighbours, better, worse, equal, mean_up, mean_down, markdown, dir })
+}
+
+// The job kind `landscape.sample`: one random point and its neighbours, on a balance worker.
+
+/// One landscape sample: sample `sample` with `neighbours` neighbours.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct SampleJob {
+    pub sample: u64,
+    pub neighbours: u64,
+}
+
+/// One landscape sample (`landscape.sample`); its rows (sample, neighbour, F₀, F₁).
+pub struct LandscapeSample;
+
+impl JobKind for LandscapeSample {
+    const NAME: &'static str = "landscape.sample";
+    type Context = BalanceContext;
+    type Worker = Worker;
+    type Job = SampleJob;
+    type Output = Vec<(u64, u64, f64, f64)>;
+
+    fn worker(ctx: &BalanceContext) -> Result<Worker> {
+        BalanceGame::worker(ctx)
+    }
+
+    fn run(w: &Worker, job: &SampleJob) -> Result<Self::Output> {
+        sample(&w.codec, &w.ev, job)
+    }
 }

@@ -5,14 +5,14 @@
 
 use super::config::BalanceConfig;
 use super::fitness::{Evaluator, GameOutcome, target_band};
-use super::jobs::{VerifyContext, VerifyGame, VerifyJob};
 use super::run::load_encounter;
-use crate::exec::Executor;
+use crate::exec::{Executor, JobKind};
 use crate::report::stats::wilson;
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::derive;
 use crate::wgdl::{self, CompileOptions, Program};
 use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -192,4 +192,47 @@ pub fn verify(
     write_atomic(&dir.join("verify.csv"), &csv_bytes(&header, &rows))?;
     write_atomic(&dir.join("verify.md"), md.as_bytes())?;
     Ok(Report { pairs, band, sides, markdown: md, dir })
+}
+
+// The job kind `verify.game`: one game of an encounter given as parameter values.
+
+/// What every game of a verification shares: the balance config, and the encounter as
+/// parameter values of the game (absolute path) with its text's hash.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VerifyContext {
+    pub config: BalanceConfig,
+    pub config_path: PathBuf,
+    pub game: PathBuf,
+    pub overrides: Vec<(String, f64)>,
+    pub turn_order: Option<String>,
+    pub game_hash: u64,
+}
+
+/// One verification game: AI pair `pair` on stream `seed`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct VerifyJob {
+    pub pair: usize,
+    pub seed: u64,
+}
+
+/// One verification game (`verify.game`).
+pub struct VerifyGame;
+
+impl JobKind for VerifyGame {
+    const NAME: &'static str = "verify.game";
+    type Context = VerifyContext;
+    type Worker = (Arc<Program>, Evaluator);
+    type Job = VerifyJob;
+    type Output = GameOutcome;
+
+    fn worker(ctx: &VerifyContext) -> Result<Self::Worker> {
+        crate::exec::same_file(&ctx.game, ctx.game_hash)?;
+        let program = encounter_program(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
+        let ev = Evaluator::new(&ctx.config, &program).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
+        Ok((program, ev))
+    }
+
+    fn run((program, ev): &Self::Worker, job: &VerifyJob) -> Result<GameOutcome> {
+        ev.play(program, job.pair, job.seed, None)
+    }
 }

@@ -1,8 +1,9 @@
 //! `personas` and `persona-play`: argument checking, the progress bar and printing around the
 //! library's persona module.
 
+use crate::persona::jobs::Setup;
 use crate::persona::play::{Agent, GameResult, play_game};
-use crate::persona::run::{INTERRUPTED, PersonaOutcome, Setup, finished, has_checkpoint, run_chosen};
+use crate::persona::run::{INTERRUPTED, PersonaOutcome, finished, has_checkpoint, run_chosen};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};

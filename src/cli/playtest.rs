@@ -2,7 +2,8 @@
 //! module.
 
 use crate::playtest::config::PlaytestConfig;
-use crate::playtest::run::{INTERRUPTED, Setup, run_playtest, write_reports};
+use crate::playtest::run::{run_playtest, write_reports};
+use crate::playtest::setup::{INTERRUPTED, Setup};
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,6 @@
 //! never the inside of a game.
 
 pub mod config;
-pub mod jobs;
 pub mod play;
 pub mod repeat;
 pub mod tournament;

@@ -8,14 +8,13 @@
 //! to be fair; `jobs > 1` runs seeds in parallel (sensible with iteration budgets only).
 
 use super::config::{ConfigError, PlayConfig};
-use super::jobs::{ExperimentRun, RunContext, RunJob};
 use super::play::play;
 use crate::config::merge;
-use crate::exec::Executor;
+use crate::exec::{Executor, JobKind};
 use crate::report::stats::{Summary, Welch, summary, welch};
 use crate::report::{chart, csv_bytes, write_atomic};
 use rayon::prelude::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, Deserialize)]
@@ -383,4 +382,50 @@ pub fn markdown_tests(tests: &[(String, String, Welch)]) -> String {
         s.push_str(&format!("| {a} | {b} | {:.3} | {:.1} | {:.4} | {:.4} |\n", w.t, w.df, w.p_two_sided, w.p_greater));
     }
     s
+}
+
+// The job kind `experiment.run`: one play configuration (a condition on one seed, its game
+// path absolute) played to its report; its output the run's row. The context is the
+// experiment's metric.
+
+/// What every run of an experiment shares: the metric read off each report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunContext {
+    pub metric: String,
+}
+
+/// One condition on one seed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunJob {
+    pub name: String,
+    /// The condition's resolved play config (its game path absolute).
+    pub config: PlayConfig,
+}
+
+impl RunJob {
+    pub fn new(name: &str, cfg: &PlayConfig) -> Result<RunJob, String> {
+        let mut config = cfg.clone();
+        config.experiment.game =
+            std::path::absolute(&cfg.experiment.game).map_err(|e| format!("{}: {e}", cfg.experiment.game.display()))?;
+        Ok(RunJob { name: name.to_string(), config })
+    }
+}
+
+/// One experiment run (`experiment.run`).
+pub struct ExperimentRun;
+
+impl JobKind for ExperimentRun {
+    const NAME: &'static str = "experiment.run";
+    type Context = RunContext;
+    type Worker = RunContext;
+    type Job = RunJob;
+    type Output = Run;
+
+    fn worker(ctx: &RunContext) -> anyhow::Result<RunContext> {
+        Ok(ctx.clone())
+    }
+
+    fn run(ctx: &RunContext, job: &RunJob) -> anyhow::Result<Run> {
+        run_one(&ctx.metric, &job.name, &job.config).map_err(|e| anyhow::anyhow!(e))
+    }
 }

@@ -7,8 +7,7 @@
 //! Every game's random stream derives from (seed, encounter, AI pair, side), so results do not
 //! depend on the number of threads.
 
-use super::jobs::{GameJob, TournamentContext, TournamentGame};
-use crate::exec::Executor;
+use crate::exec::{Executor, JobKind, fnv};
 use crate::game::{Game, WgdlGame};
 use crate::players::{AiConfig, Player, Replay, play_out, resolve};
 use crate::report::stats::wilson;
@@ -19,8 +18,8 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -420,4 +419,76 @@ fn hex_board(program: &Program, st: &crate::wgdl::State) -> String {
     let mut s: String = map.lines().map(|l| format!("    {l}\n")).collect();
     s.push_str(&lines);
     s
+}
+
+// The job kind `tournament.game`: one game (an encounter, an AI pair, a side); its output the
+// game's record and, for the first encounters, its replay. A worker samples the encounters it
+// plays from the seed (the same draw as the driver's) and keeps the last few; the context is
+// the config with the game's absolute path and a hash of its text.
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TournamentContext {
+    /// The resolved config, its game path absolute.
+    pub config: TournamentConfig,
+    /// FNV of the game's text as the driver read it.
+    pub game_hash: u64,
+}
+
+impl TournamentContext {
+    pub fn new(cfg: &TournamentConfig) -> Result<TournamentContext> {
+        let mut config = cfg.clone();
+        config.tournament.game = std::path::absolute(&cfg.tournament.game)?;
+        let text = crate::input::read_text(&config.tournament.game)?;
+        Ok(TournamentContext { config, game_hash: fnv(text.as_bytes()) })
+    }
+}
+
+/// One game: encounter `encounter`, AI pair `pair`, `side` 0 (the pair's first AI is red) or 1.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct GameJob {
+    pub encounter: u64,
+    pub pair: usize,
+    pub side: usize,
+}
+
+type Encounter = Arc<(Arc<Program>, Vec<(String, f64)>)>;
+
+pub struct Worker {
+    cfg: TournamentConfig,
+    /// The encounters sampled last (a chunk's jobs come encounter by encounter).
+    sampled: Mutex<Vec<(u64, Encounter)>>,
+}
+
+/// One tournament game (`tournament.game`).
+pub struct TournamentGame;
+
+impl JobKind for TournamentGame {
+    const NAME: &'static str = "tournament.game";
+    type Context = TournamentContext;
+    type Worker = Worker;
+    type Job = GameJob;
+    type Output = (GameRecord, Option<Replay>);
+
+    fn worker(ctx: &TournamentContext) -> Result<Worker> {
+        crate::exec::same_file(&ctx.config.tournament.game, ctx.game_hash)?;
+        Ok(Worker { cfg: ctx.config.clone(), sampled: Mutex::new(Vec::new()) })
+    }
+
+    fn run(w: &Worker, job: &GameJob) -> Result<(GameRecord, Option<Replay>)> {
+        let found = w.sampled.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(k, _)| *k == job.encounter).map(|(_, e)| e.clone());
+        let encounter = match found {
+            Some(e) => e,
+            None => {
+                let t = &w.cfg.tournament;
+                let e = Arc::new(sample_encounter(&t.game, &base_options(&w.cfg), t.seed, job.encounter)?);
+                let mut sampled = w.sampled.lock().unwrap_or_else(|p| p.into_inner());
+                if sampled.len() >= 8 {
+                    sampled.remove(0);
+                }
+                sampled.push((job.encounter, e.clone()));
+                e
+            }
+        };
+        play_one(&w.cfg, &encounter, (job.encounter, job.pair, job.side))
+    }
 }

@@ -486,7 +486,7 @@ impl GenerateConfig {
                 );
             }
             if let Some(w) = &m.when {
-                super::play::parse_when(w).map_err(|why| anyhow!("{}: when = \"{w}\": {why}", at("measure", k, "when")))?;
+                super::expr::parse_when(w).map_err(|why| anyhow!("{}: when = \"{w}\": {why}", at("measure", k, "when")))?;
                 if m.aggregate != "final" || (builtin && m.of != "length" && m.of != "turns") {
                     bail!(
                         "{}: of = \"{}\", aggregate = \"{}\" with `when`; expected a game value, `length` or `turns`, read once (aggregate \"final\")",

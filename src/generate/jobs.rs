@@ -79,7 +79,7 @@ impl Setup {
             }
             // Value paths resolve against the program of the measure's own table (its overlays).
             let probe = &codec.probes[scorer.tables[scorer.measures[k].0].overlay_set];
-            let when = m.when.as_deref().and_then(|w| super::play::parse_when(w).ok()).map(|(path, ..)| path);
+            let when = m.when.as_deref().and_then(|w| super::expr::parse_when(w).ok()).map(|(path, ..)| path);
             for (key, text, path) in [
                 ("of", m.of.as_str(), Some(m.of.as_str()).filter(|o| o.contains('.'))),
                 ("when", m.when.as_deref().unwrap_or(""), when.as_deref()),

@@ -6,6 +6,7 @@
 //! whether the game ended by its own rules and whether anyone was stuck.
 
 use super::config::{GenerateConfig, PlayerConfig};
+use super::expr::{Cmp, parse_when};
 use crate::game::{Game, WgdlGame};
 use crate::players::persona::{MState, Measure, Measured, Reward, RewardEval};
 use crate::players::{AiConfig, resolve};
@@ -47,47 +48,6 @@ pub enum Quantity {
         at: f64,
         of: String,
     },
-}
-
-/// A comparison of a `when` condition.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Cmp {
-    Ge,
-    Gt,
-    Le,
-    Lt,
-    Eq,
-    Ne,
-}
-
-impl Cmp {
-    pub fn holds(self, a: f64, b: f64) -> bool {
-        match self {
-            Cmp::Ge => a >= b,
-            Cmp::Gt => a > b,
-            Cmp::Le => a <= b,
-            Cmp::Lt => a < b,
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-        }
-    }
-}
-
-/// A `when` condition, `<game value> <op> <number>` (`global.level >= 5`), as (path, op, number).
-pub fn parse_when(text: &str) -> Result<(String, Cmp, f64), String> {
-    let ops = [(">=", Cmp::Ge), ("<=", Cmp::Le), ("==", Cmp::Eq), ("!=", Cmp::Ne), (">", Cmp::Gt), ("<", Cmp::Lt)];
-    let Some((i, tok, op)) =
-        ops.iter().filter_map(|&(t, op)| text.find(t).map(|i| (i, t, op))).min_by_key(|&(i, t, _)| (i, usize::MAX - t.len()))
-    else {
-        return Err("no comparison; expected `<game value> <op> <number>` with op one of >=, >, <=, <, ==, != (`global.level >= 5`)".into());
-    };
-    let path = text[..i].trim();
-    let num = text[i + tok.len()..].trim();
-    if !path.contains('.') || path.contains(char::is_whitespace) {
-        return Err(format!("`{path}` before `{tok}`; expected a game value such as `global.level` or `game.sessionsFinished`"));
-    }
-    let at: f64 = num.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| format!("`{num}` after `{tok}`; expected a number"))?;
-    Ok((path.to_string(), op, at))
 }
 
 impl Quantity {

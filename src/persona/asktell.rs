@@ -5,9 +5,10 @@
 //! each game's result; [`AskTell::evaluate`] is the built-in play, which told back gives the
 //! command line's run, file for file.
 
+use super::jobs::Setup;
 use super::jobs::{GameJob, PersonaGame};
 use super::play::GameResult;
-use super::run::{PersonaOutcome, Setup, run_chosen};
+use super::run::{PersonaOutcome, run_chosen};
 use crate::exec::asktell::{AskTell as Questions, Asker};
 use crate::exec::{Executor, JobKind, Remote};
 use anyhow::{Result, anyhow};

@@ -12,8 +12,9 @@
 //! unfinished) is listed as skipped with the reason, never counted.
 
 use super::config::Persona;
+use super::jobs::Setup;
 use super::play::{Agent, GameResult, Measured};
-use super::run::{Setup, read_formula_file};
+use super::run::read_formula_file;
 use crate::game::{Game, Status, WgdlGame};
 use crate::players::ai::Replay;
 use crate::report::{chart, csv_bytes, write_atomic};

@@ -4,15 +4,145 @@
 //! [`GameResult`]. The context is the resolved config with the game's absolute path and a hash of
 //! the compiled game's text, so a worker compiles the same game once and refuses another version.
 
-use super::config::PersonaConfig;
-use super::play::{Agent, GameResult, Reward, play_game};
-use super::run::Setup;
+use super::config::{Persona, PersonaConfig};
+use super::play::{Agent, GameResult, Measure, Measured, Reward, Search, play_game};
+use crate::exec::Executor;
 use crate::exec::{JobKind, fnv};
+use crate::game::WgdlGame;
+use crate::rng::derive;
 use crate::rng::stream;
 use crate::search::formula::Formula;
+use crate::wgdl::probe::ValueRef;
+use crate::wgdl::{CompileOptions, Program};
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Stream tags (the "individual" slot of [`derive`]) of the things that are not individuals.
+pub(super) const TAG_GAMES: u64 = u64::MAX;
+pub(super) const TAG_VANILLA: u64 = u64::MAX - 1;
+pub(super) const TAG_RANDOM: u64 = u64::MAX - 2;
+pub(super) const TAG_GP: u64 = u64::MAX - 3;
+pub(super) const TAG_HELD_OUT: u64 = u64::MAX - 4;
+
+/// Everything a run needs that is fixed for its duration.
+pub struct Setup {
+    pub cfg: PersonaConfig,
+    pub text: String,
+    pub config_path: PathBuf,
+    pub program: Arc<Program>,
+    pub score: ValueRef,
+    pub search: Search,
+    pub out_dir: PathBuf,
+    /// Stop after this many generations in one call (tests; the checkpoint stays resumable).
+    pub max_generations: Option<u64>,
+    /// Where the games run (this process by default; `--ray` elsewhere).
+    pub exec: Executor,
+}
+
+impl Setup {
+    /// Compiles the game with the config's parameters and chance override; resolves the score.
+    pub fn new(cfg: PersonaConfig, text: String, config_path: &Path, out_root: &Path) -> Result<Setup> {
+        let s = &cfg.personas;
+        let opts = CompileOptions {
+            base_dir: s.game.parent().map(Path::to_path_buf),
+            overrides: cfg.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            turn_order: None,
+            overlays: Vec::new(),
+        };
+        let compiled = crate::wgdl::load_with(&s.game, &opts).map_err(|e| anyhow!("{e}"))?;
+        let mut program = (*compiled.program).clone();
+        if let Some(c) = &s.chance {
+            program.chance_fair = c == "fair";
+        }
+        let program = Arc::new(program);
+        let at = |table: &str, nth: usize, key: &str| crate::config::locate(config_path, &text, table, nth, key);
+        let score = program.value_ref(&s.score).map_err(|e| anyhow!("{}: score = \"{}\": {e}", at("personas", 0, "score"), s.score))?;
+        for (k, p) in cfg.list.iter().enumerate() {
+            if p.measure != "legal_moves" {
+                program.value_ref(&p.measure).map_err(|e| {
+                    anyhow!("{}: measure = \"{}\": {e}; expected a game value or \"legal_moves\"", at("persona", k, "measure"), p.measure)
+                })?;
+            }
+        }
+        let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
+        // One folder per (config name, seed): runs with another seed never overwrite it.
+        let out_dir = out_root.join(&s.name).join(format!("seed-{}", s.seed));
+        Ok(Setup {
+            cfg,
+            text,
+            config_path: config_path.to_path_buf(),
+            program,
+            score,
+            search,
+            out_dir,
+            max_generations: None,
+            exec: Executor::Local,
+        })
+    }
+
+    /// The setup of a config file with the command line's overrides (`--seed`,
+    /// `--generations`, `--out`; default root `outputs/`).
+    pub fn load(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option<&Path>) -> Result<Setup> {
+        let (mut cfg, text) = PersonaConfig::load(config)?;
+        if let Some(s) = seed {
+            cfg.personas.seed = s;
+        }
+        if let Some(g) = generations {
+            cfg.personas.generations = g;
+        }
+        // The checkpoint key is the resolved config, so command-line overrides count.
+        let text = format!("{text}\n# resolved: seed {} generations {}\n", cfg.personas.seed, cfg.personas.generations);
+        Setup::new(cfg, text, config, out.unwrap_or(Path::new("outputs")))
+    }
+
+    /// The measured game of persona `p` (chance seed 0; games reseed it).
+    pub fn measured(&self, p: &Persona) -> Measured {
+        let measure = if p.measure == "legal_moves" {
+            Measure::LegalMoves
+        } else {
+            Measure::Value(self.program.value_ref(&p.measure).expect("checked in Setup::new"))
+        };
+        Measured { game: WgdlGame::new(self.program.clone()), measure, mean: p.mean() }
+    }
+
+    /// The reward of an MCTS agent of persona `p` held to `goal`.
+    pub fn reward(&self, p: &Persona, goal: f64) -> Reward {
+        match p.range {
+            Some([lo, hi]) if !self.cfg.personas.binary() => Reward::Continuous { lo, hi, maximize: p.maximize() },
+            _ => Reward::Binary { goal, maximize: p.maximize() },
+        }
+    }
+
+    /// The vanilla baseline: UCB1 x̄ + C·√(ln n / n_j).
+    pub fn vanilla(&self) -> Formula {
+        Formula::ucb1(self.cfg.personas.vanilla_c, 1.0)
+    }
+
+    /// The game seeds of a generation (shared by individuals, baselines and personas).
+    pub fn game_seeds(&self, generation: u64) -> Vec<u64> {
+        (0..self.cfg.personas.games).map(|k| derive(self.cfg.personas.seed, generation, TAG_GAMES, k)).collect()
+    }
+
+    /// The held-out seeds.
+    pub fn held_out_seeds(&self) -> Vec<u64> {
+        (0..self.cfg.personas.held_out).map(|k| derive(self.cfg.personas.seed, 0, TAG_HELD_OUT, k)).collect()
+    }
+
+    /// The seed of persona `k`'s streams.
+    pub(super) fn persona_seed(&self, k: usize) -> u64 {
+        derive(self.cfg.personas.seed, k as u64, 0, 0)
+    }
+
+    /// Games a run plays (for the progress bar): `evolved` personas evolved, then a held-out
+    /// table of `in_table` personas (three agents each, then the random player's row).
+    pub fn total_games(&self, evolved: usize, in_table: usize) -> u64 {
+        let s = &self.cfg.personas;
+        let held_out = if s.held_out == 0 { 0 } else { (3 * in_table as u64 + 1) * s.held_out };
+        evolved as u64 * s.generations * (self.cfg.gp.population as u64 + 2) * s.games + held_out
+    }
+}
 
 /// What every game of a persona run shares.
 #[derive(Clone, Debug, Serialize, Deserialize)]

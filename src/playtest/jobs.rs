@@ -5,12 +5,20 @@
 //! driver's key, and refuses another version of the game.
 
 use super::config::PlaytestConfig;
-use super::run::{Replicate, Setup, run_replicate};
+use super::encode::{EState, Encoded};
+use super::selfplay;
+use super::setup::{Condition, INTERRUPTED, Replicate, Setup};
 use crate::exec::{JobKind, fnv};
-use anyhow::{Result, anyhow};
+use crate::game::Game;
+use crate::rng;
+use crate::search::mcts::{self, Budget, Evaluator, Rollout, SubGame};
+use crate::wgdl::probe::ValueRef;
+use crate::wgdl::{Program, State};
+use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaytestContext {
@@ -82,4 +90,89 @@ impl JobKind for PlaytestReplicate {
         let rep = run_replicate(setup, c, job.replicate, &AtomicU64::new(0))?;
         Ok(rep.map(|rep| Done { seconds: rep.seconds, rep }))
     }
+}
+
+/// The raw score as the search's reward.
+struct RawScore<'a> {
+    program: &'a Program,
+    score: ValueRef,
+}
+
+impl Evaluator<EState<State>> for RawScore<'_> {
+    fn value(&self, s: &EState<State>, _player: usize) -> f64 {
+        self.program.read(&s.st, self.score)
+    }
+}
+
+/// Runs one replicate of one condition. `None` when interrupted.
+pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64) -> Result<Option<Replicate>> {
+    let Some(score) = c.score else { return selfplay::play_replicate(setup, c, r, progress) };
+    let t0 = Instant::now();
+    let s = &setup.cfg.playtest;
+    let game_seed = setup.game_seed(r);
+    let mut game = c.game.clone();
+    game.game.seed = game_seed;
+    let root = game.initial().map_err(|e| anyhow!("{}: the start state: {e}", c.name))?;
+    let eval = RawScore { program: &game.game.program, score };
+    let mut rng = rng::stream(s.seed, 1, r, c.stream);
+    let mut improvements = Vec::new();
+    let mut last = f64::NEG_INFINITY;
+    let mut pending = 0u64;
+    let mut interrupted = false;
+    let sub = SubGame { goal_target: usize::MAX };
+    let res = mcts::search_observed(&game, &root, sub, &c.mcts, &eval, Budget::Iterations(s.rollouts), &mut rng, |ro: Rollout| {
+        if ro.best > last {
+            last = ro.best;
+            improvements.push((ro.iteration, ro.best));
+        }
+        pending += 1;
+        if pending == 256 {
+            progress.fetch_add(pending, Ordering::Relaxed);
+            pending = 0;
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                interrupted = true;
+                return false;
+            }
+        }
+        true
+    })
+    .map_err(|e| anyhow!("{} replicate {}: {e}", c.name, r + 1))?;
+    progress.fetch_add(pending, Ordering::Relaxed);
+    if interrupted {
+        return Ok(None);
+    }
+    // The rollouts a CUT_OFF stop saved still count as done for the progress bar.
+    progress.fetch_add(s.rollouts - res.iterations, Ordering::Relaxed);
+    // Replay the best trace from the start: it must reach the same score (the thesis's replay
+    // consistency check; a mismatch means the game is not a function of its seed and moves).
+    let moves = Encoded::moves(&res.path);
+    let mut st = game.game.initial().map_err(|e| anyhow!("{e}"))?;
+    let mut trace = Vec::with_capacity(moves.len());
+    for &m in &moves {
+        trace.push(game.game.program.action_name(&st, m));
+        game.game.apply(&mut st, m).map_err(|e| anyhow!("{} replicate {}: replaying the best trace: {e}", c.name, r + 1))?;
+    }
+    let replayed = game.game.program.read(&st, score);
+    if (replayed - res.value).abs() > 1e-9 * res.value.abs().max(1.0) {
+        bail!(
+            "{} replicate {}: the best trace scores {replayed} when replayed but {} in the search; the game is not a function of its seed and moves",
+            c.name,
+            r + 1,
+            res.value
+        );
+    }
+    Ok(Some(Replicate {
+        key: setup.key.clone(),
+        condition: c.name.clone(),
+        replicate: r,
+        game_seed,
+        best: res.value,
+        improvements,
+        rollouts: res.iterations,
+        exhausted: res.iterations < s.rollouts,
+        nodes: res.nodes,
+        seconds: t0.elapsed().as_secs_f64(),
+        trace,
+        game: None,
+    }))
 }

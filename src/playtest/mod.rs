@@ -10,3 +10,4 @@ pub mod encode;
 pub mod jobs;
 pub mod run;
 pub mod selfplay;
+pub mod setup;

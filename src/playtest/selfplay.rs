@@ -13,9 +13,8 @@
 //! a Wilson 95% interval, the draw rate, the mean length), `replays/<condition>.json` (the first
 //! game of each condition, for `playforge replay` and the report's viewer) and `timing.csv`.
 
-use super::config::Settings;
 use super::encode::{EMove, Encoded};
-use super::run::{Condition, INTERRUPTED, Outcome, Replicate, Setup, fmt_num};
+use super::setup::{Condition, INTERRUPTED, Outcome, Played, Replicate, Setup, fmt_num};
 use crate::game::{Game, Status, WgdlGame};
 use crate::players::Replay;
 use crate::players::agents::WinEval;
@@ -24,27 +23,11 @@ use crate::report::{csv_bytes, write_atomic};
 use crate::rng;
 use crate::search::mcts::{self, Evaluator, FinalChoice};
 use crate::wgdl::State;
-use anyhow::{Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
+use anyhow::{Result, anyhow};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// How a self-play game ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Played {
-    /// The side that won (its index among the game's players); `None`: nobody did.
-    pub winner: Option<usize>,
-    /// The winner's name, `draw`, `turn limit`, `stuck`, … or `cut` (the game passed
-    /// `max_playout_moves` moves and was stopped, a limit and not a rule).
-    pub result: String,
-    /// Moves played (the trace's length).
-    pub moves: u32,
-    /// Each side's return: +1 for the winner and −1 for the others, 0 for all without a
-    /// winner (OpenSpiel's convention, as the doors report it).
-    pub returns: Vec<f64>,
-}
 
 /// The win of the side to move as the reward, through the encoding.
 struct Wins<'a>(WinEval<'a>);
@@ -53,25 +36,6 @@ impl Evaluator<super::encode::EState<State>> for Wins<'_> {
     fn value(&self, s: &super::encode::EState<State>, player: usize) -> f64 {
         self.0.value(&s.st, player)
     }
-}
-
-/// The `[playtest]` keys that only a one-player search reads, refused on a game of sides at
-/// their line: the score (a game of sides is judged by who wins) and its upper bound.
-pub(super) fn check_settings(s: &Settings, at: &impl Fn(&str, usize, &str) -> String) -> Result<()> {
-    if s.score != "game.score" {
-        bail!(
-            "{}: score = \"{}\" on a game of sides; expected no `score` (a two-player playtest records who wins, the draws and the length)",
-            at("playtest", 0, "score"),
-            s.score
-        );
-    }
-    if let Some(b) = s.upper_bound {
-        bail!(
-            "{}: upper_bound = {b} on a game of sides; expected no `upper_bound` (it bounds a one-player score)",
-            at("playtest", 0, "upper_bound")
-        );
-    }
-    Ok(())
 }
 
 /// The name of how a game ended.

@@ -297,7 +297,7 @@ impl Server {
             if !text.contains("[personas]") {
                 continue;
             }
-            let Ok(setup) = crate::persona::run::Setup::load(&f, None, None, Some(&self.outputs)) else { continue };
+            let Ok(setup) = crate::persona::jobs::Setup::load(&f, None, None, Some(&self.outputs)) else { continue };
             if setup.cfg.personas.game.file_stem() != game.file_stem() || !setup.cfg.parameters.is_empty() {
                 continue;
             }
@@ -319,7 +319,7 @@ impl Server {
             bail!("persona `{who}`; expected <config>/<persona> as listed");
         }
         let f = self.opts.configs.join(format!("{stem}.toml"));
-        let setup = crate::persona::run::Setup::load(&f, None, None, Some(&self.outputs))?;
+        let setup = crate::persona::jobs::Setup::load(&f, None, None, Some(&self.outputs))?;
         let k = setup.cfg.list.iter().position(|p| p.name == name).ok_or_else(|| anyhow!("no persona `{name}` in {}", f.display()))?;
         let file = setup.out_dir.join(name).join("best_formula.txt");
         let (formula, goal) = crate::persona::run::read_formula_file(&file)?;
