@@ -564,8 +564,8 @@ fn section_tiers(o: &Opts) {
     rows.push(("Magic Land, playouts/s (action-group weights)", "–", v));
     let persona = |tier: Tier| {
         use playforge::persona::config::PersonaConfig;
+        use playforge::persona::jobs::Setup;
         use playforge::persona::play::{Agent, play_game};
-        use playforge::persona::run::Setup;
         // The setup's programs are compiled with the default tier of the moment.
         Tier::set_default(tier);
         let path = root().join("configs/personas_paper.toml");
@@ -628,8 +628,8 @@ fn section_tiers(o: &Opts) {
 /// expansion, rollouts to move 20, the formula picks the move), one core, vanilla UCB1.
 fn section_match3(o: &Opts) {
     use playforge::persona::config::PersonaConfig;
+    use playforge::persona::jobs::Setup;
     use playforge::persona::play::{Agent, play_game};
-    use playforge::persona::run::Setup;
     println!("\n### Match-3 persona games (configs/personas_paper.toml, one core)\n");
     let path = root().join("configs/personas_paper.toml");
     let (cfg, text) = PersonaConfig::load(&path).expect("personas_paper.toml");
@@ -806,8 +806,8 @@ fn batch_wall(jobs: &[f64], cpus: usize, task: f64, latency: f64) -> f64 {
 /// every individual's games) simulated by resampling the measured times.
 fn section_scale(o: &Opts) {
     use playforge::persona::config::PersonaConfig;
+    use playforge::persona::jobs::Setup;
     use playforge::persona::play::{Agent, Reward, play_game};
-    use playforge::persona::run::Setup;
     let path = root().join("configs/personas_paper.toml");
     let (cfg, text) = PersonaConfig::load(&path).expect("the shipped paper config");
     let setup = Setup::new(cfg, text, &path, Path::new("")).expect("the paper setup");

@@ -16,13 +16,10 @@ use super::jobs::{Done, PlaytestContext, PlaytestReplicate, ReplicateJob, run_re
 use super::selfplay;
 use super::setup::{Condition, INTERRUPTED, Outcome, Replicate, Setup, fmt_num};
 use crate::exec::Executor;
-use crate::game::Game;
 use crate::report::chart;
 use crate::report::stats::{mann_whitney, median, summary};
 use crate::report::{csv_bytes, write_atomic};
-use crate::search::mcts::Evaluator;
 use anyhow::{Context, Result, anyhow};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,7 +9,7 @@ use crate::exec::Executor;
 use crate::game::WgdlGame;
 use crate::rng;
 use crate::search::formula::Formula;
-use crate::search::mcts::{Evaluator, MctsConfig};
+use crate::search::mcts::MctsConfig;
 use crate::wgdl::CompileOptions;
 use crate::wgdl::probe::ValueRef;
 use anyhow::{Result, anyhow, bail};
