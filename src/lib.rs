@@ -8,6 +8,7 @@ pub mod balance;
 pub mod cli;
 pub mod config;
 pub mod doors;
+pub mod drive;
 pub mod evolve;
 pub mod exec;
 pub mod experiment;

@@ -36,7 +36,7 @@ fn every_source_file_opens_with_a_module_doc() {
 
 /// The longest a file under `src/` may be. A file holds one job a reader can name from its
 /// path; past this, split it by pass or phase (ARCHITECTURE.md, "Rooms").
-const MAX_LINES: usize = 1000;
+const MAX_LINES: usize = 800;
 
 #[test]
 fn no_source_file_is_over_the_line_limit() {
@@ -70,16 +70,17 @@ const LAYERS: &[(&str, u32)] = &[
     ("gdl", 4),
     ("players", 4),
     ("exec", 5),
-    ("experiment", 5),
-    ("balance", 5),
-    ("persona", 5),
-    ("playtest", 5),
-    ("generate", 5),
-    ("web", 5),
-    ("doors", 5),
-    ("cli", 6),
-    ("jobs", 6),
-    ("python", 7),
+    ("drive", 6),
+    ("experiment", 7),
+    ("balance", 7),
+    ("persona", 7),
+    ("playtest", 7),
+    ("generate", 7),
+    ("web", 7),
+    ("doors", 7),
+    ("cli", 8),
+    ("jobs", 8),
+    ("python", 9),
 ];
 
 /// Imports that still break the layering (ARCHITECTURE.md, "Known exceptions"): each is to be
@@ -180,6 +181,19 @@ fn the_layering_check_catches_an_upward_import_and_a_circle() {
     let problems = layering_problems(&edges);
     assert!(problems.iter().any(|p| p.contains("`game` (layer 2) imports `search` (layer 3), up a layer")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("circle") && p.contains("persona") && p.contains("playtest")), "{problems:?}");
+}
+
+/// The pages a newcomer reads first stay short (issue 56): ARCHITECTURE.md a map, not a manual
+/// (a module in a few lines; files explain themselves in their `//!` paragraphs), and
+/// docs/speed.md the generated tables with what made them faster (the dated rounds live in
+/// docs/speed-log.md).
+#[test]
+fn the_first_pages_stay_short() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (page, limit) in [("ARCHITECTURE.md", 10_000), ("docs/speed.md", 15_000)] {
+        let n = std::fs::read_to_string(root.join(page)).expect("the page").chars().count();
+        assert!(n < limit, "{page} has {n} characters; expected under {limit} (move detail to docs/internals.md or a log)");
+    }
 }
 
 /// docs/speed.md's figures are the bench's own output (`cargo bench --bench speed --

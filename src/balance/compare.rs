@@ -95,11 +95,12 @@ pub fn compare(path: &Path, out: Option<&Path>, exec: &crate::exec::Executor, pr
         );
     }
     for a in &arms {
-        if !matches!(a.optimizer.as_str(), "es" | "sa" | "cma") {
+        if !super::config::OPTIMIZERS.has(&a.optimizer) {
             bail!(
-                "{}: optimizer \"{}\"; expected \"es\", \"sa\" or \"cma\"",
+                "{}: optimizer \"{}\"; expected {}",
                 super::config::locate(path, &text, "compare", 0, "optimizers"),
-                a.optimizer
+                a.optimizer,
+                super::config::OPTIMIZERS
             );
         }
         if let Err(e) = super::config::FolderName::new(&a.name) {

@@ -255,6 +255,9 @@ impl Default for CmaConfig {
 
 pub use crate::config::{FolderName, locate};
 
+/// The optimizers `optimizer`, `--optimizer` and the Python API accept.
+pub const OPTIMIZERS: crate::drive::Names = crate::drive::Names(&["es", "sa", "cma"]);
+
 impl BalanceConfig {
     /// Reads, parses and checks a config (and returns its text); every error names the file,
     /// the line and the key. Paths in it are resolved against the config file.
@@ -269,8 +272,8 @@ impl BalanceConfig {
         let cfg: BalanceConfig = crate::config::toml(&path.display().to_string(), text).map_err(|e| anyhow!(e))?;
         let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
         let s = &cfg.balance;
-        if !matches!(s.optimizer.as_str(), "es" | "sa" | "cma") {
-            bail!("{}: optimizer = \"{}\"; expected \"es\", \"sa\" or \"cma\"", at("balance", 0, "optimizer"), s.optimizer);
+        if !OPTIMIZERS.has(&s.optimizer) {
+            bail!("{}: optimizer = \"{}\"; expected {OPTIMIZERS}", at("balance", 0, "optimizer"), s.optimizer);
         }
         if !(s.target > 0.0 && s.target < 1.0) {
             bail!("{}: target = {}; expected a fitness in (0, 1) (a run stops when F exceeds it)", at("balance", 0, "target"), s.target);

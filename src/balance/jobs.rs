@@ -16,32 +16,18 @@ use crate::exec::JobKind;
 use crate::wgdl::Program;
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-/// What every game of a balance run shares.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BalanceContext {
-    /// The resolved config, its game path made absolute (workers need not share the driver's
-    /// working directory).
-    pub config: BalanceConfig,
-    /// The config's path and text (for error positions only).
-    pub config_path: PathBuf,
-    pub config_text: String,
-    /// [`Codec::game_hash`] of the game the driver compiled.
-    pub game_hash: u64,
-}
+/// What every job of the run shares: the resolved config, where it came from, the game's hash
+/// ([`crate::drive::game::Context`]).
+pub type BalanceContext = crate::drive::game::Context<BalanceConfig>;
 
 impl BalanceContext {
     pub fn new(cfg: &BalanceConfig, cfg_path: &Path, cfg_text: &str, codec: &Codec) -> Result<BalanceContext> {
         let mut config = cfg.clone();
         config.balance.game = std::path::absolute(&cfg.balance.game)?;
-        Ok(BalanceContext {
-            config,
-            config_path: std::path::absolute(cfg_path)?,
-            config_text: cfg_text.to_string(),
-            game_hash: codec.game_hash(),
-        })
+        BalanceContext::of(config, cfg_path, cfg_text, codec.game_hash())
     }
 }
 

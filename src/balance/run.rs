@@ -13,20 +13,14 @@ use super::dna::Codec;
 use super::fitness::{Eval, Evaluator, target_band};
 use super::jobs::BalanceContext;
 use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer, Ride};
-use crate::exec::Executor;
 use crate::players::Replay;
-use crate::report::{chart, csv_bytes, num, write_atomic};
+use crate::report::{chart, num, write_atomic};
 use crate::rng::derive;
 use anyhow::{Result, anyhow, bail};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-/// Set by the Ctrl-C handler; the loop saves and stops after the iteration in progress.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// One row of history.csv.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -163,35 +157,8 @@ pub fn checkpoint_key(cfg: &BalanceConfig, game_hash: u64) -> Result<String> {
     Ok(format!("{}\n# game {game_hash:016x}\n", toml::to_string(&c)?))
 }
 
-/// How to run (beyond the config).
-#[derive(Clone, Default)]
-pub struct RunOptions {
-    pub resume: bool,
-    /// Stop after this many iterations (tests; the checkpoint stays resumable).
-    pub max_iterations: Option<u64>,
-    /// Skip the PNG and replays (the optimizer comparison).
-    pub light: bool,
-    /// With `resume`: a checkpoint of another configuration is replaced by a fresh run
-    /// instead of being an error (the comparison after its config changed).
-    pub restart_stale: bool,
-    /// Where the games run (this process by default; `--ray` elsewhere).
-    pub exec: Executor,
-    /// An evaluation of the user's instead of the built-in games (ask/tell).
-    pub hook: Option<Arc<EvalHook>>,
-}
-
-impl std::fmt::Debug for RunOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunOptions")
-            .field("resume", &self.resume)
-            .field("max_iterations", &self.max_iterations)
-            .field("light", &self.light)
-            .field("restart_stale", &self.restart_stale)
-            .field("exec", &self.exec)
-            .field("hook", &self.hook.is_some())
-            .finish()
-    }
-}
+/// How to run: the options every search command shares, with a user's evaluation (ask/tell).
+pub type RunOptions = crate::drive::RunOptions<EvalHook>;
 
 /// An iteration whose best candidate awaits its confirmation (see the loop in [`run`]).
 struct Waiting {
@@ -246,23 +213,14 @@ pub fn run(
     let ck_path = dir.join("checkpoint.json");
     let per_eval = cfg.evaluation.games * cfg.evaluation.pairs.len() as u64;
     let budget_games = cfg.balance.max_evaluations * per_eval;
-    if opts.resume && !ck_path.exists() && !opts.restart_stale {
-        bail!(
-            "--resume: no checkpoint in {}; expected the folder of an interrupted run of this config, optimizer and seed (run without --resume to start afresh)",
-            dir.display()
-        );
-    }
-    let stored: Option<Checkpoint> =
-        if opts.resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
-    let stored = match stored {
-        Some(ck) if ck.config == ck_key || ck.config == old_key => {
-            ck.validate(&ck_path, cfg, &codec)?;
-            Some(Checkpoint { config: ck_key.clone(), ..ck })
-        }
-        Some(_) if opts.restart_stale => None,
-        Some(ck) => bail!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.config, &ck_key)),
-        None => None,
+    let expect = crate::drive::Expect {
+        path: &ck_path,
+        key: &ck_key,
+        legacy: std::slice::from_ref(&old_key),
+        missing: Some("config, optimizer and seed"),
     };
+    let stored = crate::drive::resume(opts, &expect, |ck: &Checkpoint| &ck.config, |ck| ck.validate(&ck_path, cfg, &codec))?
+        .map(|ck| Checkpoint { config: ck_key.clone(), ..ck });
     let mut ck = if let Some(ck) = stored {
         ck
     } else {
@@ -280,18 +238,69 @@ pub fn run(
         }
     };
     write_atomic(&dir.join("config.toml"), resolved.as_bytes())?;
-    let start = Instant::now();
-    let elapsed0 = ck.elapsed_s;
-    let reached = |ck: &Checkpoint| ck.best.as_ref().is_some_and(|b| b.eval.f > cfg.balance.target);
-    let mut interrupted = false;
-    // Iterations this call ran (for --max-iterations), done or waiting for their confirmation.
-    let history0 = ck.history.len();
-    let confirm_games = cfg.evaluation.confirm_games as usize;
-    let confirm_cost = (ev.n_pairs() * confirm_games) as u64;
     let built = Games { codec: &codec, ev: &ev, exec: &opts.exec, jobs: &jobs, seed: cfg.balance.seed };
-    // Ends iteration `it`: its confirmation's evaluation (if it had one) may become the best;
-    // then its history row, the checkpoint (with the optimizer as it stands) and the progress.
-    let finish = |ck: &mut Checkpoint, it: u64, current: &Eval, confirmed: Option<(Vec<f64>, Eval)>, games_played: u64| -> Result<()> {
+    let mut step = Step {
+        cfg,
+        codec: &codec,
+        opts,
+        built,
+        dir: &dir,
+        ck_path: &ck_path,
+        budget_games,
+        start: Instant::now(),
+        elapsed0: ck.elapsed_s,
+        confirm_games: cfg.evaluation.confirm_games as usize,
+        confirm_cost: (ev.n_pairs() * cfg.evaluation.confirm_games as usize) as u64,
+        waiting: None,
+        progress,
+    };
+    let interrupted = crate::drive::run(&mut step, &mut ck, opts.max_iterations)?.interrupted;
+    write_history(&dir, &ck.history)?;
+    if let Some(b) = &ck.best {
+        write_best(cfg, &codec, &dir, b)?;
+        if !opts.light {
+            write_replays(cfg, &codec, &ev, &dir, b)?;
+        }
+    }
+    if !opts.light && !ck.history.is_empty() {
+        convergence_chart(cfg, &dir, &ck.history)?;
+    }
+    let reached = ck.best.as_ref().is_some_and(|b| b.eval.f > cfg.balance.target);
+    Ok(Outcome { dir, best: ck.best, history: ck.history, games_played: ck.games_played, reached, interrupted, codec })
+}
+
+/// One iteration of the balance loop as the run loop drives it ([`crate::drive::run`]).
+struct Step<'a> {
+    cfg: &'a BalanceConfig,
+    codec: &'a Codec,
+    opts: &'a RunOptions,
+    built: Games<'a>,
+    dir: &'a Path,
+    ck_path: &'a Path,
+    budget_games: u64,
+    start: Instant,
+    elapsed0: f64,
+    confirm_games: usize,
+    confirm_cost: u64,
+    /// An iteration whose best candidate awaits its confirmation. With the built-in evaluation
+    /// the confirmation's games ride along with the next iteration's first batch (one round
+    /// trip to the executor instead of two: it matters on a cluster, where each costs
+    /// milliseconds). The next iteration's candidates do not depend on the confirmation, so the
+    /// games and the numbers are the same as playing them one after the other; when the
+    /// confirmation ends the run (the target reached), that next iteration is dropped as if
+    /// never begun.
+    waiting: Option<Waiting>,
+    progress: &'a dyn Fn(u64, u64, f64, u64),
+}
+
+impl Step<'_> {
+    fn reached(&self, ck: &Checkpoint) -> bool {
+        ck.best.as_ref().is_some_and(|b| b.eval.f > self.cfg.balance.target)
+    }
+
+    /// Ends iteration `it`: its confirmation's evaluation (if it had one) may become the best;
+    /// then its history row, the checkpoint (with the optimizer as it stands) and the progress.
+    fn finish(&self, ck: &mut Checkpoint, it: u64, current: &Eval, confirmed: Option<(Vec<f64>, Eval)>, games_played: u64) -> Result<()> {
         if let Some((dna, confirmed)) = confirmed
             && ck.best.as_ref().is_none_or(|b| confirmed.f > b.eval.f)
         {
@@ -299,7 +308,7 @@ pub fn run(
         }
         ck.games_played = games_played;
         ck.next_iteration = it + 1;
-        ck.elapsed_s = elapsed0 + start.elapsed().as_secs_f64();
+        ck.elapsed_s = self.elapsed0 + self.start.elapsed().as_secs_f64();
         let best_f = ck.best.as_ref().map_or(0.0, |b| b.eval.f);
         ck.history.push(Row {
             iteration: it,
@@ -312,78 +321,85 @@ pub fn run(
             best_so_far: best_f,
             games: ck.games_played,
             elapsed_s: ck.elapsed_s,
-            penalized: !current.all_played && cfg.fitness.all_played_penalty >= 0.0,
+            penalized: !current.all_played && self.cfg.fitness.all_played_penalty >= 0.0,
         });
-        ck.finished = ck.games_played >= budget_games || reached(ck);
-        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
-        write_history(&dir, &ck.history)?;
-        progress(ck.games_played.min(budget_games), budget_games, best_f, it);
+        ck.finished = ck.games_played >= self.budget_games || self.reached(ck);
+        crate::drive::save(self.ck_path, &*ck)?;
+        write_history(self.dir, &ck.history)?;
+        (self.progress)(ck.games_played.min(self.budget_games), self.budget_games, best_f, it);
         Ok(())
-    };
-    // An iteration whose best candidate awaits its confirmation. With the built-in evaluation
-    // the confirmation's games ride along with the next iteration's first batch (one round trip
-    // to the executor instead of two: it matters on a cluster, where each costs milliseconds).
-    // The next iteration's candidates do not depend on the confirmation, so the games and the
-    // numbers are the same as playing them one after the other; when the confirmation ends the
-    // run (the target reached), that next iteration is dropped as if never begun.
-    let mut waiting: Option<Waiting> = None;
-    let alone = |w: &Waiting| -> Result<Eval> { Ok(built.evaluate_groups(&[w.ride.group()])?.remove(0).remove(0)) };
-    let finish_waiting = |ck: &mut Checkpoint, w: Waiting, confirmed: Eval| {
-        finish(ck, w.ride.iteration, &w.current, Some((w.ride.cand.0, confirmed)), w.games_before + confirm_cost)
-    };
-    loop {
-        let (games_played, best_known) = match &waiting {
-            Some(w) => (w.games_before + confirm_cost, false),
+    }
+
+    /// The waiting confirmation played alone (nothing to ride with).
+    fn alone(&self, w: &Waiting) -> Result<Eval> {
+        Ok(self.built.evaluate_groups(&[w.ride.group()])?.remove(0).remove(0))
+    }
+
+    fn finish_waiting(&self, ck: &mut Checkpoint, w: Waiting, confirmed: Eval) -> Result<()> {
+        self.finish(ck, w.ride.iteration, &w.current, Some((w.ride.cand.0, confirmed)), w.games_before + self.confirm_cost)
+    }
+}
+
+impl crate::drive::Search for Step<'_> {
+    type Ck = Checkpoint;
+
+    fn over(&self, ck: &Checkpoint) -> bool {
+        let (games_played, best_known) = match &self.waiting {
+            Some(w) => (w.games_before + self.confirm_cost, false),
             None => (ck.games_played, true),
         };
-        let stop = ck.finished || games_played >= budget_games || (best_known && reached(&ck));
-        let stop = stop || opts.max_iterations.is_some_and(|m| (ck.history.len() - history0) as u64 + waiting.is_some() as u64 >= m);
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            interrupted = true;
-        }
-        if let Some(w) = waiting.take_if(|_| stop || interrupted) {
-            // Nothing to ride with: the confirmation plays alone.
-            let confirmed = alone(&w)?;
-            finish_waiting(&mut ck, w, confirmed)?;
-            if interrupted {
-                break;
-            }
-            continue;
-        }
-        if stop || interrupted {
-            break;
-        }
-        let it = ck.next_iteration + waiting.is_some() as u64;
+        ck.finished || games_played >= self.budget_games || (best_known && self.reached(ck))
+    }
+
+    /// Iterations done or waiting for their confirmation.
+    fn begun(&self, ck: &Checkpoint) -> u64 {
+        ck.history.len() as u64 + self.waiting.is_some() as u64
+    }
+
+    fn settle(&mut self, ck: &mut Checkpoint) -> Result<bool> {
+        let Some(w) = self.waiting.take() else { return Ok(false) };
+        let confirmed = self.alone(&w)?;
+        self.finish_waiting(ck, w, confirmed)?;
+        Ok(true)
+    }
+
+    fn step(&mut self, ck: &mut Checkpoint) -> Result<crate::drive::Flow> {
+        let (cfg, codec, opts) = (self.cfg, self.codec, self.opts);
+        let games_played = match &self.waiting {
+            Some(w) => w.games_before + self.confirm_cost,
+            None => ck.games_played,
+        };
+        let it = ck.next_iteration + self.waiting.is_some() as u64;
         let mut ctx = Ctx {
-            codec: &codec,
-            ev: &ev,
+            codec,
+            ev: self.built.ev,
             exec: &opts.exec,
-            jobs: &jobs,
+            jobs: self.built.jobs,
             hook: opts.hook.as_deref(),
             seed: cfg.balance.seed,
             iteration: it,
             games_played,
-            budget_games,
+            budget_games: self.budget_games,
             evals: Vec::new(),
-            ride: waiting.as_ref().map(|w| w.ride.clone()),
+            ride: self.waiting.as_ref().map(|w| w.ride.clone()),
             ridden: None,
         };
         // The optimizer as the waiting iteration left it: what its checkpoint holds.
-        let before = waiting.is_some().then(|| ck.optimizer.clone());
+        let before = self.waiting.is_some().then(|| ck.optimizer.clone());
         let current = ck.optimizer.step(&mut ctx)?;
         let mut games_played = ctx.games_played;
-        if let Some(w) = waiting.take() {
+        if let Some(w) = self.waiting.take() {
             let confirmed = match ctx.ridden.take() {
                 Some(e) => e,
                 // The step played nothing: the confirmation plays alone.
-                None => alone(&w)?,
+                None => self.alone(&w)?,
             };
             let after = std::mem::replace(&mut ck.optimizer, before.expect("kept when an iteration waits"));
-            finish_waiting(&mut ck, w, confirmed)?;
+            self.finish_waiting(ck, w, confirmed)?;
             if ck.finished {
                 // The run ends with the confirmation (the target reached): the step that rode
                 // along never happened.
-                break;
+                return Ok(crate::drive::Flow::End);
             }
             ck.optimizer = after;
         }
@@ -395,66 +411,56 @@ pub fn run(
                 match &opts.hook {
                     None => {
                         let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
-                        let ride = Ride { iteration: it, cand: (dna, Some(program), CONFIRM), games: confirm_games };
-                        waiting = Some(Waiting { ride, current, games_before: games_played });
+                        let ride = Ride { iteration: it, cand: (dna, Some(program), CONFIRM), games: self.confirm_games };
+                        self.waiting = Some(Waiting { ride, current, games_before: games_played });
                     }
                     Some(hook) => {
-                        let confirmed = hook(&built.request(it, true, &[(dna.clone(), CONFIRM)]))?
+                        let confirmed = hook(&self.built.request(it, true, &[(dna.clone(), CONFIRM)]))?
                             .into_iter()
                             .next()
                             .ok_or_else(|| anyhow!("no evaluation told for the confirmation; expected one"))?;
-                        games_played += confirm_cost;
-                        finish(&mut ck, it, &current, Some((dna, confirmed)), games_played)?;
+                        games_played += self.confirm_cost;
+                        self.finish(ck, it, &current, Some((dna, confirmed)), games_played)?;
                     }
                 }
             }
-            _ => finish(&mut ck, it, &current, None, games_played)?,
+            _ => self.finish(ck, it, &current, None, games_played)?,
         }
+        Ok(crate::drive::Flow::Next)
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        interrupted = true;
-    }
-    write_history(&dir, &ck.history)?;
-    if let Some(b) = &ck.best {
-        write_best(cfg, &codec, &dir, b)?;
-        if !opts.light {
-            write_replays(cfg, &codec, &ev, &dir, b)?;
-        }
-    }
-    if !opts.light && !ck.history.is_empty() {
-        convergence_chart(cfg, &dir, &ck.history)?;
-    }
-    let reached = reached(&ck);
-    Ok(Outcome { dir, best: ck.best, history: ck.history, games_played: ck.games_played, reached, interrupted, codec })
 }
 
 /// history.csv (the numbers, the same on every rerun and resume) and timing.csv (the wall
 /// clock, which is not).
 fn write_history(dir: &Path, history: &[Row]) -> Result<()> {
-    let header: Vec<String> =
-        ["iteration", "f", "balance", "length", "difference", "wins", "mean_turns", "best_so_far", "games", "penalized"]
-            .map(String::from)
-            .to_vec();
-    let rows: Vec<Vec<String>> = history
-        .iter()
-        .map(|r| {
-            vec![
-                r.iteration.to_string(),
-                format!("{:.5}", r.f),
-                format!("{:.5}", r.balance),
-                format!("{:.5}", r.length),
-                format!("{:.5}", r.difference),
-                format!("{:.5}", r.wins),
-                format!("{:.2}", r.mean_turns),
-                format!("{:.5}", r.best_so_far),
-                r.games.to_string(),
-                (r.penalized as u8).to_string(),
-            ]
-        })
-        .collect();
-    write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
-    crate::report::write_timing(dir, history.iter().map(|r| (r.iteration, r.elapsed_s)))?;
-    Ok(())
+    crate::drive::history::write(dir, history)
+}
+
+impl crate::drive::history::Row for Row {
+    const STEP: &'static str = "iteration";
+
+    fn header() -> &'static [&'static str] {
+        &["iteration", "f", "balance", "length", "difference", "wins", "mean_turns", "best_so_far", "games", "penalized"]
+    }
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.iteration.to_string(),
+            format!("{:.5}", self.f),
+            format!("{:.5}", self.balance),
+            format!("{:.5}", self.length),
+            format!("{:.5}", self.difference),
+            format!("{:.5}", self.wins),
+            format!("{:.2}", self.mean_turns),
+            format!("{:.5}", self.best_so_far),
+            self.games.to_string(),
+            (self.penalized as u8).to_string(),
+        ]
+    }
+
+    fn timing(&self) -> (u64, f64) {
+        (self.iteration, self.elapsed_s)
+    }
 }
 
 fn toml_key(name: &str) -> String {

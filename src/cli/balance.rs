@@ -2,12 +2,11 @@
 //! the library's balance module.
 
 use crate::balance::config::BalanceConfig;
-use crate::balance::run::{INTERRUPTED, RunOptions, run};
+use crate::balance::run::{RunOptions, run};
 use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 #[derive(clap::Args)]
 pub struct BalanceArgs {
@@ -37,7 +36,7 @@ pub struct BalanceArgs {
 
 /// Ctrl-C sets a flag; the loop checkpoints and stops after the iteration in progress.
 pub fn install_interrupt() {
-    super::on_interrupt(&INTERRUPTED, "finishing the iteration in progress, then saving");
+    super::on_interrupt("finishing the iteration in progress, then saving");
 }
 
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<&str>) -> Result<(BalanceConfig, String)> {
@@ -46,8 +45,8 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<
         cfg.balance.seed = s;
     }
     if let Some(o) = optimizer {
-        if !matches!(o, "es" | "sa" | "cma") {
-            return Err(anyhow!("--optimizer {o}; expected es, sa or cma"));
+        if !crate::balance::config::OPTIMIZERS.has(o) {
+            return Err(anyhow!("--optimizer {o}; expected {}", crate::balance::config::OPTIMIZERS));
         }
         cfg.balance.optimizer = o.to_string();
     }
@@ -108,7 +107,7 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
     if let Some(line) = args.exec.summary(&exec, &o.dir)? {
         writeln!(out, "{line}")?;
     }
-    let interrupted = o.interrupted || INTERRUPTED.load(Ordering::SeqCst);
+    let interrupted = o.interrupted || crate::drive::stop::requested();
     if interrupted {
         writeln!(out, "interrupted; continue with: playforge balance {} --resume", args.config.display())?;
     }

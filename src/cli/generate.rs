@@ -2,12 +2,11 @@
 //! generate module; `verify` hands generated content here (see [`crate::generate::verify`]).
 
 use crate::generate::config::{ALGORITHMS, GenerateConfig};
-use crate::generate::run::{INTERRUPTED, RunOptions, run};
+use crate::generate::run::{RunOptions, run};
 use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 #[derive(clap::Args)]
 pub struct GenerateArgs {
@@ -44,7 +43,7 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         cfg.generate.seed = s;
     }
     if let Some(a) = &args.algorithm {
-        if !matches!(a.as_str(), "cma" | "map-elites" | "cma-me") {
+        if !ALGORITHMS.has(a) {
             bail!("--algorithm {a}; expected {ALGORITHMS}");
         }
         if (a == "cma") != (cfg.generate.algorithm == "cma") {
@@ -63,13 +62,13 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         cfg.generate.out = out.clone();
     }
     let exec = args.exec.executor()?;
-    super::on_interrupt(&INTERRUPTED, "finishing the iteration in progress, then saving");
+    super::on_interrupt("finishing the iteration in progress, then saving");
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
             .expect("a valid progress template"),
     );
-    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, exec: exec.clone(), hook: None };
+    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, exec: exec.clone(), ..RunOptions::default() };
     let o = run(&cfg, &args.config, &text, &opts, &|done, total, msg| {
         bar.set_length(total);
         bar.set_position(done);
@@ -125,7 +124,7 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         "check it on fresh seeds: playforge verify {}",
         if cfg.is_map() { o.dir.display().to_string() } else { o.dir.join("best.toml").display().to_string() }
     )?;
-    let interrupted = o.interrupted || INTERRUPTED.load(Ordering::SeqCst);
+    let interrupted = o.interrupted || crate::drive::stop::requested();
     if interrupted {
         writeln!(out, "interrupted; continue with: playforge generate {} --resume", args.config.display())?;
         return Err(super::Interrupted.into());

@@ -223,16 +223,13 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// Ctrl-C sets `flag` (the loop saves and stops at its next safe point, saying `what` it
-/// finishes first); a second Ctrl-C quits at once. A second handler cannot be set (tests,
-/// repeated calls); the first one is enough.
 /// Writes `dir/report.html` at the end of a run and says where. A failure is a warning: the
 /// run's own outputs are already written.
 pub(crate) fn write_report(dir: &std::path::Path) -> std::io::Result<()> {
     // An interrupted run says so in its report (and in a report rendered later): the mark stays
     // until a run of the folder ends whole.
     let mark = dir.join(crate::web::report::INTERRUPTED);
-    if STOPPED.load(std::sync::atomic::Ordering::SeqCst) {
+    if crate::drive::stop::requested() {
         let _ = crate::report::write_atomic(&mark, b"interrupted: resume with --resume\n");
     } else if mark.exists() {
         let _ = std::fs::remove_file(&mark);
@@ -254,13 +251,12 @@ fn parse_token(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// Set by the first Ctrl-C of any command: the run ends interrupted.
-static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn on_interrupt(flag: &'static std::sync::atomic::AtomicBool, what: &'static str) {
+/// Ctrl-C asks every loop to stop ([`crate::drive::stop`]; the loop saves and stops at its
+/// next safe point, saying `what` it finishes first); a second Ctrl-C quits at once. A second
+/// handler cannot be set (tests, repeated calls); the first one is enough.
+fn on_interrupt(what: &'static str) {
     let _ = ctrlc::set_handler(move || {
-        STOPPED.store(true, std::sync::atomic::Ordering::SeqCst);
-        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if crate::drive::stop::request() {
             std::process::exit(130);
         }
         eprintln!("\ninterrupted: {what} (Ctrl-C again to quit at once)");

@@ -3,7 +3,7 @@
 
 use crate::persona::jobs::Setup;
 use crate::persona::play::{Agent, GameResult, play_game};
-use crate::persona::run::{INTERRUPTED, PersonaOutcome, finished, has_checkpoint, run_chosen};
+use crate::persona::run::{PersonaOutcome, finished, has_checkpoint, run_chosen};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -105,7 +105,7 @@ pub fn humans(args: &HumansArgs) -> Result<()> {
 }
 
 pub fn install_interrupt() {
-    super::on_interrupt(&INTERRUPTED, "finishing the generation in progress, then saving");
+    super::on_interrupt("finishing the generation in progress, then saving");
 }
 
 fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option<&Path>) -> Result<Setup> {

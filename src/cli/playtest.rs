@@ -3,7 +3,7 @@
 
 use crate::playtest::config::PlaytestConfig;
 use crate::playtest::run::{run_playtest, write_reports};
-use crate::playtest::setup::{INTERRUPTED, Setup};
+use crate::playtest::setup::Setup;
 use anyhow::{Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -67,7 +67,7 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     if !args.resume {
         run_dir.clear()?;
     }
-    super::on_interrupt(&INTERRUPTED, "keeping the replicates already finished");
+    super::on_interrupt("keeping the replicates already finished");
     let resolved = toml::to_string(&setup.cfg).map_err(|e| anyhow!("{e}"))?;
     crate::report::write_atomic(&out.join("config.toml"), resolved.as_bytes()).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
     let s = &setup.cfg.playtest;

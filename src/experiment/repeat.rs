@@ -13,7 +13,6 @@ use crate::config::merge;
 use crate::exec::{Executor, JobKind};
 use crate::report::stats::{Summary, Welch, summary, welch};
 use crate::report::{chart, csv_bytes, write_atomic};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -289,26 +288,18 @@ pub fn run(
         progress(d.0, total, &name);
         Ok(())
     };
-    let one = |(name, cfg): &(String, PlayConfig)| -> Result<(), String> { save(run_one(&h.metric, name, cfg)?) };
-    if !matches!(exec, Executor::Local) {
-        // Elsewhere: a wave of two runs per CPU at a time, each wave's results saved together.
-        let wire: Vec<RunJob> = todo.iter().map(|(name, cfg)| RunJob::new(name, cfg)).collect::<Result<_, _>>()?;
-        for wave in wire.chunks(2 * exec.cpus()) {
-            let runs = exec
-                .map::<ExperimentRun>(
-                    || Ok(RunContext { metric: h.metric.clone() }),
-                    wave,
-                    |_, j| run_one(&h.metric, &j.name, &j.config).map_err(|e| anyhow::anyhow!(e)),
-                )
-                .map_err(|e| format!("{e:#}"))?;
-            runs.into_iter().try_for_each(save)?;
-        }
-    } else if h.jobs > 1 {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(h.jobs).build().map_err(|e| e.to_string())?;
-        pool.install(|| todo.par_iter().try_for_each(one))?;
-    } else {
-        todo.iter().try_for_each(one)?;
-    }
+    // In this process one run at a time (or `jobs` at once; wall-clock budgets need the machine
+    // to themselves), elsewhere a wave of two runs per CPU, each result saved as it arrives.
+    let wire: Vec<RunJob> = todo.iter().map(|(name, cfg)| RunJob::new(name, cfg)).collect::<Result<_, _>>()?;
+    crate::drive::grid::run::<ExperimentRun>(
+        exec,
+        crate::drive::grid::Local::Threads(h.jobs.max(1)),
+        || Ok(RunContext { metric: h.metric.clone() }),
+        &wire,
+        |i, _| run_one(&h.metric, &todo[i].0, &todo[i].1).map_err(|e| anyhow::anyhow!(e)),
+        |_, r| save(r).map_err(|e| anyhow::anyhow!(e)),
+    )
+    .map_err(|e| format!("{e:#}"))?;
     runs = done.into_inner().expect("runs are done").1;
     // Stable order: conditions as declared, seeds ascending.
     let order: Vec<String> = file.conditions.iter().map(|c| c.get("name").and_then(|v| v.as_str()).unwrap_or("").to_string()).collect();

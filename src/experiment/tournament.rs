@@ -222,7 +222,10 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
         .collect();
     let total = jobs.len() as u64;
     let done = AtomicU64::new(0);
-    let mut results: Vec<(GameRecord, Option<Replay>)> = exec.map::<TournamentGame>(
+    let kept: Vec<Mutex<Option<(GameRecord, Option<Replay>)>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    crate::drive::grid::run::<TournamentGame>(
+        exec,
+        crate::drive::grid::Local::Parallel,
         || TournamentContext::new(cfg),
         &jobs,
         |_, j| {
@@ -230,7 +233,19 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             Ok(r)
         },
+        |i, r| {
+            *kept[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            Ok(())
+        },
     )?;
+    let mut results: Vec<(GameRecord, Option<Replay>)> = kept
+        .into_iter()
+        .map(|k| {
+            k.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .ok_or_else(|| anyhow!("the tournament was stopped before every game was played"))
+        })
+        .collect::<Result<_>>()?;
     if !local {
         progress(total, total);
         // Replays name the game as a local run does (absolutely), not as the worker read it.

@@ -340,7 +340,7 @@ fn outputs() -> PathBuf {
 }
 
 /// The algorithms, as the config and `--algorithm` name them.
-pub const ALGORITHMS: &str = "\"cma\", \"map-elites\" or \"cma-me\"";
+pub const ALGORITHMS: crate::drive::Names = crate::drive::Names(&["cma", "map-elites", "cma-me"]);
 
 /// Names of the measures that are not game values.
 pub const BUILTIN_MEASURES: &[&str] = &["legal_moves", "length", "turns", "goals", "goal_move", "win", "draw", "ended"];
@@ -369,7 +369,7 @@ impl GenerateConfig {
         let cfg: GenerateConfig = crate::config::toml(&path.display().to_string(), text).map_err(|e| anyhow!(e))?;
         let at = |table: &str, nth: usize, key: &str| locate(path, text, table, nth, key);
         let s = &cfg.generate;
-        if !matches!(s.algorithm.as_str(), "cma" | "map-elites" | "cma-me") {
+        if !ALGORITHMS.has(&s.algorithm) {
             bail!("{}: algorithm = \"{}\"; expected {ALGORITHMS}", at("generate", 0, "algorithm"), s.algorithm);
         }
         if s.params.is_empty() {

@@ -10,16 +10,11 @@ use super::quality::Scorer;
 use crate::exec::JobKind;
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// What every game of a generate run shares.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GenerateContext {
-    pub config: GenerateConfig,
-    pub config_path: PathBuf,
-    pub config_text: String,
-    pub game_hash: u64,
-}
+/// What every job of the run shares: the resolved config, where it came from, the game's hash
+/// ([`crate::drive::game::Context`]).
+pub type GenerateContext = crate::drive::game::Context<GenerateConfig>;
 
 impl GenerateContext {
     pub fn new(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, codec: &Codec) -> Result<GenerateContext> {
@@ -30,12 +25,7 @@ impl GenerateContext {
                 p.formula_file = Some(std::path::absolute(f)?);
             }
         }
-        Ok(GenerateContext {
-            config,
-            config_path: std::path::absolute(cfg_path)?,
-            config_text: cfg_text.to_string(),
-            game_hash: codec.game_hash(),
-        })
+        GenerateContext::of(config, cfg_path, cfg_text, codec.game_hash())
     }
 }
 

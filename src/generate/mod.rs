@@ -15,6 +15,7 @@ pub mod codec;
 pub mod config;
 pub mod expr;
 pub mod jobs;
+pub mod outputs;
 pub mod play;
 pub mod quality;
 pub mod run;

@@ -24,11 +24,13 @@
 use super::archive::{Archive, Elite, Status};
 use super::config::GenerateConfig;
 use super::jobs::{GameJob, GenerateContext, GenerateGame, Setup};
+pub use super::outputs::{Row, candidate_toml, elite_name};
+use super::outputs::{write_history, write_outputs};
 use super::play::GameRecord;
 use super::quality::Eval;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
-use crate::report::{chart, csv_bytes, num, write_atomic};
+use crate::report::write_atomic;
 use crate::rng::{Rng, derive, stream};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
@@ -36,11 +38,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-/// Set by the Ctrl-C handler; the loop saves and stops after the iteration in progress.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Stream tags (the `individual` slot) for randomness that is not one candidate's.
 const PROPOSE: u64 = 1 << 40;
@@ -55,24 +53,6 @@ pub enum Search {
     Cma(SepCma),
     MapElites,
     CmaMe { emitters: Vec<SepCma>, next: usize },
-}
-
-/// One row of history.csv.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Row {
-    pub iteration: u64,
-    pub candidates: u64,
-    pub feasible: u64,
-    pub batch_best_f: f64,
-    pub batch_mean_f: f64,
-    /// The best confirmed F so far (a map: its best elite's).
-    pub best_f: f64,
-    pub qd_score: f64,
-    pub coverage: f64,
-    pub elites: u64,
-    pub confirmed: u64,
-    pub games: u64,
-    pub elapsed_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -243,16 +223,8 @@ pub struct Candidate {
 /// An evaluation other than the built-in games: the candidates' evaluations, in order.
 pub type EvalHook = dyn Fn(&EvalRequest) -> Result<Vec<Eval>> + Send + Sync;
 
-/// How to run (beyond the config).
-#[derive(Clone, Default)]
-pub struct RunOptions {
-    pub resume: bool,
-    /// Stop after this many iterations (the checkpoint stays resumable).
-    pub max_iterations: Option<u64>,
-    pub exec: Executor,
-    /// An evaluation of the user's instead of the built-in games (ask/tell).
-    pub hook: Option<std::sync::Arc<EvalHook>>,
-}
+/// How to run: the options every search command shares, with a user's evaluation (ask/tell).
+pub type RunOptions = crate::drive::RunOptions<EvalHook>;
 
 /// What a run did.
 pub struct Outcome {
@@ -434,21 +406,14 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
     let tables = setup.tables().len() as u64;
     let budget_games = s.max_evaluations * s.games * tables;
     let n = setup.codec.genes.len();
-    if opts.resume && !ck_path.exists() {
-        bail!(
-            "--resume: no checkpoint in {}; expected the folder of an interrupted run of this config, algorithm and seed (run without --resume to start afresh)",
-            dir.display()
-        );
-    }
-    let stored = if opts.resume { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
-    let stored = match stored {
-        Some(ck) if ck.config == ck_key || ck.config == old_key => {
-            ck.validate(&ck_path, cfg, n)?;
-            Some(Checkpoint { config: ck_key.clone(), ..ck })
-        }
-        Some(ck) => bail!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.config, &ck_key)),
-        None => None,
+    let expect = crate::drive::Expect {
+        path: &ck_path,
+        key: &ck_key,
+        legacy: std::slice::from_ref(&old_key),
+        missing: Some("config, algorithm and seed"),
     };
+    let stored = crate::drive::resume(opts, &expect, |ck: &Checkpoint| &ck.config, |ck| ck.validate(&ck_path, cfg, n))?
+        .map(|ck| Checkpoint { config: ck_key.clone(), ..ck });
     let mut ck = if let Some(ck) = stored {
         ck
     } else {
@@ -474,18 +439,67 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
     // The config with its paths made absolute: `verify` reads it from anywhere.
     write_atomic(&dir.join("config.toml"), toml::to_string(&ctx.config)?.as_bytes())?;
     let games = Games { setup: &setup, exec: &opts.exec, ctx: &ctx, seed: s.seed, hook: opts.hook.as_deref() };
-    let start = Instant::now();
-    let elapsed0 = ck.elapsed_s;
-    let mut ran = 0u64;
-    let mut interrupted = false;
-    let mut warned = false;
-    loop {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            interrupted = true;
-        }
-        if ck.finished || ck.games_played >= budget_games || interrupted || opts.max_iterations.is_some_and(|m| ran >= m) {
-            break;
-        }
+    let mut step = Step {
+        cfg,
+        setup: &setup,
+        games: &games,
+        dir: &dir,
+        ck_path: &ck_path,
+        budget_games,
+        tables,
+        start: Instant::now(),
+        elapsed0: ck.elapsed_s,
+        warned: false,
+        progress,
+    };
+    let interrupted = crate::drive::run(&mut step, &mut ck, opts.max_iterations)?.interrupted;
+    write_outputs(cfg, &setup, &dir, ck.best.as_ref(), &ck.archive, &ck.history)?;
+    Ok(Outcome {
+        dir,
+        best: ck.best,
+        archive: ck.archive,
+        history: ck.history,
+        games_played: ck.games_played,
+        budget_games,
+        interrupted,
+        elapsed_s: ck.elapsed_s,
+    })
+}
+
+/// One iteration of the generator as the run loop drives it ([`crate::drive::run`]).
+struct Step<'a> {
+    cfg: &'a GenerateConfig,
+    setup: &'a Setup,
+    games: &'a Games<'a>,
+    dir: &'a Path,
+    ck_path: &'a Path,
+    budget_games: u64,
+    tables: u64,
+    start: Instant,
+    elapsed0: f64,
+    /// Whether the config's `budget_minutes` was passed (said once).
+    warned: bool,
+    progress: &'a dyn Fn(u64, u64, &str),
+}
+
+impl crate::drive::Search for Step<'_> {
+    type Ck = Checkpoint;
+
+    fn over(&self, ck: &Checkpoint) -> bool {
+        ck.finished || ck.games_played >= self.budget_games
+    }
+
+    fn begun(&self, ck: &Checkpoint) -> u64 {
+        ck.next_iteration
+    }
+
+    /// Propose, evaluate on common random numbers, confirm on fresh seeds what might count,
+    /// move the search distributions; then the history row, the checkpoint and the progress.
+    fn step(&mut self, ck: &mut Checkpoint) -> Result<crate::drive::Flow> {
+        let (cfg, setup, games, dir, ck_path, budget_games, tables) =
+            (self.cfg, self.setup, self.games, self.dir, self.ck_path, self.budget_games, self.tables);
+        let (start, elapsed0, progress) = (self.start, self.elapsed0, self.progress);
+        let s = &cfg.generate;
         let it = ck.next_iteration;
         let seed = s.seed;
         let mut rng = stream(seed, it, PROPOSE, 0);
@@ -642,7 +656,6 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         ck.finished = ck.games_played >= budget_games;
         write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
         write_history(&dir, &ck.history)?;
-        ran += 1;
         let msg = if cfg.is_map() {
             format!("iteration {it}: {} elites, QD-score {:.2}", ck.archive.cells.len(), ck.archive.qd_score())
         } else {
@@ -650,215 +663,12 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         };
         progress(ck.games_played.min(budget_games), budget_games, &msg);
         if let Some(b) = s.budget_minutes
-            && !warned
+            && !self.warned
             && ck.elapsed_s > b * 60.0
         {
-            warned = true;
+            self.warned = true;
             progress(ck.games_played.min(budget_games), budget_games, &format!("past the config's budget of {b} minutes"));
         }
+        Ok(crate::drive::Flow::Next)
     }
-    write_outputs(cfg, &setup, &dir, &ck)?;
-    Ok(Outcome {
-        dir,
-        best: ck.best,
-        archive: ck.archive,
-        history: ck.history,
-        games_played: ck.games_played,
-        budget_games,
-        interrupted,
-        elapsed_s: ck.elapsed_s,
-    })
-}
-
-fn write_history(dir: &Path, h: &[Row]) -> Result<()> {
-    let header: Vec<String> = [
-        "iteration",
-        "candidates",
-        "feasible",
-        "batch_best_f",
-        "batch_mean_f",
-        "best_f",
-        "qd_score",
-        "coverage",
-        "elites",
-        "confirmed",
-        "games",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = h
-        .iter()
-        .map(|r| {
-            vec![
-                r.iteration.to_string(),
-                r.candidates.to_string(),
-                r.feasible.to_string(),
-                format!("{:.5}", r.batch_best_f),
-                format!("{:.5}", r.batch_mean_f),
-                format!("{:.5}", r.best_f),
-                format!("{:.5}", r.qd_score),
-                format!("{:.5}", r.coverage),
-                r.elites.to_string(),
-                r.confirmed.to_string(),
-                r.games.to_string(),
-            ]
-        })
-        .collect();
-    write_atomic(&dir.join("history.csv"), &csv_bytes(&header, &rows))?;
-    crate::report::write_timing(dir, h.iter().map(|r| (r.iteration, r.elapsed_s)))?;
-    Ok(())
-}
-
-/// A candidate as a file that `run --params` plays and `verify` checks: the game, the config,
-/// every parameter's value, and what the confirmation measured (mean and 95% interval).
-pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &str) -> String {
-    let ev = &e.eval;
-    let mut s = format!(
-        "# playforge generate: {title} of `{}` (algorithm {}, seed {}, iteration {}).\n\
-         # Quality F = {:.4}, confirmed over {} games per table; {}.\n\
-         # Check it on fresh seeds: playforge verify <this file>. Play it: playforge run {} --params <this file>.\n\n",
-        cfg.generate.name,
-        cfg.generate.algorithm,
-        cfg.generate.seed,
-        e.iteration,
-        ev.f,
-        ev.games,
-        if ev.feasible { "feasible".to_string() } else { format!("infeasible: {}", ev.why) },
-        cfg.generate.game.display()
-    );
-    // Absolute: `verify` and `run --params` find it from any working folder.
-    let game = crate::report::run_dir::game_path(&cfg.generate.game);
-    s.push_str(&format!("game = {}\n", toml::Value::String(game.display().to_string())));
-    if let Some(o) = &cfg.generate.turn_order {
-        s.push_str(&format!("turn_order = \"{o}\"\n"));
-    }
-    s.push_str("kind = \"generate\"\n");
-    s.push_str(&format!("quality = {:.6}\n", ev.f));
-    s.push_str("\n# Every declared parameter's value (the genes and the held ones).\n[held]\n");
-    for (n, v) in setup.codec.overrides(&e.x) {
-        s.push_str(&format!("\"{n}\" = {}\n", num(v)));
-    }
-    s.push_str("\n# The genes in [0, 1], in the order of `params`.\n[genes]\n");
-    for (g, v) in setup.codec.genes.iter().zip(&e.x) {
-        s.push_str(&format!("\"{}\" = {v:?}\n", g.name));
-    }
-    s.push_str("\n# Each measure: [mean, 95% low, 95% high] over the confirmation's games.\n[measured]\n");
-    for (m, est) in cfg.measures.iter().zip(&ev.measures) {
-        let (lo, hi) = est.ci();
-        s.push_str(&format!("{} = [{:.4}, {lo:.4}, {hi:.4}]\n", m.name, est.mean));
-    }
-    if !cfg.targets.is_empty() {
-        s.push_str("\n# Each target's expression: [value, 95% low, 95% high, score].\n[targets]\n");
-        for (k, (t, est)) in cfg.targets.iter().zip(&ev.targets).enumerate() {
-            let (lo, hi) = est.ci();
-            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}, {:.4}]\n", t.expr, est.mean, setup.scorer.target_score_of(k, est)));
-        }
-    }
-    if !cfg.descriptors.is_empty() {
-        s.push_str("\n# Each descriptor: [value, 95% low, 95% high].\n[descriptors]\n");
-        for (d, est) in cfg.descriptors.iter().zip(&ev.descriptors) {
-            let (lo, hi) = est.ci();
-            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}]\n", d.expr, est.mean));
-        }
-    }
-    s
-}
-
-fn write_outputs(cfg: &GenerateConfig, setup: &Setup, dir: &Path, ck: &Checkpoint) -> Result<()> {
-    write_history(dir, &ck.history)?;
-    if let Some(b) = &ck.best {
-        let what = if cfg.is_map() { "the best elite" } else { "the best candidate" };
-        write_atomic(&dir.join("best.toml"), candidate_toml(cfg, setup, b, what).as_bytes())?;
-    }
-    if cfg.is_map() {
-        write_archive(cfg, setup, dir, &ck.archive)?;
-    }
-    if !ck.history.is_empty() {
-        convergence_chart(cfg, dir, &ck.history)?;
-    }
-    Ok(())
-}
-
-/// The file name of a cell's elite: its bins, `cell-3-7.toml`.
-pub fn elite_name(a: &Archive, cell: usize) -> String {
-    let b: Vec<String> = a.cell_bins(cell).iter().map(|b| b.to_string()).collect();
-    format!("cell-{}.toml", b.join("-"))
-}
-
-fn write_archive(cfg: &GenerateConfig, setup: &Setup, dir: &Path, a: &Archive) -> Result<()> {
-    let mut header: Vec<String> = vec!["cell".into()];
-    for k in 0..a.dims.len() {
-        header.push(format!("bin{k}"));
-    }
-    for d in &cfg.descriptors {
-        header.push(d.expr.clone());
-    }
-    header.extend(["quality".to_string(), "iteration".to_string()]);
-    for m in &cfg.measures {
-        header.push(m.name.clone());
-        header.push(format!("{}_ci95", m.name));
-    }
-    for g in &setup.codec.genes {
-        header.push(g.name.clone());
-    }
-    let mut rows = Vec::new();
-    // Rewrite the elites' folder whole: an elite that was replaced leaves no stale file.
-    let elites_dir = dir.join("elites");
-    if elites_dir.exists() {
-        std::fs::remove_dir_all(&elites_dir)?;
-    }
-    for (&cell, e) in &a.cells {
-        let mut row = vec![cell.to_string()];
-        row.extend(a.cell_bins(cell).iter().map(|b| b.to_string()));
-        row.extend(e.eval.descriptors.iter().map(|d| format!("{:.4}", d.mean)));
-        row.push(format!("{:.5}", e.eval.f));
-        row.push(e.iteration.to_string());
-        // Evaluations an ask/tell user told may carry no measures: empty cells then.
-        for k in 0..cfg.measures.len() {
-            match e.eval.measures.get(k) {
-                Some(m) => row.extend([format!("{:.4}", m.mean), format!("{:.4}", 1.96 * m.se)]),
-                None => row.extend([String::new(), String::new()]),
-            }
-        }
-        row.extend(setup.codec.gene_values(&e.x).iter().map(|(_, v)| num(*v)));
-        rows.push(row);
-        let bins = a.cell_bins(cell);
-        write_atomic(
-            &elites_dir.join(elite_name(a, cell)),
-            candidate_toml(cfg, setup, e, &format!("the elite of cell {bins:?}")).as_bytes(),
-        )?;
-    }
-    write_atomic(&dir.join("archive.csv"), &csv_bytes(&header, &rows))?;
-    let labels: Vec<String> = cfg.descriptors.iter().map(|d| d.expr.clone()).collect();
-    let cells: Vec<(Vec<usize>, f64)> = a.cells.iter().map(|(&c, e)| (a.cell_bins(c), e.eval.f)).collect();
-    let title = format!("{} — {} (seed {}): quality of each cell's elite", cfg.generate.name, cfg.generate.algorithm, cfg.generate.seed);
-    chart::heatmap(&dir.join("archive.png"), &title, &a.dims, &labels, &cells).map_err(|e| anyhow!("archive.png: {e}"))
-}
-
-fn convergence_chart(cfg: &GenerateConfig, dir: &Path, h: &[Row]) -> Result<()> {
-    use chart::{Panel, Series};
-    let pts = |f: &dyn Fn(&Row) -> f64| h.iter().map(|r| (r.games as f64, f(r))).collect::<Vec<_>>();
-    let mut panels = vec![Panel {
-        title: "quality F".into(),
-        x_label: "games played".into(),
-        y_label: "F".into(),
-        series: vec![
-            Series::line("best of the iteration", pts(&|r| r.batch_best_f)),
-            Series::line("mean of the iteration", pts(&|r| r.batch_mean_f)),
-            Series::line("best so far (confirmed)", pts(&|r| r.best_f)),
-        ],
-    }];
-    if cfg.is_map() {
-        panels.push(Panel {
-            title: "the map".into(),
-            x_label: "games played".into(),
-            y_label: "QD-score / coverage %".into(),
-            series: vec![
-                Series::line("QD-score (Σ F of the elites)", pts(&|r| r.qd_score)),
-                Series::line("coverage (% of cells)", pts(&|r| 100.0 * r.coverage)),
-            ],
-        });
-    }
-    let title = format!("{} — {} (seed {})", cfg.generate.name, cfg.generate.algorithm, cfg.generate.seed);
-    chart::line_panels(&dir.join("convergence.png"), &title, &panels, 1000, 360).map_err(|e| anyhow!("convergence.png: {e}"))
 }

@@ -7,7 +7,7 @@
 use super::config::{Persona, PersonaConfig};
 use super::play::{Agent, GameResult, Measure, Measured, Reward, Search, play_game};
 use crate::exec::Executor;
-use crate::exec::{JobKind, fnv};
+use crate::exec::JobKind;
 use crate::game::WgdlGame;
 use crate::rng::derive;
 use crate::rng::stream;
@@ -144,32 +144,20 @@ impl Setup {
     }
 }
 
-/// What every game of a persona run shares.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PersonaContext {
-    /// The resolved config (its game path absolute).
-    pub config: PersonaConfig,
-    pub config_path: PathBuf,
-    pub config_text: String,
-    /// [`game_hash`] of the game the driver compiled.
-    pub game_hash: u64,
-}
+/// What every job of the run shares: the resolved config, where it came from, the game's hash
+/// ([`crate::drive::game::Context`]).
+pub type PersonaContext = crate::drive::game::Context<PersonaConfig>;
 
-/// A hash of a run's compiled game (its source text).
+/// A hash of a run's compiled game: its source text and map (the one rule, [`crate::drive::game::game_hash`]).
 pub fn game_hash(setup: &Setup) -> u64 {
-    fnv(setup.program.source.text.as_bytes())
+    crate::drive::game::game_hash(&setup.program.source.text, &setup.program)
 }
 
 impl PersonaContext {
     pub fn new(setup: &Setup) -> Result<PersonaContext> {
         let mut config = setup.cfg.clone();
         config.personas.game = std::path::absolute(&config.personas.game)?;
-        Ok(PersonaContext {
-            config,
-            config_path: std::path::absolute(&setup.config_path)?,
-            config_text: setup.text.clone(),
-            game_hash: game_hash(setup),
-        })
+        PersonaContext::of(config, &setup.config_path, &setup.text, game_hash(setup))
     }
 }
 

@@ -23,11 +23,8 @@ use crate::search::formula::Formula;
 use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// Set by the Ctrl-C handler: the loop saves and stops after the generation in progress.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// One row of history.csv: one generation.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -170,7 +167,15 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// What a persona's checkpoint belongs to: the resolved config, the persona and the game.
+/// What persona `p`'s checkpoint belongs to: the resolved config, the persona, and the game's
+/// hash (its text and map, [`crate::drive::game::game_hash`]).
 fn checkpoint_key(setup: &Setup, p: &Persona) -> String {
+    format!("{}\n--- persona {}\n# game {:016x}\n", setup.text, p.name, super::jobs::game_hash(setup))
+}
+
+/// The key older versions wrote: the game's whole text in place of its hash (a changed map went
+/// unseen).
+fn legacy_key(setup: &Setup, p: &Persona) -> String {
     format!("{}\n--- persona {}\n--- game\n{}", setup.text, p.name, setup.program.source.text)
 }
 
@@ -185,7 +190,7 @@ pub fn finished(setup: &Setup, k: usize) -> Option<PersonaOutcome> {
     let dir = setup.out_dir.join(&p.name);
     let text = crate::input::read_text_within(&dir.join("checkpoint.json"), 1 << 30).ok()?;
     let ck: Checkpoint = serde_json::from_str(&text).ok()?;
-    if ck.key != checkpoint_key(setup, p) || ck.next_generation < setup.cfg.personas.generations {
+    if (ck.key != checkpoint_key(setup, p) && ck.key != legacy_key(setup, p)) || ck.next_generation < setup.cfg.personas.generations {
         return None;
     }
     ck.validate(&dir.join("checkpoint.json"), &setup.cfg).ok()?;
@@ -248,15 +253,11 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pseed = setup.persona_seed(k);
-    let stored = if resume && ck_path.exists() { crate::input::read_checkpoint(&ck_path, |_: &Checkpoint| true, false)? } else { None };
-    let stored = match stored {
-        Some(ck) if ck.key == key => {
-            ck.validate(&ck_path, &setup.cfg)?;
-            Some(ck)
-        }
-        Some(ck) => return Err(anyhow!(crate::report::run_dir::stale_checkpoint(&ck_path, &ck.key, &key))),
-        None => None,
-    };
+    let opts = crate::drive::RunOptions::<()> { resume, ..Default::default() };
+    let legacy = [legacy_key(setup, p)];
+    let expect = crate::drive::Expect { path: &ck_path, key: &key, legacy: &legacy, missing: None };
+    let stored = crate::drive::resume(&opts, &expect, |ck: &Checkpoint| &ck.key, |ck| ck.validate(&ck_path, &setup.cfg))?
+        .map(|ck| Checkpoint { key: key.clone(), ..ck });
     let mut ck = if let Some(ck) = stored {
         done.fetch_add(ck.next_generation * (setup.cfg.gp.population as u64 + 2) * s.games, Ordering::Relaxed);
         ck
@@ -273,15 +274,46 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
             elapsed_s: 0.0,
         }
     };
-    let t0 = Instant::now();
-    let elapsed0 = ck.elapsed_s;
-    let mut interrupted = false;
-    let mut played = 0;
-    while ck.next_generation < s.generations {
-        if INTERRUPTED.load(Ordering::SeqCst) || setup.max_generations.is_some_and(|m| played >= m) {
-            interrupted = true;
-            break;
-        }
+    let mut step =
+        Generation { setup, k, p, dir: &dir, ck_path: &ck_path, pseed, t0: Instant::now(), elapsed0: ck.elapsed_s, done, progress };
+    let ended = crate::drive::run(&mut step, &mut ck, setup.max_generations)?;
+    let interrupted = ended.interrupted || ended.capped;
+    let last = ck.history.last().ok_or_else(|| anyhow!("persona {}: no generation was played", p.name))?;
+    let best = Formula::parse(&last.best_formula).map_err(|e| anyhow!("{e}"))?;
+    Ok(PersonaOutcome { name: p.name.clone(), dir, best, goal: last.best, history: ck.history.clone(), interrupted })
+}
+
+/// One generation of persona `k` as the run loop drives it ([`crate::drive::run`]).
+struct Generation<'a> {
+    setup: &'a Setup,
+    k: usize,
+    p: &'a Persona,
+    dir: &'a Path,
+    ck_path: &'a Path,
+    pseed: u64,
+    t0: Instant,
+    elapsed0: f64,
+    done: &'a AtomicU64,
+    progress: &'a (dyn Fn(&str) + Sync),
+}
+
+impl crate::drive::Search for Generation<'_> {
+    type Ck = Checkpoint;
+
+    fn over(&self, ck: &Checkpoint) -> bool {
+        ck.next_generation >= self.setup.cfg.personas.generations
+    }
+
+    fn begun(&self, ck: &Checkpoint) -> u64 {
+        ck.next_generation
+    }
+
+    /// The random player, vanilla MCTS and every individual on the generation's seeds; the
+    /// next generation bred; its row, population, checkpoint and outputs written.
+    fn step(&mut self, ck: &mut Checkpoint) -> Result<crate::drive::Flow> {
+        let (setup, k, p, dir, ck_path, pseed, done, progress) =
+            (self.setup, self.k, self.p, self.dir, self.ck_path, self.pseed, self.done, self.progress);
+        let (t0, elapsed0) = (self.t0, self.elapsed0);
         let g = ck.next_generation;
         let pop: Vec<Formula> =
             ck.population.iter().map(|t| Formula::parse(t).map_err(|e| anyhow!("{}: {e}", ck_path.display()))).collect::<Result<_>>()?;
@@ -340,13 +372,10 @@ pub fn run_persona(setup: &Setup, k: usize, resume: bool, done: &AtomicU64, prog
         ck.goal = Some(means[b]);
         ck.next_generation = g + 1;
         ck.elapsed_s = elapsed0 + t0.elapsed().as_secs_f64();
-        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes()).with_context(|| format!("cannot write {}", ck_path.display()))?;
-        write_persona_outputs(setup, p, &dir, &ck.history)?;
-        played += 1;
+        crate::drive::save(ck_path, &*ck).with_context(|| format!("cannot write {}", ck_path.display()))?;
+        write_persona_outputs(setup, p, dir, &ck.history)?;
+        Ok(crate::drive::Flow::Next)
     }
-    let last = ck.history.last().ok_or_else(|| anyhow!("persona {}: no generation was played", p.name))?;
-    let best = Formula::parse(&last.best_formula).map_err(|e| anyhow!("{e}"))?;
-    Ok(PersonaOutcome { name: p.name.clone(), dir, best, goal: last.best, history: ck.history.clone(), interrupted })
 }
 
 fn write_population(path: &Path, pop: &[Formula], origins: &[Origin], means: &[f64]) -> Result<()> {
@@ -369,56 +398,56 @@ fn write_population(path: &Path, pop: &[Formula], origins: &[Origin], means: &[f
     write_atomic(path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))
 }
 
+impl crate::drive::history::Row for GenRow {
+    const STEP: &'static str = "generation";
+
+    fn header() -> &'static [&'static str] {
+        &[
+            "generation",
+            "goal",
+            "max",
+            "median",
+            "min",
+            "best",
+            "best_score",
+            "best_legal_moves",
+            "vanilla",
+            "random",
+            "vanilla_score",
+            "random_score",
+            "best_formula",
+            "best_simplified",
+        ]
+    }
+
+    fn cells(&self) -> Vec<String> {
+        let f = |x: f64| format!("{x:.3}");
+        vec![
+            self.generation.to_string(),
+            f(self.goal),
+            f(self.max),
+            f(self.median),
+            f(self.min),
+            f(self.best),
+            f(self.best_score),
+            f(self.best_legal_moves),
+            f(self.vanilla),
+            f(self.random),
+            f(self.vanilla_score),
+            f(self.random_score),
+            self.best_formula.clone(),
+            self.best_simplified.clone(),
+        ]
+    }
+
+    fn timing(&self) -> (u64, f64) {
+        (self.generation, self.elapsed_s)
+    }
+}
+
 /// history.csv, hall_of_fame.md, best_formula.txt and convergence.png of one persona.
 pub fn write_persona_outputs(setup: &Setup, p: &Persona, dir: &Path, history: &[GenRow]) -> Result<()> {
-    let header: Vec<String> = [
-        "generation",
-        "goal",
-        "max",
-        "median",
-        "min",
-        "best",
-        "best_score",
-        "best_legal_moves",
-        "vanilla",
-        "random",
-        "vanilla_score",
-        "random_score",
-        "best_formula",
-        "best_simplified",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let f = |x: f64| format!("{x:.3}");
-    let rows: Vec<Vec<String>> = history
-        .iter()
-        .map(|r| {
-            vec![
-                r.generation.to_string(),
-                f(r.goal),
-                f(r.max),
-                f(r.median),
-                f(r.min),
-                f(r.best),
-                f(r.best_score),
-                f(r.best_legal_moves),
-                f(r.vanilla),
-                f(r.random),
-                f(r.vanilla_score),
-                f(r.random_score),
-                r.best_formula.clone(),
-                r.best_simplified.clone(),
-            ]
-        })
-        .collect();
-    let path = dir.join("history.csv");
-    write_atomic(&path, &csv_bytes(&header, &rows)).with_context(|| format!("cannot write {}", path.display()))?;
-    // The wall clock apart (history.csv is the same on every rerun and resume; this is not).
-    let timing: Vec<Vec<String>> = history.iter().map(|r| vec![r.generation.to_string(), format!("{:.1}", r.elapsed_s)]).collect();
-    let path = dir.join("timing.csv");
-    write_atomic(&path, &csv_bytes(&["generation".to_string(), "elapsed_s".to_string()], &timing))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::drive::history::write(dir, history)?;
     // The hall of fame: each generation's best, newest first.
     let mut md = format!(
         "# {} — hall of fame\n\nEach generation's best individual ({} {} of `{}`, mean over {} games).\n\n| generation | mean | score | legal moves | formula (simplified) |\n|---:|---:|---:|---:|---|\n",

@@ -7,7 +7,7 @@
 use super::config::PlaytestConfig;
 use super::encode::{EState, Encoded};
 use super::selfplay;
-use super::setup::{Condition, INTERRUPTED, Replicate, Setup};
+use super::setup::{Condition, Replicate, Setup};
 use crate::exec::{JobKind, fnv};
 use crate::game::Game;
 use crate::rng;
@@ -129,7 +129,7 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         if pending == 256 {
             progress.fetch_add(pending, Ordering::Relaxed);
             pending = 0;
-            if INTERRUPTED.load(Ordering::Relaxed) {
+            if crate::drive::stop::requested() {
                 interrupted = true;
                 return false;
             }

@@ -14,7 +14,7 @@
 
 use super::jobs::{Done, PlaytestContext, PlaytestReplicate, ReplicateJob, run_replicate};
 use super::selfplay;
-use super::setup::{Condition, INTERRUPTED, Outcome, Replicate, Setup, fmt_num};
+use super::setup::{Condition, Outcome, Replicate, Setup, fmt_num};
 use crate::exec::Executor;
 use crate::report::chart;
 use crate::report::stats::{mann_whitney, median, summary};
@@ -53,39 +53,29 @@ pub fn run_playtest(setup: &Setup, resume: bool, progress: &AtomicU64) -> Result
         write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
     };
     let jobs: Vec<ReplicateJob> = jobs.into_iter().map(|(condition, replicate)| ReplicateJob { condition, replicate }).collect();
-    // Here every replicate is written as it finishes; elsewhere a wave of them at a time, two
-    // per CPU, so that a driver stopped mid-run keeps all but the wave in flight.
+    // Here every replicate is written as it finishes; elsewhere a wave of them at a time
+    // (`drive::grid`), counted in the progress as the wave comes back.
     let local = matches!(setup.exec, Executor::Local);
-    let wave = if local { jobs.len().max(1) } else { 2 * setup.exec.cpus() };
-    for chunk in jobs.chunks(wave) {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            break;
-        }
-        let finished = setup.exec.map::<PlaytestReplicate>(
-            || PlaytestContext::new(setup, &setup.config_path, &setup.text),
-            chunk,
-            |_, j| -> Result<Option<Done>> {
-                if INTERRUPTED.load(Ordering::Relaxed) {
-                    return Ok(None);
-                }
-                let done = run_replicate(setup, &setup.conditions[j.condition], j.replicate, progress)?
-                    .map(|rep| Done { seconds: rep.seconds, rep });
-                if let Some(d) = &done {
-                    save(j.condition, d)?;
-                }
-                Ok(done)
-            },
-        )?;
-        if !local {
-            for (j, d) in chunk.iter().zip(&finished) {
-                if let Some(d) = d {
+    crate::drive::grid::run::<PlaytestReplicate>(
+        &setup.exec,
+        crate::drive::grid::Local::Parallel,
+        || PlaytestContext::new(setup, &setup.config_path, &setup.text),
+        &jobs,
+        |_, j| {
+            let rep = run_replicate(setup, &setup.conditions[j.condition], j.replicate, progress)?;
+            Ok(rep.map(|rep| Done { seconds: rep.seconds, rep }))
+        },
+        |i, done: Option<Done>| match done {
+            Some(d) => {
+                if !local {
                     progress.fetch_add(s.rollouts, Ordering::Relaxed);
-                    save(j.condition, d)?;
                 }
+                save(jobs[i].condition, &d)
             }
-        }
-    }
-    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+            None => Ok(()),
+        },
+    )?;
+    let interrupted = crate::drive::stop::requested();
     let mut reps = Vec::new();
     for c in &setup.conditions {
         let mut list = Vec::new();

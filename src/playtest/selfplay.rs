@@ -14,7 +14,7 @@
 //! game of each condition, for `playforge replay` and the report's viewer) and `timing.csv`.
 
 use super::encode::{EMove, Encoded};
-use super::setup::{Condition, INTERRUPTED, Outcome, Played, Replicate, Setup, fmt_num};
+use super::setup::{Condition, Outcome, Played, Replicate, Setup, fmt_num};
 use crate::game::{Game, Status, WgdlGame};
 use crate::players::Replay;
 use crate::players::agents::WinEval;
@@ -67,7 +67,7 @@ pub(super) fn play_replicate(setup: &Setup, c: &Condition, r: u64, progress: &At
     let mut trace = Vec::new();
     let (mut rollouts, mut searched) = (0u64, 0usize);
     let status = loop {
-        if INTERRUPTED.load(Ordering::Relaxed) {
+        if crate::drive::stop::requested() {
             return Ok(None);
         }
         game.legal(&st, &mut legal).map_err(fail)?;

@@ -16,10 +16,6 @@ use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-
-/// Set by Ctrl-C: searches in flight stop, are discarded, and the run returns.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// One experimental condition, compiled.
 pub struct Condition {

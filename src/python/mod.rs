@@ -394,8 +394,8 @@ impl PyBalance {
             cfg.balance.seed = s;
         }
         if let Some(o) = optimizer {
-            if !matches!(o.as_str(), "es" | "sa" | "cma") {
-                return Err(PyValueError::new_err(format!("optimizer {o:?}; expected \"es\", \"sa\" or \"cma\"")));
+            if !crate::balance::config::OPTIMIZERS.has(&o) {
+                return Err(PyValueError::new_err(format!("optimizer {o:?}; expected {}", crate::balance::config::OPTIMIZERS)));
             }
             cfg.balance.optimizer = o;
         }
@@ -561,7 +561,7 @@ impl PyGenerate {
             cfg.generate.seed = s;
         }
         if let Some(a) = algorithm {
-            if !matches!(a.as_str(), "cma" | "map-elites" | "cma-me") || (a == "cma") != (cfg.generate.algorithm == "cma") {
+            if !crate::generate::config::ALGORITHMS.has(&a) || (a == "cma") != (cfg.generate.algorithm == "cma") {
                 return Err(PyValueError::new_err(format!(
                     "algorithm {a:?}; expected {} of the config's kind (it is {:?})",
                     crate::generate::config::ALGORITHMS,

@@ -23,13 +23,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// timing.csv of a run: the wall seconds at the end of each iteration (apart from history.csv,
-/// whose numbers are the same on every rerun and resume).
-pub fn write_timing(dir: &Path, rows: impl Iterator<Item = (u64, f64)>) -> std::io::Result<()> {
-    let timing: Vec<Vec<String>> = rows.map(|(it, s)| vec![it.to_string(), format!("{s:.2}")]).collect();
-    write_atomic(&dir.join("timing.csv"), &csv_bytes(&["iteration".to_string(), "elapsed_s".to_string()], &timing))
-}
-
 /// A number as a table or TOML file shows it: whole numbers without a fraction.
 pub fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
