@@ -1,25 +1,19 @@
-//! Ask/tell: the balance loop of [`run`] in a thread of its own, its
-//! evaluations handed out instead of played — so that a user (the Python package's
-//! `playforge.Balance`) can plug in an evaluation of their own, or hand the built-in one back
-//! ([`AskTell::evaluate`]) and get, exactly, the command line's run. The loop is the same code
-//! as `playforge balance`: the same optimizer steps, confirmations, checkpoints and outputs;
-//! only where an evaluation comes from differs.
+//! Ask/tell over the balance loop ([`crate::drive::asktell`]): [`run`] in a thread of its own,
+//! its evaluations handed out instead of played (the Python package's `playforge.Balance`).
+//! Told the built-in evaluation ([`Games`]), it is exactly the command line's run.
 
 use super::config::BalanceConfig;
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator};
 use super::jobs::BalanceContext;
 use super::optim::{EvalRequest, Games};
-use super::run::{Outcome, RunOptions, run};
+use super::run::{Outcome, RunOptions, out_dir, run};
 use crate::exec::Executor;
-use crate::exec::asktell::AskTell as Questions;
 use anyhow::{Result, anyhow};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-/// A balance run driven by ask and tell.
-pub struct AskTell {
-    questions: Questions<EvalRequest, Vec<Eval>, Outcome>,
+/// The games `playforge balance` plays for a request.
+pub struct BuiltIn {
     codec: Codec,
     ev: Evaluator,
     jobs: BalanceContext,
@@ -27,45 +21,28 @@ pub struct AskTell {
     seed: u64,
 }
 
+impl crate::drive::asktell::BuiltIn for BuiltIn {
+    type Request = EvalRequest;
+    type Eval = Eval;
+    type Outcome = Outcome;
+
+    fn evaluate(&self, req: &EvalRequest) -> Result<Vec<Eval>> {
+        Games { codec: &self.codec, ev: &self.ev, exec: &self.exec, jobs: &self.jobs, seed: self.seed }.evaluate_request(req)
+    }
+}
+
+/// A balance run driven by ask and tell.
+pub type AskTell = crate::drive::asktell::AskTell<BuiltIn>;
+
 impl AskTell {
     /// Starts the run of `cfg` (or resumes it from its checkpoint) up to its first question.
     pub fn start(cfg: BalanceConfig, cfg_path: &Path, cfg_text: &str, resume: bool, exec: Executor) -> Result<AskTell> {
         let codec = Codec::new(&cfg, cfg_path, cfg_text)?;
         let ev = Evaluator::new(&cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
         let jobs = BalanceContext::new(&cfg, cfg_path, cfg_text, &codec)?;
-        let (path, text, run_cfg, run_exec) = (cfg_path.to_path_buf(), cfg_text.to_string(), cfg.clone(), exec.clone());
-        let questions = Questions::start("balance-ask-tell", move |asker| {
-            let hook = move |req: &EvalRequest| asker.ask(req.clone());
-            let opts = RunOptions { resume, exec: run_exec, hook: Some(Arc::new(hook)), ..RunOptions::default() };
-            run(&run_cfg, &path, &text, &opts, &|_, _, _, _| {})
-        })?;
-        let seed = cfg.balance.seed;
-        Ok(AskTell { questions, codec, ev, jobs, exec, seed })
-    }
-
-    /// The next candidates to evaluate, or `None` when the run is over (its outcome is then
-    /// [`AskTell::outcome`]). Asking again before telling is an error.
-    pub fn ask(&mut self) -> Result<Option<EvalRequest>> {
-        self.questions.ask()
-    }
-
-    /// The evaluations of the last request's candidates, in order.
-    pub fn tell(&mut self, evals: Vec<Eval>) -> Result<()> {
-        self.questions.tell(evals)
-    }
-
-    /// The built-in evaluation of a request: the games `playforge balance` plays for it.
-    pub fn evaluate(&self, req: &EvalRequest) -> Result<Vec<Eval>> {
-        Games { codec: &self.codec, ev: &self.ev, exec: &self.exec, jobs: &self.jobs, seed: self.seed }.evaluate_request(req)
-    }
-
-    /// The run's outcome, once [`AskTell::ask`] returned `None`.
-    pub fn outcome(&self) -> Option<&Outcome> {
-        self.questions.outcome()
-    }
-
-    /// The run's folder (its checkpoint, written after every iteration, is `checkpoint.json`).
-    pub fn dir(&self) -> PathBuf {
-        super::run::out_dir(&self.ev.cfg)
+        let built_in = BuiltIn { codec, ev, jobs, exec: exec.clone(), seed: cfg.balance.seed };
+        let (path, text, dir) = (cfg_path.to_path_buf(), cfg_text.to_string(), out_dir(&cfg));
+        let opts = RunOptions { resume, exec, ..RunOptions::default() };
+        AskTell::spawn("balance-ask-tell", built_in, &dir, opts, move |opts| run(&cfg, &path, &text, opts, &|_, _, _, _| {}))
     }
 }

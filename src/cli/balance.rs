@@ -4,7 +4,6 @@
 use crate::balance::config::BalanceConfig;
 use crate::balance::run::{RunOptions, run};
 use anyhow::{Result, anyhow};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -12,15 +11,6 @@ use std::path::PathBuf;
 pub struct BalanceArgs {
     /// The balance config (TOML), e.g. configs/hexmage_balance.toml.
     pub config: PathBuf,
-    /// Continue an interrupted run from its checkpoint (same config; same results).
-    #[arg(long)]
-    pub resume: bool,
-    /// Override the config's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write the run's folder under DIR instead of the config's `out` (default outputs/).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
     /// Override the optimizer: es, sa or cma.
     #[arg(long)]
     pub optimizer: Option<String>,
@@ -28,10 +18,7 @@ pub struct BalanceArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub iterations: Option<u64>,
     #[command(flatten)]
-    pub exec: super::ExecArgs,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    pub run: super::RunArgs,
 }
 
 /// Ctrl-C sets a flag; the loop checkpoints and stops after the iteration in progress.
@@ -54,19 +41,15 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, optimizer: Option<
 }
 
 pub fn balance(args: &BalanceArgs) -> Result<()> {
-    let (mut cfg, text) = load_config(&args.config, args.seed, args.optimizer.as_deref())?;
-    if let Some(out) = &args.out {
+    let (mut cfg, text) = load_config(&args.config, args.run.seed, args.optimizer.as_deref())?;
+    if let Some(out) = &args.run.out {
         cfg.balance.out = out.clone();
     }
-    let exec = args.exec.executor()?;
+    let exec = args.run.exec.executor()?;
     install_interrupt();
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
-            .expect("a valid progress template"),
-    );
+    let bar = super::progress_bar(args.run.quiet, 0, "games");
     let opts = RunOptions {
-        resume: args.resume,
+        resume: args.run.resume,
         max_iterations: args.iterations,
         light: false,
         restart_stale: false,
@@ -104,7 +87,7 @@ pub fn balance(args: &BalanceArgs) -> Result<()> {
         }
         None => writeln!(out, "no encounter evaluated yet")?,
     }
-    if let Some(line) = args.exec.summary(&exec, &o.dir)? {
+    if let Some(line) = args.run.exec.summary(&exec, &o.dir)? {
         writeln!(out, "{line}")?;
     }
     let interrupted = o.interrupted || crate::drive::stop::requested();
@@ -160,8 +143,7 @@ pub(super) fn verify_with<R>(
     args: &VerifyArgs,
     check: impl FnOnce(&crate::exec::Executor, &(dyn Fn(u64, u64) + Sync)) -> Result<(String, std::path::PathBuf, R)>,
 ) -> Result<R> {
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} games  (ETA {eta})").expect("a valid progress template"));
+    let bar = super::progress_bar(args.quiet, 0, "games");
     let exec = args.exec.executor()?;
     let (markdown, dir, r) = check(&exec, &|d, t| {
         bar.set_length(t);
@@ -206,8 +188,7 @@ pub fn landscape(args: &LandscapeArgs) -> Result<()> {
     if let Some(out) = &args.out {
         cfg.balance.out = out.clone();
     }
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} samples  (ETA {eta})").expect("a valid progress template"));
+    let bar = super::progress_bar(args.quiet, 0, "samples");
     let exec = args.exec.executor()?;
     let l = crate::balance::landscape::landscape(&cfg, &args.config, &text, args.samples, args.neighbours, &exec, &|d, t| {
         bar.set_length(t);

@@ -114,10 +114,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
         && crate::balance::compare::is_compare(&text)
     {
         super::balance::install_interrupt();
-        let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-        pb.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} (ETA {eta})  {msg}").expect("valid template"),
-        );
+        let pb = super::progress_bar(args.quiet, 0, "runs");
         let c = crate::balance::compare::compare(&args.config, args.out.as_deref(), &exec, &|d, t, label| {
             pb.set_length(t);
             pb.set_position(d);
@@ -135,13 +132,7 @@ pub fn experiment(args: &ExperimentArgs) -> Result<()> {
     }
     let (file, _) = repeat::load(&args.config).map_err(|e| anyhow!(e))?;
     let total = file.conditions.len() as u64 * file.experiment.seeds;
-    let pb = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        let pb = ProgressBar::new(total);
-        pb.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs, ETA {eta} — {msg}").expect("valid template"));
-        pb
-    };
+    let pb = super::progress_bar(args.quiet, total, "runs");
     let progress = |done: usize, _total: usize, cond: &str| {
         pb.set_position(done as u64);
         pb.set_message(cond.to_string());
@@ -199,10 +190,7 @@ pub fn tournament(args: &TournamentArgs) -> Result<()> {
     let out = cfg.tournament.out.join(&cfg.tournament.name).join(format!("seed-{}", cfg.tournament.seed));
     let run_dir = crate::report::run_dir::RunDir::open(&out)?;
     run_dir.clear()?;
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})").expect("a valid progress template"),
-    );
+    let bar = super::progress_bar(args.quiet, 0, "games");
     let exec = args.exec.executor()?;
     let md = run(&cfg, &out, &exec, &|done, total| {
         bar.set_length(total);

@@ -4,7 +4,6 @@
 use crate::generate::config::{ALGORITHMS, GenerateConfig};
 use crate::generate::run::{RunOptions, run};
 use anyhow::{Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -12,15 +11,6 @@ use std::path::PathBuf;
 pub struct GenerateArgs {
     /// The generate config (TOML), e.g. configs/generate_match3.toml.
     pub config: PathBuf,
-    /// Continue an interrupted run from its checkpoint (same config; same results).
-    #[arg(long)]
-    pub resume: bool,
-    /// Override the config's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write the run's folder under DIR instead of the config's `out` (default outputs/).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     /// Override the algorithm: cma (one answer), map-elites or cma-me (a map of answers).
     #[arg(long)]
     pub algorithm: Option<String>,
@@ -31,15 +21,12 @@ pub struct GenerateArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub iterations: Option<u64>,
     #[command(flatten)]
-    pub exec: super::ExecArgs,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    pub run: super::RunArgs,
 }
 
 pub fn generate(args: &GenerateArgs) -> Result<()> {
     let (mut cfg, text) = GenerateConfig::load(&args.config)?;
-    if let Some(s) = args.seed {
+    if let Some(s) = args.run.seed {
         cfg.generate.seed = s;
     }
     if let Some(a) = &args.algorithm {
@@ -58,17 +45,13 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
     if let Some(e) = args.evaluations {
         cfg.generate.max_evaluations = e;
     }
-    if let Some(out) = &args.out {
+    if let Some(out) = &args.run.out {
         cfg.generate.out = out.clone();
     }
-    let exec = args.exec.executor()?;
+    let exec = args.run.exec.executor()?;
     super::on_interrupt("finishing the iteration in progress, then saving");
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed_precise} (ETA {eta})  {msg}")
-            .expect("a valid progress template"),
-    );
-    let opts = RunOptions { resume: args.resume, max_iterations: args.iterations, exec: exec.clone(), ..RunOptions::default() };
+    let bar = super::progress_bar(args.run.quiet, 0, "games");
+    let opts = RunOptions { resume: args.run.resume, max_iterations: args.iterations, exec: exec.clone(), ..RunOptions::default() };
     let o = run(&cfg, &args.config, &text, &opts, &|done, total, msg| {
         bar.set_length(total);
         bar.set_position(done);
@@ -109,7 +92,7 @@ pub fn generate(args: &GenerateArgs) -> Result<()> {
         }
         None => writeln!(out, "no feasible candidate confirmed yet")?,
     }
-    if let Some(line) = args.exec.summary(&exec, &o.dir)? {
+    if let Some(line) = args.run.exec.summary(&exec, &o.dir)? {
         writeln!(out, "{line}")?;
     }
     let files = if cfg.is_map() {

@@ -174,6 +174,38 @@ enum Command {
     Ggp(gdl::GgpCommand),
 }
 
+/// The run arguments every search command shares (balance, generate, personas, playtest):
+/// defined once, flattened into each command's own.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct RunArgs {
+    /// Continue an interrupted run from its checkpoint (same config and game; same results).
+    #[arg(long)]
+    pub resume: bool,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the run's folder under DIR instead of the config's `out` (default outputs/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The progress bar of a long command: hidden with `--quiet`, else `len` `unit`s with the
+/// elapsed time, the estimate of what is left and the command's message.
+pub(crate) fn progress_bar(quiet: bool, len: u64, unit: &str) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}} (ETA {{eta}})  {{msg}}");
+    bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("a valid progress template"));
+    bar
+}
+
 /// `--ray ADDRESS`, shared by the commands that fan games out.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub(crate) struct ExecArgs {

@@ -6,7 +6,6 @@ use crate::persona::play::{Agent, GameResult, play_game};
 use crate::persona::run::{PersonaOutcome, finished, has_checkpoint, run_chosen};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,15 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct PersonasArgs {
     /// The persona config (TOML), e.g. configs/personas_quick.toml.
     pub config: PathBuf,
-    /// Continue an interrupted run from its checkpoints (same config; same results).
-    #[arg(long)]
-    pub resume: bool,
-    /// Override the config's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write under DIR instead of outputs/ (DIR/<name>/seed-<seed>/).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     /// Evolve only these personas (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
@@ -30,10 +20,7 @@ pub struct PersonasArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub generations: Option<u64>,
     #[command(flatten)]
-    pub exec: super::ExecArgs,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    pub run: super::RunArgs,
 }
 
 #[derive(clap::Args)]
@@ -113,8 +100,8 @@ fn setup(config: &Path, seed: Option<u64>, generations: Option<u64>, out: Option
 }
 
 pub fn personas(args: &PersonasArgs) -> Result<()> {
-    let mut setup = setup(&args.config, args.seed, args.generations, args.out.as_deref())?;
-    setup.exec = args.exec.executor()?;
+    let mut setup = setup(&args.config, args.run.seed, args.generations, args.run.out.as_deref())?;
+    setup.exec = args.run.exec.executor()?;
     let chosen: Vec<usize> = if args.only.is_empty() {
         (0..setup.cfg.list.len()).collect()
     } else {
@@ -128,7 +115,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?
     };
-    if args.resume && !chosen.iter().any(|&k| has_checkpoint(&setup, k)) {
+    if args.run.resume && !chosen.iter().any(|&k| has_checkpoint(&setup, k)) {
         bail!(
             "--resume: no checkpoint in {}/<persona>/; expected the folder of an interrupted run of this config and seed (run without --resume to start afresh)",
             setup.out_dir.display()
@@ -138,12 +125,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
     // The held-out table holds every persona finished so far, in the config's order.
     let others = (0..setup.cfg.list.len()).filter(|k| !chosen.contains(k) && finished(&setup, *k).is_some()).count();
     let total = setup.total_games(chosen.len(), chosen.len() + others);
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games, ETA {eta}  {msg}")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
+    let bar = super::progress_bar(args.run.quiet, total, "games");
     let done = AtomicU64::new(0);
     let t0 = std::time::Instant::now();
     let mut outcomes: Vec<(usize, PersonaOutcome)> = Vec::new();
@@ -156,7 +138,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         });
-        let r = run_chosen(&setup, &chosen, args.resume, &done, &msg).map(|o| outcomes = o);
+        let r = run_chosen(&setup, &chosen, args.run.resume, &done, &msg).map(|o| outcomes = o);
         stop.store(true, Ordering::Relaxed);
         r
     })?;
@@ -184,7 +166,7 @@ pub fn personas(args: &PersonasArgs) -> Result<()> {
         outln!()?;
         out!("{}", std::fs::read_to_string(out.join("held_out.md")).unwrap_or_default())?;
     }
-    if let Some(line) = args.exec.summary(&setup.exec, out)? {
+    if let Some(line) = args.run.exec.summary(&setup.exec, out)? {
         outln!("{line}")?;
     }
     outln!(

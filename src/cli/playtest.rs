@@ -5,7 +5,6 @@ use crate::playtest::config::PlaytestConfig;
 use crate::playtest::run::{run_playtest, write_reports};
 use crate::playtest::setup::Setup;
 use anyhow::{Result, anyhow, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -13,16 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub struct PlaytestArgs {
     /// The playtest config (TOML), e.g. configs/playtest_stacker.toml.
     pub config: PathBuf,
-    /// Keep the replicates already in outputs/<name>/seed-<seed>/runs/ (same config and game) and run only
-    /// the missing ones. Without it, a run starts afresh.
-    #[arg(long)]
-    pub resume: bool,
-    /// Override the config's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write under DIR instead of outputs/ (DIR/<name>/seed-<seed>/).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     /// Override the rollouts per search.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub rollouts: Option<u64>,
@@ -30,10 +19,7 @@ pub struct PlaytestArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub replicates: Option<u64>,
     #[command(flatten)]
-    pub exec: super::ExecArgs,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    pub run: super::RunArgs,
 }
 
 /// Loads the config with the command line's overrides applied.
@@ -52,10 +38,10 @@ pub fn setup(config: &Path, seed: Option<u64>, rollouts: Option<u64>, replicates
 }
 
 pub fn playtest(args: &PlaytestArgs) -> Result<()> {
-    let mut setup = setup(&args.config, args.seed, args.rollouts, args.replicates, args.out.as_deref())?;
-    setup.exec = args.exec.executor()?;
+    let mut setup = setup(&args.config, args.run.seed, args.rollouts, args.replicates, args.run.out.as_deref())?;
+    setup.exec = args.run.exec.executor()?;
     let out = setup.out_dir.clone();
-    if args.resume && !out.join("runs").exists() {
+    if args.run.resume && !out.join("runs").exists() {
         bail!(
             "--resume: no replicates in {}/runs; expected the folder of an interrupted run of this config and seed (run without --resume to start afresh)",
             out.display()
@@ -64,14 +50,14 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     // Held for the run: a second run on this folder is refused, not raced; a fresh run starts
     // from an empty folder.
     let run_dir = crate::report::run_dir::RunDir::open(&out)?;
-    if !args.resume {
+    if !args.run.resume {
         run_dir.clear()?;
     }
     super::on_interrupt("keeping the replicates already finished");
     let resolved = toml::to_string(&setup.cfg).map_err(|e| anyhow!("{e}"))?;
     crate::report::write_atomic(&out.join("config.toml"), resolved.as_bytes()).map_err(|e| anyhow!("cannot write config.toml: {e}"))?;
     let s = &setup.cfg.playtest;
-    if !args.quiet {
+    if !args.run.quiet {
         eprintln!(
             "{}: {} conditions × {} replicates × {} rollouts on {} {}",
             s.name,
@@ -79,15 +65,10 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
             s.replicates,
             s.rollouts,
             setup.exec.cpus(),
-            if args.exec.ray.is_some() { "Ray CPUs" } else { "threads" }
+            if args.run.exec.ray.is_some() { "Ray CPUs" } else { "threads" }
         );
     }
-    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(setup.total_rollouts()) };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rollouts, {per_sec}, ETA {eta}")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
+    let bar = super::progress_bar(args.run.quiet, setup.total_rollouts(), "rollouts");
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let t0 = std::time::Instant::now();
@@ -98,7 +79,7 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         });
-        let r = run_playtest(&setup, args.resume, &done);
+        let r = run_playtest(&setup, args.run.resume, &done);
         stop.store(true, Ordering::Relaxed);
         r
     })?;
@@ -110,7 +91,7 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     }
     let (_, md) = write_reports(&setup, &outcome)?;
     out!("{md}")?;
-    if let Some(line) = args.exec.summary(&setup.exec, &out)? {
+    if let Some(line) = args.run.exec.summary(&setup.exec, &out)? {
         outln!("{line}")?;
     }
     outln!("\n{:.1} s; outputs in {}/", t0.elapsed().as_secs_f64(), out.display())?;

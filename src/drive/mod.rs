@@ -21,6 +21,7 @@
 //! A new search command is a [`Search`] implementation (or a [`grid`] of jobs) plus its job
 //! kind ([`crate::exec::JobKind`], listed in `crate::jobs`).
 
+pub mod asktell;
 pub mod game;
 pub mod grid;
 pub mod history;
