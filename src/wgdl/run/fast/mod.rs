@@ -33,14 +33,15 @@ use std::sync::{Arc, OnceLock};
 
 mod check;
 mod lower;
+mod operand;
 mod spec;
 mod tree;
 
-#[cfg(test)]
-pub(in crate::wgdl) use lower::line_fn;
 #[cfg(feature = "compiled")]
 pub(in crate::wgdl) use lower::lower;
 use lower::*;
+#[cfg(test)]
+pub(in crate::wgdl) use operand::line_fn;
 use spec::{Get, by_kind_wide};
 use tree::*;
 pub(in crate::wgdl) use tree::{Leaf, T};
