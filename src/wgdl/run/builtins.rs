@@ -12,13 +12,13 @@
 //! later get a specialised lowering in `fast/lower.rs`, keyed off its [`Builtin`] constant (as
 //! `max`, `hex.distance` and `board.line` have), which must give what the run function gives.
 
-use crate::wgdl::deps::{ALL, GRID, Parts};
-use crate::wgdl::fast::Env;
+use crate::wgdl::parts::{ALL, GRID, Parts};
+use crate::wgdl::program::Env;
 use crate::wgdl::program::{RtKind, RuntimeError, rt};
 
-/// A built-in function: its row in the table `BUILTINS` (src/wgdl/run/builtins.rs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Builtin(pub u8);
+/// A built-in function: its row in [`BUILTINS`] (defined with the bytecode that calls it,
+/// `program/ops.rs`; its constants and methods are here).
+pub use crate::wgdl::program::Builtin;
 
 /// What a built-in is called on: nothing (`max(a, b)`), the hex map (`hex.walk(a, b)`) or a
 /// declared grid (`board.runs(3)`, run with that grid's index).
@@ -99,7 +99,7 @@ const fn occ(name: &'static str, params: &'static [Param], ret: Ret, run: RunFn)
     Spec { name, on: On::Hex, params, optional: &[], ret, reads: ALL, needs_occupants: true, run: Some(run) }
 }
 
-use crate::wgdl::board::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_longest, grid_x, grid_y};
+use crate::wgdl::board::play::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_longest, grid_x, grid_y};
 use Param::{Dirs, Double as D, Edge, Long as L, Number as N};
 
 /// Every built-in function, in the order the compiler's "unknown function" message lists them.

@@ -16,28 +16,22 @@
 //! chance), `ObjRec::alive` (deletion), and fixed-size grids are just runs of slots.
 
 use crate::wgdl::diag::{SourceFile, Span};
-use crate::wgdl::run::occupants::OccCache;
+use crate::wgdl::run::occupancy::OccCache;
 use std::sync::Arc;
 use thiserror::Error;
 
+pub(in crate::wgdl) mod closures;
 mod error;
 mod eval;
 mod exec;
+mod ids;
 mod moves;
 mod ops;
 
+pub(in crate::wgdl) use closures::{Cx, Env, FastCode, Frame, Fx, LIVE_BOUND, LIVE_THIS, cx_of, fx_of};
 pub use error::*;
+pub use ids::{ActionId, ClassId, ConsId, ExprId, GodId, NONE, NULL, ObjRec, Ty};
 pub use ops::*;
-
-/// The object reference `null`.
-pub const NULL: i64 = -1;
-/// "No object" in an evaluation context.
-pub const NONE: u32 = u32::MAX;
-
-pub type ClassId = u16;
-pub type GodId = u16;
-pub type ActionId = u16;
-pub type ConsId = u32;
 
 /// Whether class `a` is `b` or derives from it, given each class's pre-order interval.
 #[inline]
@@ -98,7 +92,7 @@ pub struct ActionInfo {
     pub global_conds: usize,
     /// Rules: the parts of the state the conditions read (`wgdl::deps`), set when the
     /// program is finished.
-    pub reads: crate::wgdl::deps::Parts,
+    pub reads: crate::wgdl::parts::Parts,
     /// The condition right after them is `<grid>.canSwap(<number>, min)` on a `forEveryNumber`
     /// binding: legal-move generation tests it natively (grid, min) instead of interpreting it.
     pub swap_filter: Option<(u16, i64)>,
@@ -264,7 +258,7 @@ pub struct OutcomeInfo {
     pub expr: ExprId,
     pub text: String,
     /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
-    pub reads: crate::wgdl::deps::Parts,
+    pub reads: crate::wgdl::parts::Parts,
 }
 
 /// Objects standing on hex cells (`hexOccupants`).
@@ -394,7 +388,7 @@ pub struct GoalInfo {
     pub expr: ExprId,
     pub text: String,
     /// The parts of the state `expr` reads (`wgdl::deps`), set when the program is finished.
-    pub reads: crate::wgdl::deps::Parts,
+    pub reads: crate::wgdl::parts::Parts,
 }
 
 /// The game value store's shape, fixed at compile time: a trie of named nodes.
@@ -427,17 +421,6 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits { rule_firings: 10_000, objects: 100_000, timers: 100_000, steps: 100_000, create_depth: 64, turns: u32::MAX }
     }
-}
-
-/// Static value types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Ty {
-    Long,
-    Double,
-    Bool,
-    Str,
-    Obj(ClassId),
-    Null,
 }
 
 /// A compiled game. Immutable and shared (`Arc`) by every state and thread.
@@ -515,20 +498,12 @@ pub struct Program {
     pub selected: Vec<String>,
     /// The closures that evaluate `code` (`wgdl::fast`), built on first use; one slot per
     /// code index (`fast.resize(code.len())` after appending code).
-    pub fast: crate::wgdl::fast::FastCode,
+    pub fast: FastCode,
     /// Each action's group (`actions[a].group`), compact for playout policies.
     pub action_groups: Vec<u16>,
     /// Each action's move filters as bits (`FILTER_CHOOSE` … in `wgdl::turns`), compact
     /// for the filter pass over a move list.
     pub filter_flags: Vec<u8>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ObjRec {
-    pub god: GodId,
-    pub class: ClassId,
-    pub alive: bool,
-    pub base: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -580,7 +555,7 @@ pub struct State {
     pub end_turn: bool,
     /// The parts of the state written since the last check of outcomes and goals
     /// (`wgdl::deps`); ignored by equality and hashing.
-    pub dirty: crate::wgdl::deps::Dirty,
+    pub dirty: crate::wgdl::parts::Dirty,
     /// The forests of the connections `board.joins` reads (`run/links.rs`), brought up to date
     /// after each move; ignored by the fingerprint (they follow from the cells).
     pub links: Vec<i64>,
@@ -652,7 +627,7 @@ impl Program {
             turns: 0,
             outcome: 0,
             end_turn: false,
-            dirty: crate::wgdl::deps::Dirty { checks: crate::wgdl::deps::ALL, rules: crate::wgdl::deps::ALL },
+            dirty: crate::wgdl::parts::Dirty { checks: crate::wgdl::parts::ALL, rules: crate::wgdl::parts::ALL },
             links: vec![0; self.board.links.iter().map(|l| l.words()).sum()],
         };
         for (g, cells) in &self.board.start {
@@ -688,7 +663,7 @@ impl Program {
             return Err(rt(RtKind::TooManyObjects { limit: self.limits.objects }, span));
         }
         let id = st.objects.len() as u32;
-        st.dirty.mark(crate::wgdl::deps::BORN);
+        st.dirty.mark(crate::wgdl::parts::BORN);
         st.objects.push(ObjRec { god, class: g.class, alive: true, base: st.slots.len() as u32 });
         st.slots.extend_from_slice(&g.init);
         Ok(id)
@@ -739,7 +714,7 @@ impl Program {
         };
         self.pass_time(st, duration)?;
         st.moves += 1;
-        st.dirty.mark(crate::wgdl::deps::MOVES);
+        st.dirty.mark(crate::wgdl::parts::MOVES);
         self.advance_goals(st)?;
         if !self.board.links.is_empty() {
             self.sync_links(st);
