@@ -15,7 +15,6 @@ pub(in crate::wgdl) mod chance;
 pub(in crate::wgdl) mod deps;
 pub(in crate::wgdl) mod fast;
 pub(in crate::wgdl) mod filters;
-pub(in crate::wgdl) mod groups;
 pub mod hex;
 #[cfg(feature = "compiled")]
 pub(in crate::wgdl) mod jit;
