@@ -76,7 +76,7 @@ pub(in crate::wgdl) struct Spec {
     /// Trailing parameters a call may leave out, in order (none today).
     pub optional: &'static [Param],
     pub ret: Ret,
-    /// What it reads of the state besides its arguments (`deps.rs` parts): the grids, or
+    /// What it reads of the state besides its arguments (`parts.rs`): the grids, or
     /// everything for what looks at who stands where.
     pub reads: Parts,
     /// Whether it needs a `hexOccupants` line (it asks who stands where).
@@ -134,7 +134,7 @@ pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
     row("groupLead", On::Grid, &[L, L, L], Ret::Bool, GRID, grid_group_lead),
     row("groups", On::Grid, &[L, L], Ret::Long, GRID, grid_groups),
     row("groupDistinct", On::Grid, &[L, L], Ret::Long, GRID, grid_group_distinct),
-    // Boards (run/board.rs).
+    // Boards (run/board/play.rs).
     row("x", On::Grid, &[L], Ret::Long, 0, grid_x),
     row("y", On::Grid, &[L], Ret::Long, 0, grid_y),
     row("cell", On::Grid, &[L, L], Ret::Long, 0, grid_cell_number),

@@ -159,7 +159,7 @@ pub enum Cons {
     },
     EndSession,
     EndTurn,
-    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/run/tiles.rs).
+    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/run/tiles/mod.rs).
     Tile {
         grid: u16,
         op: TileOp,
