@@ -24,8 +24,9 @@ pub struct Boards {
     pub pieces: Vec<Vec<char>>,
     /// The grids with `start` rows and their cells' start values (cell number order).
     pub start: Vec<(u16, Vec<i64>)>,
-    /// The declared parameters that size a grid (indices into [`Program::params`]): changing one
-    /// compiles the game again ([`Program::with_parameters`]).
+    /// The declared parameters that size a grid (indices into
+    /// [`Program::params`](crate::wgdl::program::Program::params)): changing one compiles the
+    /// game again ([`Program::with_parameters`](crate::wgdl::program::Program::with_parameters)).
     pub structural: Vec<usize>,
     /// The options the program was compiled with (to compile it again with other sizes).
     pub options: crate::wgdl::CompileOptions,

@@ -6,6 +6,10 @@
 //! the bytecode stays the program's canonical form (golden dumps, lints, analyses) and [`Program::eval_bytecode`] still interprets it, so
 //! that a test can hold the two to the same answers on every expression of every shipped game.
 //!
+//! What the closures are, the environment they read and the program's cache of them are
+//! defined beside the program (`program/closures.rs`), this room's code builds and runs them,
+//! and `run/tier.rs` decides per expression between a closure and generated code.
+//!
 //! Closures are built lazily, the first time an expression is evaluated, and cached per start
 //! index (`Program::fast`): any `ExprId`, however it was made, gets one. The cache assumes that
 //! no two expressions start at the same index (a sub-expression that is evaluated on its own
