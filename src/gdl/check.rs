@@ -14,7 +14,8 @@
 //! The result gives each relation its stratum: the strongly connected components of the
 //! dependency graph, dependencies first, each marked recursive or not.
 
-use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
+use super::parse::{Atom, Keywords, Literal, Rule, Sym, Symbols, Term, term_vars};
+use super::scc::tarjan;
 use super::{GdlError, GdlErrorKind, GdlWarning, GdlWarningKind};
 use crate::wgdl::diag::{SourceFile, Span};
 use std::collections::HashMap;
@@ -44,57 +45,6 @@ pub struct Checked {
     pub warnings: Vec<GdlWarning>,
     /// The relations computed only where their uses ask ([`super::demand`]).
     pub restricted: Vec<Sym>,
-}
-
-/// The keyword relations' symbols (and, through `Keywords::arity`, their arities).
-#[derive(Clone, Copy, Debug)]
-pub struct Keywords {
-    pub role: Sym,
-    pub init: Sym,
-    pub true_: Sym,
-    pub next: Sym,
-    pub legal: Sym,
-    pub does: Sym,
-    pub goal: Sym,
-    pub terminal: Sym,
-}
-
-impl Keywords {
-    pub fn new(syms: &mut Symbols) -> Keywords {
-        Keywords {
-            role: syms.intern("role"),
-            init: syms.intern("init"),
-            true_: syms.intern("true"),
-            next: syms.intern("next"),
-            legal: syms.intern("legal"),
-            does: syms.intern("does"),
-            goal: syms.intern("goal"),
-            terminal: syms.intern("terminal"),
-        }
-    }
-
-    fn arity(&self, p: Sym) -> Option<(usize, &'static str)> {
-        let k = [
-            (self.role, 1, "role"),
-            (self.init, 1, "init"),
-            (self.true_, 1, "true"),
-            (self.next, 1, "next"),
-            (self.legal, 2, "legal"),
-            (self.does, 2, "does"),
-            (self.goal, 2, "goal"),
-            (self.terminal, 0, "terminal"),
-        ];
-        k.iter().find(|(s, _, _)| *s == p).map(|&(_, a, n)| (a, n))
-    }
-}
-
-/// The variables of a term, into `out`.
-pub fn term_vars(t: &Term, out: &mut Vec<u32>) {
-    match t {
-        Term::Var(v) => out.push(*v),
-        Term::Const(_) => {}
-        Term::Fn(_, args) => args.iter().for_each(|a| term_vars(a, out)),
-    }
 }
 
 fn atom_vars(a: &Atom) -> Vec<u32> {
@@ -592,61 +542,6 @@ fn components(edges: &[Vec<(usize, bool, Span)>]) -> (Vec<Vec<usize>>, Vec<usize
     }
     let recursive = sccs.iter().map(|c| c.len() > 1 || edges[c[0]].iter().any(|&(t, _, _)| t == c[0])).collect();
     (sccs, scc_index, recursive)
-}
-
-/// Strongly connected components, each after every component it has an edge to
-/// (dependencies first). Iterative, so a long chain of relations cannot overflow the stack.
-pub(super) fn tarjan(edges: &[Vec<(usize, bool, Span)>]) -> Vec<Vec<usize>> {
-    let n = edges.len();
-    const UNSEEN: usize = usize::MAX;
-    let (mut index, mut low, mut on) = (vec![UNSEEN; n], vec![0; n], vec![false; n]);
-    let (mut stack, mut out, mut next) = (Vec::new(), Vec::new(), 0);
-    for root in 0..n {
-        if index[root] != UNSEEN {
-            continue;
-        }
-        // (node, next edge to look at)
-        let mut call = vec![(root, 0usize)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on[root] = true;
-        while let Some(&mut (v, ref mut e)) = call.last_mut() {
-            if *e < edges[v].len() {
-                let w = edges[v][*e].0;
-                *e += 1;
-                if index[w] == UNSEEN {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on[w] = true;
-                    call.push((w, 0));
-                } else if on[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-            } else {
-                call.pop();
-                if let Some(&(u, _)) = call.last() {
-                    low[u] = low[u].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    let mut comp = Vec::new();
-                    loop {
-                        let w = stack.pop().expect("tarjan stack");
-                        on[w] = false;
-                        comp.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    out.push(comp);
-                }
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -19,9 +19,8 @@
 //! head is a keyword. A restriction whose demand would close a cycle through negation is
 //! dropped, and the relation is computed in full.
 
-use super::check::{Keywords, term_vars};
 use super::fx::{FxHashMap, FxHashSet};
-use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
+use super::parse::{Atom, Keywords, Literal, Rule, Sym, Symbols, Term, term_vars};
 
 fn atom_vars(a: &Atom) -> Vec<u32> {
     let mut v = Vec::new();
@@ -58,7 +57,7 @@ fn unstratified(rules: &[Rule]) -> Vec<Sym> {
         }
         edges.resize(preds.len(), Vec::new());
     }
-    let sccs = super::check::tarjan(&edges);
+    let sccs = super::scc::tarjan(&edges);
     let mut scc_of = vec![0; preds.len()];
     for (k, c) in sccs.iter().enumerate() {
         for &p in c {

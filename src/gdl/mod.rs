@@ -32,6 +32,7 @@ pub mod nonground;
 pub mod parse;
 pub mod propnet;
 pub mod safety;
+mod scc;
 
 pub use any::{Gdl, GdlAnyState};
 pub use game::{GdlGame, GdlState, GoalEval, JointMove, Reasoner};
@@ -265,7 +266,7 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
             Ok(mut ng) => {
                 // Relations large in the initial state: computed where asked instead, when that
                 // evaluates the initial state faster (the answers are the same either way).
-                let kw = check::Keywords::new(&mut syms);
+                let kw = parse::Keywords::new(&mut syms);
                 let keywords = [kw.role, kw.init, kw.true_, kw.next, kw.legal, kw.does, kw.goal, kw.terminal];
                 for _ in 0..3 {
                     let large: Vec<parse::Sym> = ng
@@ -304,7 +305,7 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                 if new.is_empty() {
                     // Restricted already and still too large: restrict the relations that
                     // use them too, whose demand may bind more of their arguments.
-                    let kw = check::Keywords::new(&mut syms);
+                    let kw = parse::Keywords::new(&mut syms);
                     let keywords = [kw.role, kw.init, kw.true_, kw.next, kw.legal, kw.does, kw.goal, kw.terminal];
                     for r in &checked.rules {
                         let h = r.head.pred;

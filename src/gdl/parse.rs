@@ -424,6 +424,57 @@ pub fn parse(text: &str, syms: &mut Symbols) -> Result<Vec<Rule>, Vec<GdlError>>
     if errors.is_empty() { Ok(rules) } else { Err(errors) }
 }
 
+/// The keyword relations' symbols (and, through `Keywords::arity`, their arities).
+#[derive(Clone, Copy, Debug)]
+pub struct Keywords {
+    pub role: Sym,
+    pub init: Sym,
+    pub true_: Sym,
+    pub next: Sym,
+    pub legal: Sym,
+    pub does: Sym,
+    pub goal: Sym,
+    pub terminal: Sym,
+}
+
+impl Keywords {
+    pub fn new(syms: &mut Symbols) -> Keywords {
+        Keywords {
+            role: syms.intern("role"),
+            init: syms.intern("init"),
+            true_: syms.intern("true"),
+            next: syms.intern("next"),
+            legal: syms.intern("legal"),
+            does: syms.intern("does"),
+            goal: syms.intern("goal"),
+            terminal: syms.intern("terminal"),
+        }
+    }
+
+    pub(super) fn arity(&self, p: Sym) -> Option<(usize, &'static str)> {
+        let k = [
+            (self.role, 1, "role"),
+            (self.init, 1, "init"),
+            (self.true_, 1, "true"),
+            (self.next, 1, "next"),
+            (self.legal, 2, "legal"),
+            (self.does, 2, "does"),
+            (self.goal, 2, "goal"),
+            (self.terminal, 0, "terminal"),
+        ];
+        k.iter().find(|(s, _, _)| *s == p).map(|&(_, a, n)| (a, n))
+    }
+}
+
+/// The variables of a term, into `out`.
+pub fn term_vars(t: &Term, out: &mut Vec<u32>) {
+    match t {
+        Term::Var(v) => out.push(*v),
+        Term::Const(_) => {}
+        Term::Fn(_, args) => args.iter().for_each(|a| term_vars(a, out)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,8 +27,7 @@
 //! The new relations' names contain a space (`need distinctcell`, `not 3 true`), which no symbol
 //! of a description can, so they never clash with the description's own.
 
-use super::check::{Keywords, term_vars};
-use super::parse::{Atom, Literal, Rule, Sym, Symbols, Term};
+use super::parse::{Atom, Keywords, Literal, Rule, Sym, Symbols, Term, term_vars};
 use super::{GdlError, GdlErrorKind, GdlWarning, GdlWarningKind};
 use std::collections::HashSet;
 

@@ -17,16 +17,16 @@ pub mod run;
 pub use front::{ast, diag, lexer, lint, parser};
 pub(in crate::wgdl) use run::cells;
 pub use run::{board, hex, probe, program};
-use run::{deps, fast};
+use run::{fast, parts};
 
 pub use compile::CompileOptions;
-pub use deps::Dirty;
 pub use diag::MAX_SHOWN;
 pub use diag::{DiagKind, Diagnostic, Diagnostics, Severity, SourceFile, Span};
+pub use parts::Dirty;
 pub use program::{Action, ActionKind, Program, RtKind, RuntimeError, State, Status, Ty};
-pub use run::fast::Tier;
 #[cfg(feature = "compiled")]
 pub use run::jit::{generated as compiled_functions, set_min_nodes as set_compiled_min_nodes};
+pub use run::program::closures::Tier;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -187,7 +187,7 @@ pub struct Plan<'a> {
 }
 
 fn term_vars(t: &Term, out: &mut Vec<u32>) {
-    super::super::check::term_vars(t, out)
+    super::super::parse::term_vars(t, out)
 }
 
 /// The order of a rule's positive literals: `first` (a position among them) first, then the

@@ -22,9 +22,9 @@
 
 pub mod join;
 
-use super::check::{Checked, Keywords};
+use super::check::Checked;
 use super::fx::FxHashMap as HashMap;
-use super::parse::{Literal, Rule, Sym, Symbols, Term};
+use super::parse::{Keywords, Literal, Rule, Sym, Symbols, Term};
 use super::{GdlError, GdlErrorKind};
 use crate::wgdl::diag::Span;
 use join::{Binds, Budget, Indexes, Plan, Window};

@@ -72,7 +72,7 @@ pub struct Plan {
 }
 
 fn term_vars(t: &Term, out: &mut Vec<u32>) {
-    super::super::check::term_vars(t, out)
+    super::super::parse::term_vars(t, out)
 }
 
 fn atom_vars(a: &Atom) -> Vec<u32> {

@@ -13,9 +13,9 @@
 pub mod eval;
 pub mod facts;
 
-use super::check::{Checked, Keywords};
+use super::check::Checked;
 use super::fx::FxHashMap;
-use super::parse::{Rule, Sym, Symbols};
+use super::parse::{Keywords, Rule, Sym, Symbols};
 use eval::{Derived, Layer, Plan, View, Window};
 pub use facts::{Facts, Flat};
 use std::cell::RefCell;

@@ -5,7 +5,7 @@
 //! Each pass resolves names once, like the core passes in the parent module, and reports every
 //! problem as a diagnostic at the WGDL text that caused it.
 
-use super::{Compiler, CtxKey, NO_CTX, NO_VAR};
+use super::{CompileOptions, Compiler, CtxKey, NO_CTX, NO_VAR};
 use crate::wgdl::ast::{self, DeclKind, Pick};
 use crate::wgdl::diag::{DiagKind, Span};
 use crate::wgdl::hex::HexMap;
@@ -13,20 +13,6 @@ use crate::wgdl::program::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// How to compile: where a game's auxiliary files (hex maps) are, and parameter overrides.
-#[derive(Clone, Debug, Default)]
-pub struct CompileOptions {
-    /// The directory that `hexmap "…"` paths are relative to (the game file's directory).
-    pub base_dir: Option<PathBuf>,
-    /// `description.attribute` = value, replacing the file's value of a declared parameter.
-    pub overrides: Vec<(String, f64)>,
-    /// `grouped` or `alternating`, replacing the file's `turnOrder`.
-    pub turn_order: Option<String>,
-    /// Named overlays (`style`/`variant` line tags) to switch on; every other tagged line is
-    /// left out (games/README.md §9.16).
-    pub overlays: Vec<String>,
-}
 
 #[derive(Default)]
 pub(super) struct Ext {

@@ -3,6 +3,7 @@
 //! what the run time precomputes (read sets, walk orders, actor gates).
 
 use super::*;
+use crate::wgdl::run::links::Link;
 
 impl Compiler<'_> {
     pub(super) fn finish(mut self) -> Program {
@@ -26,7 +27,7 @@ impl Compiler<'_> {
         for i in 0..p.actions.len() {
             // A rule that reads nothing (no condition, or constant ones) is always evaluated.
             let reads = p.actions[i].conditions.iter().fold(0, |m, &c| m | p.reads(c));
-            p.actions[i].reads = if reads == 0 { crate::wgdl::deps::ALL } else { reads };
+            p.actions[i].reads = if reads == 0 { crate::wgdl::parts::ALL } else { reads };
         }
         for i in 0..p.aggs.len() {
             let e = p.aggs[i].expr;
@@ -198,7 +199,7 @@ impl Compiler<'_> {
             actions.iter().enumerate().filter(|(_, a)| a.kind == ActionKind::OnRound).map(|(i, _)| i as ActionId).collect();
         let has_filters = actions.iter().any(|a| a.policy_only || a.choose.is_some() || a.last_resort.is_some() || !a.unless.is_empty());
         let has_chance = actions.iter().any(|a| a.chance.is_some());
-        let links = crate::wgdl::run::links::plan(&code, &grids, &self.board.dirsets);
+        let links = plan_links(&code, &grids, &self.board.dirsets);
         let n_code = code.len();
         let n_conses = conses.len();
         let n_actions = actions.len();
@@ -278,7 +279,7 @@ impl Compiler<'_> {
             action_groups: Vec::new(),
             filter_flags: Vec::new(),
             fast: {
-                let mut f = crate::wgdl::fast::FastCode::default().for_tier(crate::wgdl::Tier::default_for_new());
+                let mut f = crate::wgdl::program::FastCode::default().for_tier(crate::wgdl::Tier::default_for_new());
                 f.resize(n_code);
                 f.resize_conses(n_conses);
                 f.resize_actions(n_actions);
@@ -452,4 +453,25 @@ impl Trie {
         }
         n
     }
+}
+
+/// The links of a program (`run/links.rs`): one per grid and direction list that a `board.joins` call in `code`
+/// names (its direction set and edges written as names, as the compiler emits them), their
+/// forests laid out one after another.
+fn plan_links(code: &[Op], grids: &[GridInfo], dirsets: &[Vec<Vec<(i32, i32)>>]) -> Vec<Link> {
+    let mut links: Vec<Link> = Vec::new();
+    for w in code.windows(4) {
+        let [Op::Const(k), Op::Const(_), Op::Const(_), Op::Call(b, g, 4)] = *w else { continue };
+        let (Some(gi), Some(per_side)) = (grids.get(g as usize), dirsets.get(k as usize)) else { continue };
+        if b != Builtin::GRID_JOINS {
+            continue;
+        }
+        for dirs in per_side {
+            if !links.iter().any(|l| l.grid == g && l.dirs == *dirs) {
+                let off = links.iter().map(Link::words).sum();
+                links.push(Link::new(g, gi.width, gi.height, dirs, off));
+            }
+        }
+    }
+    links
 }

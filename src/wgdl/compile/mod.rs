@@ -91,8 +91,9 @@ mod consequences;
 mod exprs;
 mod ext;
 mod layout;
+mod options;
 mod views;
-pub use ext::CompileOptions;
+pub use options::CompileOptions;
 
 /// The root of an attribute path.
 #[derive(Clone, Copy, Debug)]

@@ -67,7 +67,7 @@ impl Program {
         let value = self.evaluator(info.expr);
         if let Some(g) = info.cells {
             let gi = &self.grids[g as usize];
-            let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this: ctx.this, bound: NONE }, None);
+            let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this: ctx.this, bound: NONE }, None);
             for c in 0..gi.width * gi.height {
                 env.rebind(c, 0);
                 if !f(value(&env)?) {
@@ -77,7 +77,7 @@ impl Program {
             return Ok(());
         }
         // One environment, rebound to each object in turn.
-        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
+        let mut env = crate::wgdl::program::Env::new(self, st, Ctx { this: ctx.this, bound: NONE });
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, info.class) {
                 continue;

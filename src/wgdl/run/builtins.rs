@@ -12,13 +12,13 @@
 //! later get a specialised lowering in `fast/lower.rs`, keyed off its [`Builtin`] constant (as
 //! `max`, `hex.distance` and `board.line` have), which must give what the run function gives.
 
-use crate::wgdl::deps::{ALL, GRID, Parts};
-use crate::wgdl::fast::Env;
+use crate::wgdl::parts::{ALL, GRID, Parts};
+use crate::wgdl::program::Env;
 use crate::wgdl::program::{RtKind, RuntimeError, rt};
 
-/// A built-in function: its row in the table `BUILTINS` (src/wgdl/run/builtins.rs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Builtin(pub u8);
+/// A built-in function: its row in [`BUILTINS`] (defined with the bytecode that calls it,
+/// `program/ops.rs`; its constants and methods are here).
+pub use crate::wgdl::program::Builtin;
 
 /// What a built-in is called on: nothing (`max(a, b)`), the hex map (`hex.walk(a, b)`) or a
 /// declared grid (`board.runs(3)`, run with that grid's index).
@@ -76,7 +76,7 @@ pub(in crate::wgdl) struct Spec {
     /// Trailing parameters a call may leave out, in order (none today).
     pub optional: &'static [Param],
     pub ret: Ret,
-    /// What it reads of the state besides its arguments (`deps.rs` parts): the grids, or
+    /// What it reads of the state besides its arguments (`parts.rs`): the grids, or
     /// everything for what looks at who stands where.
     pub reads: Parts,
     /// Whether it needs a `hexOccupants` line (it asks who stands where).
@@ -99,7 +99,7 @@ const fn occ(name: &'static str, params: &'static [Param], ret: Ret, run: RunFn)
     Spec { name, on: On::Hex, params, optional: &[], ret, reads: ALL, needs_occupants: true, run: Some(run) }
 }
 
-use crate::wgdl::board::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_longest, grid_x, grid_y};
+use crate::wgdl::board::play::{can_move, grid_cell_number, grid_count, grid_flips, grid_joins, grid_longest, grid_x, grid_y};
 use Param::{Dirs, Double as D, Edge, Long as L, Number as N};
 
 /// Every built-in function, in the order the compiler's "unknown function" message lists them.
@@ -134,7 +134,7 @@ pub(in crate::wgdl) const BUILTINS: &[Spec] = &[
     row("groupLead", On::Grid, &[L, L, L], Ret::Bool, GRID, grid_group_lead),
     row("groups", On::Grid, &[L, L], Ret::Long, GRID, grid_groups),
     row("groupDistinct", On::Grid, &[L, L], Ret::Long, GRID, grid_group_distinct),
-    // Boards (run/board.rs).
+    // Boards (run/board/play.rs).
     row("x", On::Grid, &[L], Ret::Long, 0, grid_x),
     row("y", On::Grid, &[L], Ret::Long, 0, grid_y),
     row("cell", On::Grid, &[L, L], Ret::Long, 0, grid_cell_number),

@@ -10,7 +10,7 @@
 //! construction, the values are literals or the owner's own attributes), so the moves listed,
 //! their order and every error are the same as the interpreted conditions'.
 
-use super::program::{Program, State};
+use super::program::ObjRec;
 
 /// At most this many conditions of an action are tested natively (more are interpreted).
 pub const MAX_CELL_TESTS: usize = 4;
@@ -59,15 +59,15 @@ pub struct Resolved {
 }
 
 impl CellTests {
-    /// The tests with the values of owner `this` (a live object) read from the state.
+    /// The tests with the values of an owner (a live object: its record `obj`, its
+    /// description's class constants `consts`) read from the state's `slots`.
     #[inline]
-    pub fn resolve(&self, p: &Program, st: &State, this: u32) -> Resolved {
-        let obj = &st.objects[this as usize];
+    pub fn resolve(&self, slots: &[i64], obj: &ObjRec, consts: &[i64]) -> Resolved {
         let val = |v: Val| match v {
             Val::Zero => 0,
             Val::Const(c) => c,
-            Val::This(o) => st.slots[(obj.base + o) as usize],
-            Val::ThisConst(i) => p.gods[obj.god as usize].consts[i as usize],
+            Val::This(o) => slots[(obj.base + o) as usize],
+            Val::ThisConst(i) => consts[i as usize],
         };
         let mut r = Resolved { base: self.base as usize, tests: [(0, false, 0, 0); MAX_CELL_TESTS], n: 0, from: None };
         for t in &self.tests[..self.n as usize] {

@@ -6,7 +6,7 @@
 //! probabilities instead (`doors/`).
 
 use super::program::{Action, Program, RtKind, RuntimeError, State, rt};
-use crate::wgdl::fast::Env;
+use crate::wgdl::program::Env;
 
 /// The most chance moves in a row before it is an error (a rule that keeps rolling).
 pub const MAX_CHANCE_CHAIN: u32 = 10_000;

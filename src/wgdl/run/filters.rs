@@ -2,9 +2,9 @@
 //! listed moves, a policy's pick by its tiers, and the `constraint` lines. Scratch space is per
 //! thread: nothing is allocated per move.
 
-use super::occupants::OccCache;
+use super::occupancy::OccCache;
 use crate::rng::Rng;
-use crate::wgdl::fast::Env;
+use crate::wgdl::program::Env;
 use crate::wgdl::program::{Action, Ctx, NONE, PickCode, Program, RuntimeError, State};
 use rand::RngExt;
 

@@ -5,14 +5,16 @@
 //! non-zero neighbouring cells as a union–find forest with the edges each group touches
 //! (`State::links`), and a copy of the cells it was made from.
 //!
-//! [`Program::sync_links`] brings the forest up to date after every move: cells that went from
+//! [`Link::sync`] brings the forest up to date after every move (`Program::sync_links`, in
+//! `board/play.rs`, runs it on each link's cells): cells that went from
 //! 0 to a value are joined to their equal neighbours (a placement, the common case); any other
 //! change of a cell builds the forest again. A question then costs a look at the cells of edge a.
 //! A state whose cells differ from the copy (a state written other than by a move) is answered
 //! by the flood fill, so an answer never depends on whether the forest is fresh, and a question
 //! about empty cells (v = 0) is always a flood fill.
-
-use super::program::{Builtin, GridInfo, Op, Program, State};
+//!
+//! Only the grid's cells and the forest's words are read here, never the program or the state,
+//! so that [`super::board::Boards`] (below the program) can hold the links.
 
 /// One tracked (grid, direction list) and where its forest lives in `State::links`: the cells'
 /// copy, then each cell's parent, then each root's edge bits and size (`edges | size << 8`).
@@ -29,27 +31,6 @@ pub struct Link {
     edges: Vec<u8>,
     /// Per edge, its cells.
     edge_cells: [Vec<u32>; 4],
-}
-
-/// The links of a program: one per grid and direction list that a `board.joins` call in `code`
-/// names (its direction set and edges written as names, as the compiler emits them), their
-/// forests laid out one after another.
-pub fn plan(code: &[Op], grids: &[GridInfo], dirsets: &[Vec<Vec<(i32, i32)>>]) -> Vec<Link> {
-    let mut links: Vec<Link> = Vec::new();
-    for w in code.windows(4) {
-        let [Op::Const(k), Op::Const(_), Op::Const(_), Op::Call(b, g, 4)] = *w else { continue };
-        let (Some(gi), Some(per_side)) = (grids.get(g as usize), dirsets.get(k as usize)) else { continue };
-        if b != Builtin::GRID_JOINS {
-            continue;
-        }
-        for dirs in per_side {
-            if !links.iter().any(|l| l.grid == g && l.dirs == *dirs) {
-                let off = links.iter().map(Link::words).sum();
-                links.push(Link::new(g, gi.width, gi.height, dirs, off));
-            }
-        }
-    }
-    links
 }
 
 impl Link {
@@ -116,60 +97,58 @@ fn union(parent: &mut [i64], info: &mut [i64], a: usize, b: usize) {
     info[big] = edges | size << 8;
 }
 
-impl Program {
-    /// Brings every link's forest up to date with the state's cells (see the module's opening
-    /// paragraph). Called after each move; allocates nothing.
-    pub(in crate::wgdl) fn sync_links(&self, st: &mut State) {
-        for l in &self.board.links {
-            let base = self.grids[l.grid as usize].base as usize;
-            let cells = &st.slots[base..base + l.n];
-            let (seen, rest) = st.links[l.off..l.off + l.words()].split_at_mut(l.n);
-            let (parent, info) = rest.split_at_mut(l.n);
-            let d = l.dirs.len();
-            // Cells that went from 0 to a value start a group of their own and join their equal
-            // neighbours that are known already (old ones, and new ones met earlier in the
-            // pass; a later one joins this one when its turn comes). Runs of equal cells are
-            // passed over sixteen at a time.
-            let mut rebuild = false;
-            let mut k = 0;
-            'chunks: while k < l.n {
-                let end = (k + 16).min(l.n);
-                if seen[k..end] == cells[k..end] {
-                    k = end;
+impl Link {
+    /// Brings this link's forest (`words`, its [`Link::words`] of `State::links`) up to date
+    /// with its grid's `cells` (see the module's opening paragraph). Allocates nothing.
+    #[inline]
+    pub(in crate::wgdl) fn sync(&self, cells: &[i64], words: &mut [i64]) {
+        let l = self;
+        let (seen, rest) = words.split_at_mut(l.n);
+        let (parent, info) = rest.split_at_mut(l.n);
+        let d = l.dirs.len();
+        // Cells that went from 0 to a value start a group of their own and join their equal
+        // neighbours that are known already (old ones, and new ones met earlier in the
+        // pass; a later one joins this one when its turn comes). Runs of equal cells are
+        // passed over sixteen at a time.
+        let mut rebuild = false;
+        let mut k = 0;
+        'chunks: while k < l.n {
+            let end = (k + 16).min(l.n);
+            if seen[k..end] == cells[k..end] {
+                k = end;
+                continue;
+            }
+            for c in k..end {
+                if seen[c] == cells[c] {
                     continue;
                 }
-                for c in k..end {
-                    if seen[c] == cells[c] {
-                        continue;
-                    }
-                    if seen[c] != 0 {
-                        rebuild = true;
-                        break 'chunks;
-                    }
-                    seen[c] = cells[c];
-                    parent[c] = c as i64;
-                    info[c] = l.edges[c] as i64 | 1 << 8;
-                    for &nb in &l.neighbours[c * d..(c + 1) * d] {
-                        let nb = nb as usize;
-                        if nb != u32::MAX as usize && cells[nb] == cells[c] && seen[nb] == cells[nb] {
-                            union(parent, info, c, nb);
-                        }
+                if seen[c] != 0 {
+                    rebuild = true;
+                    break 'chunks;
+                }
+                seen[c] = cells[c];
+                parent[c] = c as i64;
+                info[c] = l.edges[c] as i64 | 1 << 8;
+                for &nb in &l.neighbours[c * d..(c + 1) * d] {
+                    let nb = nb as usize;
+                    if nb != u32::MAX as usize && cells[nb] == cells[c] && seen[nb] == cells[nb] {
+                        union(parent, info, c, nb);
                     }
                 }
-                k = end;
             }
-            if rebuild {
-                seen.copy_from_slice(cells);
-                for c in 0..l.n {
-                    parent[c] = c as i64;
-                    info[c] = l.edges[c] as i64 | 1 << 8;
-                }
-                for c in 0..l.n {
-                    if cells[c] != 0 {
-                        for &nb in &l.neighbours[c * d..(c + 1) * d] {
-                            if nb != u32::MAX && (nb as usize) < c && cells[nb as usize] == cells[c] {
-                                union(parent, info, c, nb as usize);
-                            }
+            k = end;
+        }
+        if rebuild {
+            seen.copy_from_slice(cells);
+            for c in 0..l.n {
+                parent[c] = c as i64;
+                info[c] = l.edges[c] as i64 | 1 << 8;
+            }
+            for c in 0..l.n {
+                if cells[c] != 0 {
+                    for &nb in &l.neighbours[c * d..(c + 1) * d] {
+                        if nb != u32::MAX && (nb as usize) < c && cells[nb as usize] == cells[c] {
+                            union(parent, info, c, nb as usize);
                         }
                     }
                 }
@@ -177,25 +156,21 @@ impl Program {
         }
     }
 
-    /// `board.joins(v, dirs, a, b)` from the state's forest of grid `g` along `dirs`: `None`
-    /// when there is none to read (no such link, v = 0, or a state whose cells are not those
-    /// the forest was made from) — the caller searches instead.
+    /// `board.joins(v, dirs, a, b)` from this link's forest (`words`) over its grid's `cells`:
+    /// `None` when there is none to read (v = 0, or cells that are not those the forest was made
+    /// from) — the caller searches instead.
     #[inline]
-    pub(in crate::wgdl) fn joins_linked(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> Option<bool> {
+    pub(in crate::wgdl) fn joins(&self, cells: &[i64], words: &[i64], v: i64, a: i64, b: i64) -> Option<bool> {
         if v == 0 || !(0..4).contains(&a) || !(0..4).contains(&b) {
             return None;
         }
-        let l = self.board.links.iter().find(|l| l.grid == g && l.dirs == dirs)?;
-        let base = self.grids[g as usize].base as usize;
-        let cells = &st.slots[base..base + l.n];
-        let words = st.links.get(l.off..l.off + l.words())?;
-        let (seen, rest) = words.split_at(l.n);
+        let (seen, rest) = words.split_at(self.n);
         if seen != cells {
             return None;
         }
-        let (parent, info) = rest.split_at(l.n);
+        let (parent, info) = rest.split_at(self.n);
         let bit = 1i64 << b;
-        Some(l.edge_cells[a as usize].iter().any(|&c| cells[c as usize] == v && info[root(parent, c as usize)] & bit != 0))
+        Some(self.edge_cells[a as usize].iter().any(|&c| cells[c as usize] == v && info[root(parent, c as usize)] & bit != 0))
     }
 }
 

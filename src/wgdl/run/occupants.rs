@@ -3,116 +3,13 @@
 //! hex built-ins make of them (`hex.free`, `hex.hidden`, `hex.approach`, `hex.stepToward`), with
 //! or without the cache.
 
-use crate::wgdl::fast::Env;
+use crate::wgdl::program::Env;
 use crate::wgdl::program::{Ctx, NONE, Program, RtKind, RuntimeError, State, rt};
+use crate::wgdl::run::occupancy::{OccCache, bit};
 
 thread_local! {
     /// The occupancy cache's buffers, reused from one move generation to the next.
     static OCC: std::cell::RefCell<OccCache> = const { std::cell::RefCell::new(OccCache::new()) };
-}
-
-/// The occupants of the state being searched for moves (which cannot change meanwhile): their
-/// (cell, side), the occupied cells as bits, and per side of the game the cells some occupant of
-/// another side sees. Made once per move generation ([`Program::with_occ`]) and read through
-/// [`crate::wgdl::fast::Env::occ`] instead of a scan of the objects per `hex.free` or `hex.hidden`.
-pub(in crate::wgdl) struct OccCache {
-    list: Vec<(i64, i64)>,
-    occupied: Vec<u64>,
-    /// `words` per side of the game (0 … players − 1), side after side: the cells some
-    /// occupant of another side sees.
-    seen_by_others: Vec<u64>,
-    /// Scratch: per side the cells its own occupants see, then one row for occupants whose
-    /// side is none of the game's (another side to everyone).
-    seen_by: Vec<u64>,
-    words: usize,
-}
-
-impl OccCache {
-    const fn new() -> OccCache {
-        OccCache { list: Vec::new(), occupied: Vec::new(), seen_by_others: Vec::new(), seen_by: Vec::new(), words: 0 }
-    }
-
-    /// The occupied cells as bits.
-    pub(in crate::wgdl) fn occupied_bits(&self) -> &[u64] {
-        &self.occupied
-    }
-
-    /// The cells that some occupant of a side other than `me` sees, as bits (`None` for a side
-    /// that is not one of the game's).
-    pub(in crate::wgdl) fn seen_by_others(&self, me: i64) -> Option<&[u64]> {
-        if me < 0 {
-            return None;
-        }
-        let at = me as usize * self.words;
-        self.seen_by_others.get(at..at + self.words).filter(|_| at < self.seen_by_others.len())
-    }
-
-    /// One pass over the occupants: the occupied bits and each side's sight; then per side the
-    /// sight of the others (a few words per pair of sides). The sight rows are scratch on the
-    /// stack when they fit in 64 words (every shipped map and game), else the cache's own.
-    fn fill(&mut self, p: &Program, st: &State) -> Result<(), RuntimeError> {
-        let mut list = std::mem::take(&mut self.list);
-        list.clear();
-        p.for_each_occupant(st, |_, pos, side| {
-            list.push((pos, side));
-            true
-        })?;
-        self.list = list;
-        let Some(h) = &p.hex else { return Ok(()) };
-        let (n, words) = (h.len(), h.words());
-        let sides = p.players.len().max(1);
-        self.words = words;
-        reset(&mut self.occupied, words);
-        reset(&mut self.seen_by_others, sides * words);
-        if words == 0 {
-            return Ok(());
-        }
-        // Per side the cells its occupants see; row `sides`: occupants of none of the sides.
-        let mut stack = [0u64; 64];
-        let seen: &mut [u64] = match stack.get_mut(..(sides + 1) * words) {
-            Some(rows) => rows,
-            None => {
-                reset(&mut self.seen_by, (sides + 1) * words);
-                &mut self.seen_by
-            }
-        };
-        for &(pos, side) in &self.list {
-            if pos >= 0 && (pos as usize) < n {
-                let pos = pos as usize;
-                self.occupied[pos / 64] |= 1 << (pos % 64);
-                let row = if (0..sides as i64).contains(&side) { side as usize } else { sides };
-                for (s, r) in seen[row * words..(row + 1) * words].iter_mut().zip(h.sees_row(pos)) {
-                    *s |= r;
-                }
-            }
-        }
-        for (me, others) in self.seen_by_others.chunks_exact_mut(words).enumerate() {
-            for (other, row) in seen.chunks_exact(words).enumerate() {
-                if other != me {
-                    for (o, r) in others.iter_mut().zip(row) {
-                        *o |= r;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `v` as `n` zeros (its buffer kept).
-#[inline]
-fn reset(v: &mut Vec<u64>, n: usize) {
-    if v.len() == n {
-        v.fill(0);
-    } else {
-        v.clear();
-        v.resize(n, 0);
-    }
-}
-
-#[inline]
-fn bit(bits: &[u64], c: usize) -> bool {
-    bits[c / 64] >> (c % 64) & 1 == 1
 }
 
 impl Program {
@@ -137,11 +34,22 @@ impl Program {
         }
         OCC.with(|o| match o.try_borrow_mut() {
             Ok(mut cache) => {
-                cache.fill(self, st)?;
+                self.fill_occ(&mut cache, st)?;
                 f(Some(&cache))
             }
             Err(_) => f(None),
         })
+    }
+
+    /// `cache` made for `st`: its occupants listed, then their bits.
+    fn fill_occ(&self, cache: &mut OccCache, st: &State) -> Result<(), RuntimeError> {
+        let list = cache.list_mut();
+        self.for_each_occupant(st, |_, pos, side| {
+            list.push((pos, side));
+            true
+        })?;
+        cache.fill(self.hex.as_deref(), self.players.len().max(1));
+        Ok(())
     }
 
     /// The objects that stand on the hex map and count (`hexOccupants … while`), in object
@@ -159,7 +67,7 @@ impl Program {
     fn for_each_occupant(&self, st: &State, mut f: impl FnMut(u32, i64, i64) -> bool) -> Result<(), RuntimeError> {
         let Some(occ) = &self.occupants else { return Ok(()) };
         // One environment, rebound to each object in turn.
-        let mut env = crate::wgdl::fast::Env::new(self, st, Ctx { this: NONE, bound: NONE });
+        let mut env = crate::wgdl::program::Env::new(self, st, Ctx { this: NONE, bound: NONE });
         let cond = occ.cond.map(|c| self.evaluator(c));
         for (i, o) in st.objects.iter().enumerate() {
             if !o.alive || !self.is_sub(o.class, occ.class) {
@@ -184,7 +92,7 @@ impl Program {
     #[inline]
     pub(in crate::wgdl) fn occupied(&self, env: &Env, cell: usize) -> Result<bool, RuntimeError> {
         if let Some(o) = env.occ {
-            return Ok(bit(&o.occupied, cell));
+            return Ok(o.occupied(cell));
         }
         let mut found = false;
         self.for_each_occupant(env.st, |_, pos, _| {
@@ -201,7 +109,10 @@ impl Program {
             if let Some(bits) = o.seen_by_others(me) {
                 return Ok(!bit(bits, cell));
             }
-            return Ok(!o.list.iter().any(|&(pos, side)| side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell)));
+            return Ok(!o
+                .list()
+                .iter()
+                .any(|&(pos, side)| side != me && pos >= 0 && (pos as usize) < h.len() && h.sees(pos as usize, cell)));
         }
         let mut hidden = true;
         self.for_each_occupant(env.st, |_, pos, side| {
@@ -244,12 +155,12 @@ mod tests {
                 }
             }
             let mut cache = OccCache::new();
-            cache.fill(&p, &st).expect("occupants listed");
+            p.fill_occ(&mut cache, &st).expect("occupants listed");
             let ctx = Ctx { this: NONE, bound: NONE };
-            let with = crate::wgdl::fast::Env::with_occ(&p, &st, ctx, Some(&cache));
-            let without = crate::wgdl::fast::Env::new(&p, &st, ctx);
+            let with = crate::wgdl::program::Env::with_occ(&p, &st, ctx, Some(&cache));
+            let without = crate::wgdl::program::Env::new(&p, &st, ctx);
             let approach = Builtin::find(On::Hex, "approach").expect("a built-in").run();
-            let occupied: Vec<usize> = cache.list.iter().map(|&(pos, _)| pos as usize).collect();
+            let occupied: Vec<usize> = cache.list().iter().map(|&(pos, _)| pos as usize).collect();
             for &from in &open {
                 for &target in open.iter().step_by(3) {
                     for budget in [-1, 0, 2, 5, 9, 14] {

@@ -181,7 +181,7 @@ impl Program {
                     k,
                     expr: crate::wgdl::program::ExprId { start, len: 3 },
                     text: format!("game.sessionsFinished >= long {k}"),
-                    reads: crate::wgdl::deps::SESSIONS,
+                    reads: crate::wgdl::parts::SESSIONS,
                 });
             }
             p.fast.resize(p.code.len());

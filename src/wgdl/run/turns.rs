@@ -3,7 +3,7 @@
 //! outcomes (`winner`/`draw` lines). Everything here is generic: a game says in WGDL which class
 //! takes turns and which attribute is a side; this file only carries those declarations out.
 
-use crate::wgdl::fast::Env;
+use crate::wgdl::program::Env;
 use crate::wgdl::program::{ActionKind, BindKind, Cons, Ctx, GodSel, NONE, Program, RuntimeError, State};
 
 impl Program {
@@ -134,7 +134,7 @@ impl Program {
             return Ok(());
         }
         st.turns += 1;
-        st.dirty.mark(crate::wgdl::deps::TURN);
+        st.dirty.mark(crate::wgdl::parts::TURN);
         let next = if st.actor == NONE { None } else { self.next_actor(st, Some(st.actor))? };
         st.actor = match next {
             Some(n) => n,

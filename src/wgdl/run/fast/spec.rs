@@ -8,7 +8,7 @@
 //! its match as before). The values, the order of evaluation and the errors are those of
 //! [`Operand::get`]: each kind below reads exactly what that match arm reads.
 
-use super::lower::*;
+use super::operand::*;
 use super::tree::*;
 use super::*;
 
@@ -130,43 +130,43 @@ pub(super) fn closure(x: Operand) -> Fx {
 macro_rules! by_kind {
     ($x:expr, |$g:ident| $body:expr) => {
         match $x {
-            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::This(o)) => {
+            crate::wgdl::run::fast::operand::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::This(o)) => {
                 let $g = crate::wgdl::run::fast::spec::ThisSlot(o);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(o)) => {
+            crate::wgdl::run::fast::operand::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(o)) => {
                 let $g = crate::wgdl::run::fast::spec::BoundSlot(o);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Slot(s)) => {
+            crate::wgdl::run::fast::operand::Operand::Leaf(crate::wgdl::run::fast::tree::Leaf::Slot(s)) => {
                 let $g = crate::wgdl::run::fast::spec::AbsSlot(s);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Leaf(l) => {
+            crate::wgdl::run::fast::operand::Operand::Leaf(l) => {
                 let $g = crate::wgdl::run::fast::spec::AnyLeaf(l);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Cell(g, x, y, at) => {
+            crate::wgdl::run::fast::operand::Operand::Cell(g, x, y, at) => {
                 let $g = crate::wgdl::run::fast::spec::Cell(g, x, y, at);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Field(
-                crate::wgdl::run::fast::lower::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::This(r)),
+            crate::wgdl::run::fast::operand::Operand::Field(
+                crate::wgdl::run::fast::operand::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::This(r)),
                 i,
                 at,
             ) => {
                 let $g = crate::wgdl::run::fast::spec::FieldOfThis(r, i, at);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Field(
-                crate::wgdl::run::fast::lower::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(r)),
+            crate::wgdl::run::fast::operand::Operand::Field(
+                crate::wgdl::run::fast::operand::Obj::Leaf(crate::wgdl::run::fast::tree::Leaf::Bound(r)),
                 i,
                 at,
             ) => {
                 let $g = crate::wgdl::run::fast::spec::FieldOfBound(r, i, at);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::Field(o, i, at) => {
+            crate::wgdl::run::fast::operand::Operand::Field(o, i, at) => {
                 let $g = crate::wgdl::run::fast::spec::Field(o, i, at);
                 $body
             }
@@ -184,7 +184,7 @@ pub(super) use by_kind;
 macro_rules! by_kind_wide {
     ($x:expr, |$g:ident| $body:expr) => {
         match $x {
-            crate::wgdl::run::fast::lower::Operand::Cell(
+            crate::wgdl::run::fast::operand::Operand::Cell(
                 g,
                 crate::wgdl::run::fast::tree::Leaf::BoundObj,
                 crate::wgdl::run::fast::tree::Leaf::Const(k),
@@ -193,7 +193,7 @@ macro_rules! by_kind_wide {
                 let $g = crate::wgdl::run::fast::spec::CellAtBound(g, k, at);
                 $body
             }
-            crate::wgdl::run::fast::lower::Operand::LineUnit(
+            crate::wgdl::run::fast::operand::Operand::LineUnit(
                 g,
                 crate::wgdl::run::fast::tree::Leaf::BoundObj,
                 crate::wgdl::run::fast::tree::Leaf::This(o),
@@ -202,7 +202,7 @@ macro_rules! by_kind_wide {
             ) => {
                 use crate::wgdl::run::fast::spec::LineAtBoundThis as L;
                 // `line_fn` makes a `LineUnit` for the unit directions only.
-                crate::wgdl::run::fast::lower::unit_direction!(
+                crate::wgdl::run::fast::operand::unit_direction!(
                     d,
                     |DX, DY| {
                         let $g = L::<DX, DY>(g, o);
@@ -211,7 +211,7 @@ macro_rules! by_kind_wide {
                     unreachable!("a grid line along {d:?} is not a unit direction")
                 )
             }
-            crate::wgdl::run::fast::lower::Operand::LineUnit(g, x, y, f, _) => {
+            crate::wgdl::run::fast::operand::Operand::LineUnit(g, x, y, f, _) => {
                 let $g = crate::wgdl::run::fast::spec::LineAt(g, x, y, f);
                 $body
             }

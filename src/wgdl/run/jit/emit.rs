@@ -7,9 +7,9 @@
 //! (store size, grid bases and sizes) are immediates; parameters (class constants) are never
 //! baked in, since a program's copies with other parameters share its compiled expressions.
 
-use super::super::fast::{Fx, Leaf, T, lower};
-use super::Offsets as O;
-use crate::wgdl::program::{ObjRec, Op, Program};
+use super::super::fast::{Leaf, T, lower};
+use super::abi::Offsets as O;
+use crate::wgdl::program::{Fx, ObjRec, Op, Program};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value, types};
 use cranelift_codegen::isa::CallConv;
@@ -72,7 +72,7 @@ pub(super) fn native(p: &Program, t: &T) -> bool {
 }
 
 /// Whether the generator emits all of `t` itself, with no operand handed back to a closure, class
-/// constants included (read from the program's constant table, [`super::ConstTable`]): what the
+/// constants included (read from the program's constant table, [`super::abi::ConstTable`]): what the
 /// generated move lister inlines ([`super::list`]), which has no closure environment to hand
 /// operands back to.
 pub(super) fn fully_native(p: &Program, t: &T) -> bool {
@@ -119,7 +119,7 @@ pub(super) struct Gen<'a, 'b> {
     locals: Vec<(i32, Variable)>,
 }
 
-/// Fills `func` (its signature `(env, status) -> i64`, [`super::signature`]) with what `body`
+/// Fills `func` (its signature `(env, status) -> i64`, [`super::abi::signature`]) with what `body`
 /// emits from the entry block, then the giving-up block: the frame of every generated function.
 pub(super) fn build(p: &Program, func: &mut Function, config: TargetFrontendConfig, body: impl FnOnce(&mut Gen)) {
     let mut fbc = FunctionBuilderContext::new();
@@ -352,7 +352,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 s
             }
         };
-        let helper: extern "C" fn(*const super::JitEnv, *const Fx, *mut u64) -> i64 = super::call_closure;
+        let helper: extern "C" fn(*const super::abi::JitEnv, *const Fx, *mut u64) -> i64 = super::call_closure;
         let callee = self.b.ins().iconst(self.ptr, helper as usize as i64);
         let fxp = self.b.ins().iconst(self.ptr, fx as *const Fx as usize as i64);
         let call = self.b.ins().call_indirect(sig, callee, &[self.env, fxp, self.status]);

@@ -16,31 +16,14 @@
 //! again after its class's gate): the list is the same, and an error met only by generated code
 //! makes the interpreter list again, which then does not meet it.
 
+use super::abi::{ConstTable, JitEnv, L, ListEnv, Lister, Offsets as O, RawList};
 use super::emit::{Gen, build, fully_native};
-use super::{ConstTable, JitEnv, Offsets as O};
 use crate::wgdl::fast::T;
 use crate::wgdl::program::{Action, ActionId, ActorGate, BindKind, ClassId, GodId, NONE, NULL, ObjRec, Program, RuntimeError, State};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::Variable;
-
-/// What the lister reads: the expressions' [`JitEnv`] (read once at entry; the owner and the
-/// binding then live in variables), and the caller's [`Callbacks`].
-#[repr(C)]
-pub(super) struct ListEnv {
-    jit: JitEnv,
-    /// 1 when `policyOnly` actions are left out.
-    skip_hidden: u64,
-    cb: *mut std::ffi::c_void,
-}
-
-/// Byte offsets of [`ListEnv`]'s own fields (after its `JitEnv`).
-struct L;
-impl L {
-    const SKIP_HIDDEN: i32 = 176;
-}
-const _: () = assert!(std::mem::offset_of!(ListEnv, skip_hidden) == L::SKIP_HIDDEN as usize);
 
 /// What [`push`] and [`slow`] reach through [`ListEnv::cb`].
 struct Callbacks<'a> {
@@ -65,18 +48,6 @@ extern "C" fn slow(env: *const ListEnv, a: u64, this: u64, status: *mut u64) {
     if !matches!(ok, Ok(Ok(()))) {
         *status = 1;
     }
-}
-
-/// The lister's signature: `(env, status) -> 0`.
-type RawList = unsafe extern "C" fn(*mut ListEnv, *mut u64) -> i64;
-
-/// A program's generated move lister.
-#[derive(Clone, Copy)]
-pub(in crate::wgdl) struct Lister {
-    f: RawList,
-    /// How many actions it inlines, of how many player actions (for tests and the bench).
-    pub inlined: usize,
-    pub actions: usize,
 }
 
 impl Lister {

@@ -22,7 +22,7 @@
 //!    an object reference against the object count; `constant` a description against the
 //!    constant table's count and the index against that description's; the lister's loops
 //!    stop at the object count). Loads from the `JitEnv` itself use the `#[repr(C)]` offsets
-//!    of `Offsets`, checked against the struct at compile time, and records are read at
+//!    of `Offsets` (`abi.rs`, with the structs), checked against the struct at compile time, and records are read at
 //!    `offset_of!` their fields. It writes only the status word it is handed (the lister keeps
 //!    its owner and binding in variables), and passes the env, a leaked closure's address and
 //!    the status word on to the callbacks, which run closures on an `Env` of the same state.
@@ -35,87 +35,26 @@
 //!    documented behaviour), and `emit` leaks the closures whose addresses it embeds, so a
 //!    function pointer, once finalized, is valid for the rest of the process.
 //! 4. *The signatures called are the signatures generated*: the function's from [`signature`]
-//!    and [`RawFn`], next to each other here, for every generated function ([`define`]; the
+//!    and [`RawFn`], next to each other in `abi.rs`, for every generated function ([`define`]; the
 //!    lister's `RawList` is the same signature with its own env);
 //!    the callbacks' from `emit::Gen::callback` and `list::function`, next
 //!    to the `extern "C"` declarations they call.
 
+mod abi;
 mod emit;
 mod list;
 
-pub(in crate::wgdl) use list::{Lister, lister};
+pub(in crate::wgdl) use abi::{ConstTable, Lister, Native};
+pub(in crate::wgdl) use list::lister;
 
-use super::fast::{Env, Fx, T};
-use crate::wgdl::program::{NONE, NULL, Program, State};
-use cranelift_codegen::ir::{AbiParam, Signature, types};
+use super::fast::T;
+use crate::wgdl::program::{Env, Fx, NONE, NULL, Program, State};
+use abi::{JitEnv, RawFn, signature};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
-
-/// What generated code reads: the state's slots and the environment's numbers.
-#[repr(C)]
-pub(in crate::wgdl) struct JitEnv {
-    slots: *const i64,
-    len: u64,
-    this_base: i64,
-    bound_base: i64,
-    this: i64,
-    bound: i64,
-    clock: i64,
-    sessions: i64,
-    moves: i64,
-    actor: i64,
-    round: i64,
-    turns: i64,
-    to_move: i64,
-    /// The [`Env`] itself, for the parts generated code hands back to a closure (null in the
-    /// move lister, whose callback makes an `Env` of its own).
-    env: *const std::ffi::c_void,
-    /// The program's class constants ([`ConstTable`]).
-    consts: *const i64,
-    consts_len: u64,
-    consts_at: *const [u64; 2],
-    n_gods: u64,
-    /// The description of `this` and of the bound object (the lister's, for class constants).
-    this_god: i64,
-    bound_god: i64,
-    /// The state's object records.
-    objects: *const crate::wgdl::program::ObjRec,
-    n_objects: u64,
-}
-
-/// Byte offsets of [`JitEnv`]'s fields, in declaration order (all 8 bytes wide, `#[repr(C)]`).
-struct Offsets;
-impl Offsets {
-    pub const SLOTS: i32 = 0;
-    pub const LEN: i32 = 8;
-    pub const THIS_BASE: i32 = 16;
-    pub const BOUND_BASE: i32 = 24;
-    pub const THIS: i32 = 32;
-    pub const BOUND: i32 = 40;
-    pub const CLOCK: i32 = 48;
-    pub const SESSIONS: i32 = 56;
-    pub const MOVES: i32 = 64;
-    pub const ACTOR: i32 = 72;
-    pub const ROUND: i32 = 80;
-    pub const TURNS: i32 = 88;
-    pub const TO_MOVE: i32 = 96;
-    pub const ENV: i32 = 104;
-    pub const CONSTS: i32 = 112;
-    pub const CONSTS_LEN: i32 = 120;
-    pub const CONSTS_AT: i32 = 128;
-    pub const N_GODS: i32 = 136;
-    pub const THIS_GOD: i32 = 144;
-    pub const BOUND_GOD: i32 = 152;
-    pub const OBJECTS: i32 = 160;
-    pub const N_OBJECTS: i32 = 168;
-}
-const _: () = assert!(std::mem::size_of::<JitEnv>() == 176);
-const _: () = assert!(std::mem::offset_of!(JitEnv, n_objects) == Offsets::N_OBJECTS as usize);
-const _: () = assert!(std::mem::offset_of!(JitEnv, env) == Offsets::ENV as usize);
-const _: () = assert!(std::mem::offset_of!(JitEnv, bound_god) == Offsets::BOUND_GOD as usize);
 
 impl JitEnv {
     #[inline(always)]
@@ -149,15 +88,6 @@ impl JitEnv {
     }
 }
 
-/// Every description's class constants in one array, with each description's (start, count):
-/// what the generated lister reads class constants from. Built from a program's descriptions
-/// when first needed and forgotten when its parameters change ([`super::fast::FastCode::forget_plans`]).
-#[derive(Clone, Debug, Default)]
-pub(in crate::wgdl) struct ConstTable {
-    flat: Vec<i64>,
-    at: Vec<[u64; 2]>,
-}
-
 impl ConstTable {
     pub(in crate::wgdl) fn of(p: &Program) -> ConstTable {
         let mut t = ConstTable::default();
@@ -184,25 +114,6 @@ pub(super) extern "C" fn call_closure(jenv: *const JitEnv, fx: *const Fx, status
             0
         }
     }
-}
-
-/// The generated function: `(env, status) -> value`; `*status` is set non-zero when the
-/// function gave up (the caller then evaluates the closure).
-type RawFn = unsafe extern "C" fn(*const JitEnv, *mut u64) -> i64;
-
-fn signature(m: &JITModule) -> Signature {
-    let ptr = m.target_config().pointer_type();
-    let mut sig = m.make_signature();
-    sig.params.push(AbiParam::new(ptr));
-    sig.params.push(AbiParam::new(ptr));
-    sig.returns.push(AbiParam::new(types::I64));
-    sig
-}
-
-/// An expression as machine code.
-#[derive(Clone, Copy)]
-pub(in crate::wgdl) struct Native {
-    f: RawFn,
 }
 
 impl Native {

@@ -130,7 +130,7 @@ impl Program {
                 }
                 Op::Call(b, g, n) => {
                     let n = n as usize;
-                    let v = b.run()(&crate::wgdl::fast::Env::new(self, st, ctx), g, &stack[sp - n..sp], e.start as usize + pc)?;
+                    let v = b.run()(&crate::wgdl::program::Env::new(self, st, ctx), g, &stack[sp - n..sp], e.start as usize + pc)?;
                     sp -= n;
                     push!(v)
                 }
@@ -246,7 +246,7 @@ impl Program {
             Place::Dyn(e) => self.eval(st, e, ctx)? as u32,
         };
         if !matches!(place, Place::Dyn(_)) {
-            st.dirty.mark(crate::wgdl::deps::slot(idx as usize));
+            st.dirty.mark(crate::wgdl::parts::slot(idx as usize));
         }
         st.slots[idx as usize] = v;
         Ok(())

@@ -13,7 +13,7 @@ impl Program {
                 // The value first, then where it goes (whose error wins when both fail), read
                 // from one environment; then the write.
                 let (idx, v) = {
-                    let env = crate::wgdl::fast::Env::new(self, st, ctx);
+                    let env = crate::wgdl::program::Env::new(self, st, ctx);
                     let v = self.eval_env(&env, *value)?;
                     let idx = match *place {
                         Place::Slot(s) => s,
@@ -28,7 +28,7 @@ impl Program {
                     (idx, v)
                 };
                 if !matches!(place, Place::Dyn(_)) {
-                    st.dirty.mark(crate::wgdl::deps::slot(idx as usize));
+                    st.dirty.mark(crate::wgdl::parts::slot(idx as usize));
                 }
                 st.slots[idx as usize] = v;
                 Ok(())
@@ -84,10 +84,10 @@ impl Program {
                 let n = self.n_store_nodes();
                 st.slots[node as usize] = st.slots[node as usize].wrapping_add(amount);
                 let mut a = node;
-                let mut parts = crate::wgdl::deps::store(0);
+                let mut parts = crate::wgdl::parts::store(0);
                 while a != 0 {
                     st.slots[n + a as usize] = st.slots[n + a as usize].wrapping_add(amount);
-                    parts |= crate::wgdl::deps::store(a);
+                    parts |= crate::wgdl::parts::store(a);
                     a = self.store.parent[a as usize];
                 }
                 st.dirty.mark(parts);
@@ -98,7 +98,7 @@ impl Program {
                 match st.objects.get_mut(v as usize) {
                     Some(o) if v >= 0 && o.alive => {
                         o.alive = false;
-                        st.dirty.mark(crate::wgdl::deps::GONE);
+                        st.dirty.mark(crate::wgdl::parts::GONE);
                         // Timers owned by the deleted object, or bound to it by forEveryInstance,
                         // die with it. (A forEveryGOD `bound` is a description, not an object.)
                         let v = v as u32;
@@ -144,7 +144,7 @@ impl Program {
     fn rule_holds(&self, st: &State, a: &ActionInfo, ctx: Ctx) -> Result<bool, RuntimeError> {
         #[cfg(feature = "compiled")]
         if let Some(check) = self.fast.rule_check(self, a.id)
-            && let Some(v) = check.call(&crate::wgdl::fast::Env::new(self, st, ctx))
+            && let Some(v) = check.call(&crate::wgdl::program::Env::new(self, st, ctx))
         {
             return Ok(v != 0);
         }
@@ -209,7 +209,7 @@ impl Program {
             }
             st.timers.pop();
             st.clock = st.clock.max(timer.due);
-            st.dirty.mark(crate::wgdl::deps::CLOCK);
+            st.dirty.mark(crate::wgdl::parts::CLOCK);
             // A timer scheduled by an object deleted later in the same action dies with it.
             let dead = |id: u32| st.objects.get(id as usize).is_some_and(|o| !o.alive);
             if dead(timer.this) || (self.conses[timer.cons as usize].bind_instance() && dead(timer.bound)) {
@@ -223,7 +223,7 @@ impl Program {
         }
         if t > st.clock {
             st.clock = t;
-            st.dirty.mark(crate::wgdl::deps::CLOCK);
+            st.dirty.mark(crate::wgdl::parts::CLOCK);
             if clock_rules && self.rules_read_time {
                 self.fire_rules(st)?;
                 return Ok(st.end_session);
@@ -248,14 +248,14 @@ impl Program {
                 st.end_session = false;
             }
             st.sessions += 1;
-            st.dirty.mark(crate::wgdl::deps::SESSIONS);
+            st.dirty.mark(crate::wgdl::parts::SESSIONS);
             let next = self.session_start(st.sessions);
             while self.advance(st, next, false)? {
                 st.end_session = false;
             }
         } else {
             st.sessions += 1;
-            st.dirty.mark(crate::wgdl::deps::SESSIONS);
+            st.dirty.mark(crate::wgdl::parts::SESSIONS);
         }
         self.fire_rules(st)
     }
@@ -314,7 +314,7 @@ impl Program {
             }
             st.goal += 1;
             // The next goal has not been checked yet.
-            st.dirty.checks = crate::wgdl::deps::ALL;
+            st.dirty.checks = crate::wgdl::parts::ALL;
         }
         Ok(())
     }

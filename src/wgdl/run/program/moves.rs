@@ -49,7 +49,7 @@ impl Program {
             let known = global.get(a as usize).copied().unwrap_or(0);
             let ok = match known {
                 0 => {
-                    let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+                    let env = crate::wgdl::program::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
                     let mut ok = true;
                     for &c in &info.conditions[..info.global_conds] {
                         if self.eval_env(&env, c)? == 0 {
@@ -77,13 +77,13 @@ impl Program {
         if first == info.owner_conds {
             return Ok(true);
         }
-        let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+        let env = crate::wgdl::program::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
         self.all_hold(&env, &self.cond_fxs(a)[first..info.owner_conds])
     }
 
     /// Whether every condition closure of `conds` holds in `env`.
     #[inline(always)]
-    pub(super) fn all_hold(&self, env: &crate::wgdl::fast::Env, conds: &[crate::wgdl::fast::Fx]) -> Result<bool, RuntimeError> {
+    pub(super) fn all_hold(&self, env: &crate::wgdl::program::Env, conds: &[crate::wgdl::program::Fx]) -> Result<bool, RuntimeError> {
         for f in conds {
             if f(env)? == 0 {
                 return Ok(false);
@@ -108,9 +108,9 @@ impl Program {
         }
         let env = match a.bind {
             BindKind::Number(..) | BindKind::Hex | BindKind::God(_) | BindKind::Step(_) => {
-                crate::wgdl::fast::Env::unbound_object(self, st, ctx, occ)
+                crate::wgdl::program::Env::unbound_object(self, st, ctx, occ)
             }
-            _ => crate::wgdl::fast::Env::with_occ(self, st, ctx, occ),
+            _ => crate::wgdl::program::Env::with_occ(self, st, ctx, occ),
         };
         let fxs = self.cond_fxs(a.id);
         self.all_hold(&env, &fxs[fxs.len() - conds.len()..])
@@ -356,11 +356,12 @@ impl Program {
                 let table = &self.board.tables[t as usize];
                 let side = self.side_of(st, this) as i64;
                 let (lo, hi) = table.range(side);
-                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                 match &info.cell_tests {
                     // The cell tests natively, a from-cell's moves skipped when its test fails.
                     Some(ct) => {
-                        let r = ct.resolve(self, st, this);
+                        let o = &st.objects[this as usize];
+                        let r = ct.resolve(&st.slots, o, &self.gods[o.god as usize].consts);
                         let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
                         let starts = table.starts_of(side);
                         for c in r.passing_cells(&st.slots, 0, table.cells) {
@@ -388,7 +389,7 @@ impl Program {
             // The bindings share one environment, rebound for each.
             BindKind::God(c) => {
                 let conds = &self.cond_fxs(a)[info.owner_conds..];
-                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                 for &g in &self.classes[c as usize].gods {
                     env.rebind(g as u32, 0);
                     if self.all_hold(&env, conds)? {
@@ -408,7 +409,7 @@ impl Program {
                     }
                 }
                 let conds = &self.cond_fxs(a)[info.owner_conds..];
-                let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                 for &(bound, base) in &scratch.bound {
                     env.rebind(bound, base);
                     if self.all_hold(&env, conds)? {
@@ -457,9 +458,10 @@ impl Program {
                 }
                 // Cell tests natively (`board[c] == 0`), then the other conditions.
                 None if let Some(ct) = &info.cell_tests => {
-                    let r = ct.resolve(self, st, this);
+                    let o = &st.objects[this as usize];
+                    let r = ct.resolve(&st.slots, o, &self.gods[o.god as usize].consts);
                     let conds = &self.cond_fxs(a)[info.owner_conds + ct.n as usize..];
-                    let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                    let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                     // Nothing but the from test (`board[c] == 0`): every cell that passes is a move.
                     if r.only_from() && conds.is_empty() {
                         out.reserve((hi - lo + 1) as usize);
@@ -477,7 +479,7 @@ impl Program {
                 }
                 None => {
                     let conds = &self.cond_fxs(a)[info.owner_conds..];
-                    let mut env = crate::wgdl::fast::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
+                    let mut env = crate::wgdl::program::Env::unbound_object(self, st, Ctx { this, bound: NONE }, occ);
                     for bound in lo..=hi {
                         env.rebind(bound, 0);
                         if self.all_hold(&env, conds)? {
@@ -514,7 +516,7 @@ impl Program {
     ) -> Result<bool, RuntimeError> {
         let (Some(h), Some(order), Some((n, key))) = (&self.hex, &info.walk_order, info.choose) else { return Ok(false) };
         let n = n as usize;
-        let owner = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
+        let owner = crate::wgdl::program::Env::with_occ(self, st, Ctx { this, bound: NONE }, occ);
         let from = self.eval_env(&owner, order.from)?;
         if from < 0 || from as usize >= h.len() {
             // What `hex.walk(X, h)` reports for every cell.
@@ -557,7 +559,7 @@ impl Program {
                             if strict { w < e } else { w <= e }
                         }
                         CellCond::Eval(e) => {
-                            let env = crate::wgdl::fast::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
+                            let env = crate::wgdl::program::Env::with_occ(self, st, Ctx { this, bound: c as u32 }, occ);
                             self.eval_env(&env, e)? != 0
                         }
                     };
@@ -587,7 +589,7 @@ impl Program {
     #[allow(clippy::too_many_arguments)]
     fn walk_ordered_bits(
         &self,
-        owner: &crate::wgdl::fast::Env,
+        owner: &crate::wgdl::program::Env,
         h: &crate::wgdl::hex::HexMap,
         order: &WalkOrder,
         from: usize,

@@ -4,13 +4,6 @@
 
 use super::*;
 
-/// A range of [`Program::code`] that evaluates to one value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExprId {
-    pub start: u32,
-    pub len: u32,
-}
-
 /// One bytecode instruction. Loads push, operators pop their operands and push the result.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
@@ -102,8 +95,10 @@ pub enum Op {
     StepCell(u16, u8),
 }
 
-/// Built-in functions: a row of the one table, src/wgdl/run/builtins.rs.
-pub use crate::wgdl::run::builtins::Builtin;
+/// A built-in function: its row in the one table `BUILTINS` (src/wgdl/run/builtins.rs, which
+/// also holds its methods and named constants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Builtin(pub u8);
 
 /// Where a direct consequence writes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,7 +159,7 @@ pub enum Cons {
     },
     EndSession,
     EndTurn,
-    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/run/tiles.rs).
+    /// `do <grid>.<op>(args)`: a tile-grid operation (src/wgdl/run/tiles/mod.rs).
     Tile {
         grid: u16,
         op: TileOp,

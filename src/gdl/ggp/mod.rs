@@ -1,5 +1,7 @@
 //! The GGP protocol over HTTP on loopback: a player server (`playforge ggp serve`) and a game
 //! manager (`playforge ggp match`), as the general game playing community's managers speak it.
+//! This file holds the player and its server; `http.rs` reads and writes the HTTP messages (and
+//! sends one, for the manager), `manager.rs` runs a match.
 //!
 //! Messages are KIF S-expressions in the body of an HTTP POST (content type `text/acl`):
 //! * `(info)` → `available` (or `busy` during a match);
@@ -48,6 +50,13 @@
 //!   `Origin` that is not loopback (`http://localhost`, `http://127.0.0.1`, `http://[::1]`, any
 //!   port) is refused with 403; a loopback origin (a manager page served locally) gets its own
 //!   origin back in `Access-Control-Allow-Origin`, and OPTIONS preflights are answered for it.
+
+mod http;
+mod manager;
+
+pub use http::send;
+use http::{loopback_origin, read_request, respond};
+pub use manager::{Played, run_match};
 
 use super::parse::{Sexp, sexps};
 use super::{Gdl, GdlAnyState, JointMove};
@@ -400,135 +409,6 @@ fn first_line(e: &str) -> String {
     }
 }
 
-/// One HTTP request as the server reads it.
-struct Request {
-    method: String,
-    /// The `Origin` header, when a browser sent the request.
-    origin: Option<String>,
-    body: String,
-}
-
-/// Whether an `Origin` is a page served from this machine (`http://localhost`, `127.0.0.1`
-/// or `[::1]`, any port).
-fn loopback_origin(origin: &str) -> bool {
-    // Echoed into a header: nothing but printable ASCII.
-    if !origin.bytes().all(|b| b.is_ascii_graphic()) {
-        return false;
-    }
-    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
-    let host = if rest.starts_with('[') {
-        rest.split_once(']').map_or(rest, |(h, _)| h).trim_start_matches('[')
-    } else {
-        rest.split(':').next().unwrap_or(rest)
-    };
-    matches!(host, "localhost" | "127.0.0.1" | "::1")
-}
-
-/// Reads one HTTP request whole by `deadline` (head, then a body of Content-Length bytes); a
-/// refusal with its status (400 malformed, 408 too slow, 413 too large) otherwise.
-fn read_request(stream: &mut TcpStream, deadline: Instant) -> std::result::Result<Request, Refused> {
-    let fail = |status: u16, why: String| Refused { status, why };
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let mut read = |stream: &mut TcpStream, buf: &mut Vec<u8>| -> std::result::Result<usize, Refused> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(fail(408, format!("the request took more than {} s", REQUEST_DEADLINE.as_secs())));
-        }
-        stream.set_read_timeout(Some(left)).map_err(|e| fail(400, e.to_string()))?;
-        match stream.read(&mut chunk) {
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                Ok(n)
-            }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                Err(fail(408, "the request was not sent in time".into()))
-            }
-            Err(e) => Err(fail(400, e.to_string())),
-        }
-    };
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(fail(431, format!("request head over {MAX_HEAD} bytes")));
-        }
-        if read(stream, &mut buf)? == 0 {
-            return Err(fail(400, "connection closed before the request head ended".into()));
-        }
-    };
-    let head = String::from_utf8(buf[..head_end].to_vec()).map_err(|_| fail(400, "request head is not UTF-8".into()))?;
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split(' ');
-    let (method, _target, version) = (parts.next().unwrap_or(""), parts.next(), parts.next());
-    if method.is_empty() || !version.is_some_and(|v| v.starts_with("HTTP/")) {
-        return Err(fail(400, format!("malformed request line `{}`; expected `POST / HTTP/1.1`", first_line(request_line))));
-    }
-    let (mut len, mut origin) = (0usize, None);
-    for l in lines.filter(|l| !l.is_empty()) {
-        let Some((k, v)) = l.split_once(':') else { return Err(fail(400, format!("malformed header `{}`", first_line(l)))) };
-        if k.eq_ignore_ascii_case("content-length") {
-            len = v
-                .trim()
-                .parse()
-                .map_err(|_| fail(400, format!("Content-Length `{}`: expected a number of bytes", first_line(v.trim()))))?;
-        } else if k.eq_ignore_ascii_case("origin") {
-            origin = Some(v.trim().to_string());
-        } else if k.eq_ignore_ascii_case("transfer-encoding") {
-            return Err(fail(400, "Transfer-Encoding is not supported; expected Content-Length".into()));
-        }
-    }
-    if len > MAX_MESSAGE {
-        return Err(fail(413, format!("message of {len} bytes; expected at most {MAX_MESSAGE}")));
-    }
-    buf.drain(..head_end);
-    while buf.len() < len {
-        if read(stream, &mut buf)? == 0 {
-            return Err(fail(400, format!("connection closed after {} of {len} bytes of the body", buf.len())));
-        }
-    }
-    buf.truncate(len);
-    let body = String::from_utf8(buf).map_err(|_| fail(400, "the message is not UTF-8".into()))?;
-    Ok(Request { method: method.to_string(), origin, body })
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        204 => "No Content",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Content Too Large",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        _ => "Service Unavailable",
-    }
-}
-
-/// Writes a whole response; `origin` (a loopback one) is allowed to read it.
-fn respond(stream: &mut TcpStream, status: u16, body: &str, origin: Option<&str>) -> Result<()> {
-    let cors = match origin {
-        Some(o) => format!(
-            "Access-Control-Allow-Origin: {o}\r\nAccess-Control-Allow-Methods: POST\r\nAccess-Control-Allow-Headers: Content-Type\r\nVary: Origin\r\n"
-        ),
-        None => String::new(),
-    };
-    write!(
-        stream,
-        "HTTP/1.0 {status} {}\r\nContent-Type: text/acl\r\nContent-Length: {}\r\nConnection: close\r\n{cors}\r\n{body}",
-        reason(status),
-        body.len()
-    )?;
-    stream.flush()?;
-    // Closed for writing first, so that the client reads the whole answer before the close.
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    Ok(())
-}
-
 /// MCTS from the match's state within `left`: a probe of a few iterations times one, then as
 /// many of the `iterations` as the rest of the time allows (all of them when there is time).
 fn mcts_within(m: &mut Match, iterations: u64, left: Duration) -> Result<Option<JointMove>> {
@@ -682,130 +562,4 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
         }
     }
     Ok(())
-}
-
-/// Sends one message to a player URL (`http://host:port/` or `host:port`) and waits up to
-/// `timeout` for the answer.
-pub fn send(url: &str, body: &str, timeout: Duration) -> Result<String> {
-    let addr = url.trim_start_matches("http://").trim_end_matches('/');
-    let sock = std::net::ToSocketAddrs::to_socket_addrs(addr)?.next().ok_or_else(|| anyhow!("no address for {addr}"))?;
-    let mut s = TcpStream::connect_timeout(&sock, timeout)?;
-    s.set_read_timeout(Some(timeout))?;
-    s.set_write_timeout(Some(timeout))?;
-    write!(s, "POST / HTTP/1.0\r\nHost: {addr}\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{body}", body.len())?;
-    let mut resp = Vec::new();
-    s.take(MAX_MESSAGE as u64).read_to_end(&mut resp)?;
-    let resp = String::from_utf8_lossy(&resp);
-    let (head, b) = resp.split_once("\r\n\r\n").ok_or_else(|| anyhow!("no HTTP body in the answer"))?;
-    let status = head.split(' ').nth(1).unwrap_or("");
-    if status != "200" {
-        bail!("HTTP {status}: {}", first_line(b));
-    }
-    Ok(b.trim().to_string())
-}
-
-/// One played match: the joint moves (as text), notes on replaced moves, and the goals — none
-/// when the match was aborted at the step limit.
-#[derive(Debug)]
-pub struct Played {
-    pub moves: Vec<String>,
-    pub notes: Vec<String>,
-    pub goals: Option<Vec<u8>>,
-    /// Each role's slowest answer to START and to PLAY (the time from sending to reading it).
-    pub slowest: Vec<(Duration, Duration)>,
-}
-
-/// Runs a match of `rules` (the description's text) between player URLs, one per role in role
-/// order, for at most `max_steps` joint moves (then the players get `(abort ID)`). A late,
-/// failing or illegal answer is replaced by a random legal action.
-pub fn run_match(rules: &str, urls: &[String], start: Duration, play: Duration, seed: u64, max_steps: u64) -> Result<Played> {
-    let game = super::compile_any("match", rules, Default::default()).map_err(|e| anyhow!("{e}"))?;
-    if urls.len() != game.roles() {
-        bail!("{} players for {} roles; expected one per role", urls.len(), game.roles());
-    }
-    // The rules as managers send them: the forms alone, without the file's comments (a last
-    // comment line would swallow the message's closing parenthesis).
-    let forms = sexps(rules).map_err(|e| anyhow!("unreadable rules: {:?}", e.first().map(|e| &e.kind)))?;
-    let rules = forms.iter().map(text).collect::<Vec<_>>().join(" ");
-    let id = format!("playforge-{seed}");
-    let (sc, pc) = (start.as_secs_f64(), play.as_secs_f64());
-    let starts: Vec<_> = urls
-        .iter()
-        .enumerate()
-        .map(|(r, u)| {
-            let msg = format!("(start {id} {} ({rules}) {sc} {pc})", game.role_name(r));
-            let u = u.clone();
-            std::thread::spawn(move || {
-                let t = Instant::now();
-                (send(&u, &msg, start + SLACK), t.elapsed())
-            })
-        })
-        .collect();
-    let mut notes = Vec::new();
-    let mut slowest = vec![(Duration::ZERO, Duration::ZERO); urls.len()];
-    for (r, h) in starts.into_iter().enumerate() {
-        let (answer, took) = h.join().map_err(|_| anyhow!("start thread panicked"))?;
-        slowest[r].0 = took;
-        match answer {
-            Ok(a) if a.eq_ignore_ascii_case("ready") => {}
-            other => notes.push(format!("start: role {} answered {other:?}", game.role_name(r))),
-        }
-    }
-    let mut rng = crate::rng::stream(seed, 0, 0, 1);
-    let mut st = game.initial().map_err(|e| anyhow!("{e}"))?;
-    let mut legal = Vec::new();
-    let mut last = "nil".to_string();
-    let mut moves = Vec::new();
-    loop {
-        game.legal(&st, &mut legal).map_err(|e| anyhow!("{e}"))?;
-        if game.status(&st, &legal) != crate::game::Status::Running {
-            break;
-        }
-        if moves.len() as u64 >= max_steps {
-            for u in urls {
-                let _ = send(u, &format!("(abort {id})"), SLACK);
-            }
-            return Ok(Played { moves, notes, goals: None, slowest });
-        }
-        let msg = format!("(play {id} {last})");
-        let answers: Vec<_> = urls
-            .iter()
-            .map(|u| {
-                let (u, m) = (u.clone(), msg.clone());
-                std::thread::spawn(move || {
-                    let t = Instant::now();
-                    (send(&u, &m, play + SLACK), t.elapsed())
-                })
-            })
-            .collect();
-        let per_role = game.legal_actions(&st);
-        let mut joint: JointMove = 0;
-        let mut texts = Vec::new();
-        for (r, h) in answers.into_iter().enumerate() {
-            let (answer, took) = h.join().map_err(|_| anyhow!("play thread panicked"))?;
-            slowest[r].1 = slowest[r].1.max(took);
-            let pick = match &answer {
-                Ok(a) => game.action_index(r, a).filter(|i| per_role[r].contains(i)),
-                Err(_) => None,
-            };
-            let i = pick.unwrap_or_else(|| {
-                notes.push(format!(
-                    "step {}: role {} answered {answer:?}; a random legal action was played",
-                    moves.len(),
-                    game.role_name(r)
-                ));
-                per_role[r][rng.random_range(0..per_role[r].len())]
-            });
-            joint |= super::game::joint_part(i, r);
-            texts.push(game.action_name(r, i));
-        }
-        last = format!("({})", texts.join(" "));
-        moves.push(texts.join(" "));
-        game.apply(&mut st, joint).map_err(|e| anyhow!("{e}"))?;
-    }
-    let stop = format!("(stop {id} {last})");
-    for u in urls {
-        let _ = send(u, &stop, SLACK);
-    }
-    Ok(Played { moves, notes, goals: Some(game.goal_values(&st)), slowest })
 }

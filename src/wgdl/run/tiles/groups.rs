@@ -4,9 +4,9 @@
 //! neighbours `a`, `b` being connected when `|a − b| ≤ tol`; its **leader** is its lowest cell
 //! index. Groups are found by flood fill over a thread-local visit stamp per cell, so nothing is
 //! allocated per move once a thread has warmed up. The grid's geometry and the other tile
-//! built-ins are in [`super::tiles`].
+//! built-ins are in `tiles/mod.rs`.
 
-use super::tiles::Geo;
+use super::Geo;
 use crate::wgdl::diag::Span;
 use crate::wgdl::program::*;
 use std::cell::RefCell;

@@ -3,16 +3,20 @@
 //! the step tables behind `forEveryStep` and `forEveryJump` bindings, cell names (`a1`), and a
 //! move's notation. Everything here is fixed when the program is compiled; play only indexes it.
 //!
+//! The built-ins' run time on these (notation, flips, connections, lines) is `play.rs`; this
+//! file is plain data below the program, which holds its [`Boards`].
+//!
 //! A cell is a long, its **cell number** `y * width + x` (as the tile-grid built-ins number
 //! cells); y = 0 is the bottom row and x = 0 the left column, so cell 0 is named `a1`.
 
-use super::program::{ExprId, Program, RtKind, RuntimeError, State, rt};
-use crate::wgdl::fast::Env;
+use crate::wgdl::program::{ActionId, ExprId};
+
+pub(in crate::wgdl) mod play;
 
 /// A program's board lines, resolved (see the module's opening paragraph).
 #[derive(Clone, Debug, Default)]
 pub struct Boards {
-    /// The tables of the `forEveryStep`/`forEveryJump` bindings ([`super::program::BindKind::Step`]).
+    /// The tables of the `forEveryStep`/`forEveryJump` bindings ([`crate::wgdl::program::BindKind::Step`]).
     pub tables: Vec<StepTable>,
     /// Per action: its `notation` lines, tried in file order (none: the default name).
     pub notations: Vec<Vec<NoteLine>>,
@@ -20,18 +24,19 @@ pub struct Boards {
     pub pieces: Vec<Vec<char>>,
     /// The grids with `start` rows and their cells' start values (cell number order).
     pub start: Vec<(u16, Vec<i64>)>,
-    /// The declared parameters that size a grid (indices into [`Program::params`]): changing one
-    /// compiles the game again ([`Program::with_parameters`]).
+    /// The declared parameters that size a grid (indices into
+    /// [`Program::params`](crate::wgdl::program::Program::params)): changing one compiles the
+    /// game again ([`Program::with_parameters`](crate::wgdl::program::Program::with_parameters)).
     pub structural: Vec<usize>,
     /// The options the program was compiled with (to compile it again with other sizes).
     pub options: crate::wgdl::CompileOptions,
     /// The action lists that `canMove(…)` calls name (a call passes its list's index as its grid).
-    pub can_move: Vec<Vec<super::program::ActionId>>,
+    pub can_move: Vec<Vec<ActionId>>,
     /// The direction sets named in expressions (`board.flips(c, v, all)`), each per side (one
     /// list when it does not turn with the side): a built-in gets a set's index here.
     pub dirsets: Vec<Vec<Vec<(i32, i32)>>>,
     /// The connections `board.joins` reads, kept per state (`run/links.rs`).
-    pub links: Vec<super::links::Link>,
+    pub links: Vec<crate::wgdl::run::links::Link>,
 }
 
 /// The eight compass directions by name, (dx, dy) with north = +y (up the board).
@@ -200,6 +205,10 @@ pub enum NotePart {
     },
 }
 
+/// The edges of a grid by name, as `board.joins` takes them: north is the top row (y = height
+/// − 1), east the right column.
+pub const EDGES: [&str; 4] = ["north", "east", "south", "west"];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,225 +250,4 @@ mod tests {
         let s = StepTable::build(0, 3, 3, &[vec![(1, 0)], vec![(1, 0)]], false);
         assert_eq!(s.range(0), s.range(1));
     }
-}
-
-impl super::program::Program {
-    /// Move `a` as its action's `notation` writes it in state `st` (the state it is played
-    /// from): the first line whose condition holds. `None` when the action has no notation (or
-    /// no line's condition holds, or one fails to evaluate).
-    pub fn notation(&self, st: &super::program::State, a: super::program::Action) -> Option<String> {
-        let lines = self.board.notations.get(a.def as usize)?;
-        let ctx = super::program::Ctx { this: a.this, bound: a.bound };
-        let line = lines.iter().find(|l| l.cond.is_none_or(|c| self.eval(st, c, ctx).is_ok_and(|v| v != 0)))?;
-        let mut s = String::new();
-        for part in &line.parts {
-            match part {
-                NotePart::Text(t) => s.push_str(t),
-                NotePart::Number => s.push_str(&a.bound.to_string()),
-                NotePart::Cell(w) => s.push_str(&cell_name(a.bound as i64, *w)),
-                NotePart::Step { table, k, width } => {
-                    let cell = self.board.tables.get(*table as usize)?.moves.get(a.bound as usize)?[*k as usize];
-                    s.push_str(&cell_name(cell as i64, *width));
-                }
-            }
-        }
-        Some(s)
-    }
-}
-
-/// The edges of a grid by name, as `board.joins` takes them: north is the top row (y = height
-/// − 1), east the right column.
-pub const EDGES: [&str; 4] = ["north", "east", "south", "west"];
-
-impl Program {
-    /// Cell number `c` of grid `g` as (x, y), or the error naming the grid, the number and the
-    /// valid range.
-    #[inline]
-    pub(in crate::wgdl) fn cell_xy(&self, g: u16, c: i64, at: usize) -> Result<(i64, i64), RuntimeError> {
-        let gi = &self.grids[g as usize];
-        let n = gi.width as i64 * gi.height as i64;
-        if c < 0 || c >= n {
-            return Err(rt(RtKind::BadCell { grid: gi.name.clone(), c, last: n - 1 }, self.spans[at]));
-        }
-        Ok((c % gi.width as i64, c / gi.width as i64))
-    }
-
-    /// The directions of set `set` for the object `this` (its side's, for a set that turns).
-    #[inline]
-    pub(in crate::wgdl) fn dirs_of(&self, st: &State, set: i64, this: u32) -> &[(i32, i32)] {
-        let Some(per_side) = self.board.dirsets.get(set as usize) else { return &[] };
-        if per_side.len() == 1 {
-            return &per_side[0];
-        }
-        let side = self.side_of(st, this) as usize;
-        per_side.get(side).map_or(&[][..], |d| d.as_slice())
-    }
-
-    /// How many cells placing value `v` on cell (x, y) of grid `g` would flip along `dirs`: per
-    /// direction, the run of cells that are neither empty nor `v`, counted when a cell holding
-    /// `v` closes it (Othello's bracketing; nothing beyond the edge closes a run).
-    pub(in crate::wgdl) fn flips_at(&self, st: &State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) -> i64 {
-        dirs.iter().map(|&d| self.bracketed(st, g, x, y, v, d)).sum()
-    }
-
-    /// Sets to `v` every cell that [`Program::flips_at`] counts.
-    pub(in crate::wgdl) fn flip_at(&self, st: &mut State, g: u16, x: i64, y: i64, v: i64, dirs: &[(i32, i32)]) {
-        let gi = &self.grids[g as usize];
-        let (w, base) = (gi.width as i64, gi.base as usize);
-        for &(dx, dy) in dirs {
-            for k in 1..=self.bracketed(st, g, x, y, v, (dx, dy)) {
-                st.slots[base + ((y + k * dy as i64) * w + x + k * dx as i64) as usize] = v;
-            }
-        }
-    }
-
-    /// The run of cells neither empty nor `v` next to (x, y) along (dx, dy), when a cell holding
-    /// `v` closes it; else 0.
-    fn bracketed(&self, st: &State, g: u16, x: i64, y: i64, v: i64, (dx, dy): (i32, i32)) -> i64 {
-        let gi = &self.grids[g as usize];
-        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
-        let (dx, dy) = (dx as i64, dy as i64);
-        let (mut cx, mut cy, mut run) = (x + dx, y + dy, 0);
-        while cx >= 0 && cy >= 0 && cx < w && cy < h {
-            match st.slots[base + (cy * w + cx) as usize] {
-                c if c == v => return run,
-                0 => return 0,
-                _ => run += 1,
-            }
-            cx += dx;
-            cy += dy;
-        }
-        0
-    }
-
-    /// Whether the cells holding `v` join edge `a` to edge `b` of grid `g`, stepping along
-    /// `dirs`: read from the state's union–find forest when it has one (`run/links.rs`), else
-    /// searched.
-    pub(in crate::wgdl) fn joins(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> bool {
-        match self.joins_linked(st, g, v, dirs, a, b) {
-            Some(j) => j,
-            None => self.joins_searched(st, g, v, dirs, a, b),
-        }
-    }
-
-    /// [`Program::joins`] by a search from edge `a` (a flood fill over the cells of `v`).
-    pub(in crate::wgdl) fn joins_searched(&self, st: &State, g: u16, v: i64, dirs: &[(i32, i32)], a: i64, b: i64) -> bool {
-        let gi = &self.grids[g as usize];
-        let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
-        let cells = &st.slots[base..base + (w * h) as usize];
-        let on_edge = |e: i64, x: i64, y: i64| match e {
-            0 => y == h - 1,
-            1 => x == w - 1,
-            2 => y == 0,
-            _ => x == 0,
-        };
-        JOIN_SCRATCH.with(|s| {
-            let mut s = s.borrow_mut();
-            let (seen, todo) = &mut *s;
-            seen.clear();
-            seen.resize((w * h) as usize, false);
-            todo.clear();
-            for c in 0..w * h {
-                let (x, y) = (c % w, c / w);
-                if cells[c as usize] == v && on_edge(a, x, y) {
-                    seen[c as usize] = true;
-                    todo.push(c as u32);
-                }
-            }
-            while let Some(c) = todo.pop() {
-                let (x, y) = (c as i64 % w, c as i64 / w);
-                if on_edge(b, x, y) {
-                    return true;
-                }
-                for &(dx, dy) in dirs {
-                    let (nx, ny) = (x + dx as i64, y + dy as i64);
-                    if nx >= 0 && ny >= 0 && nx < w && ny < h {
-                        let n = (ny * w + nx) as usize;
-                        if !seen[n] && cells[n] == v {
-                            seen[n] = true;
-                            todo.push(n as u32);
-                        }
-                    }
-                }
-            }
-            false
-        })
-    }
-}
-
-thread_local! {
-    /// Scratch space of [`Program::joins`]: reused, so a warm search allocates nothing.
-    static JOIN_SCRATCH: std::cell::RefCell<(Vec<bool>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
-// The run functions of the board built-ins (their rows are in `run/builtins.rs`).
-
-/// `board.x(c)`: the column of cell c.
-pub(in crate::wgdl) fn grid_x(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
-    Ok(e.p.cell_xy(g, a[0], at)?.0)
-}
-
-/// `board.y(c)`: the row of cell c (0 at the bottom).
-pub(in crate::wgdl) fn grid_y(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
-    Ok(e.p.cell_xy(g, a[0], at)?.1)
-}
-
-/// `board.cell(x, y)`: the number of cell (x, y), or −1 when it is off the grid.
-pub(in crate::wgdl) fn grid_cell_number(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
-    let gi = &e.p.grids[g as usize];
-    let (x, y) = (a[0], a[1]);
-    Ok(if x < 0 || y < 0 || x >= gi.width as i64 || y >= gi.height as i64 { -1 } else { y * gi.width as i64 + x })
-}
-
-/// `board.count(v)`: how many cells hold v.
-pub(in crate::wgdl) fn grid_count(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
-    let gi = &e.p.grids[g as usize];
-    let base = gi.base as usize;
-    let cells = &e.st.slots[base..base + (gi.width * gi.height) as usize];
-    Ok(cells.iter().filter(|&&c| c == a[0]).count() as i64)
-}
-
-/// `board.flips(c, v, dirs)`: how many cells placing v on cell c would flip.
-pub(in crate::wgdl) fn grid_flips(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
-    let (x, y) = e.p.cell_xy(g, a[0], at)?;
-    Ok(e.p.flips_at(e.st, g, x, y, a[1], e.p.dirs_of(e.st, a[2], e.this)))
-}
-
-/// `canMove(a, b, …)`: whether one of the actions (list `k` of [`Boards::can_move`]) has a move
-/// for `this` whose conditions hold now.
-pub(in crate::wgdl) fn can_move(e: &Env, k: u16, _: &[i64], _: usize) -> Result<i64, RuntimeError> {
-    let list = e.p.board.can_move.get(k as usize).map_or(&[][..], |l| l.as_slice());
-    Ok(e.p.has_move(e.st, list, e.this)? as i64)
-}
-
-/// `board.longest(c, dirs)`: the longest line of cells equal to cell c through it, along a
-/// direction of the set and its opposite (Connect Four's and Gomoku's rows); 0 for an empty c.
-pub(in crate::wgdl) fn grid_longest(e: &Env, g: u16, a: &[i64], at: usize) -> Result<i64, RuntimeError> {
-    let (x, y) = e.p.cell_xy(g, a[0], at)?;
-    let gi = &e.p.grids[g as usize];
-    let (w, h, base) = (gi.width as i64, gi.height as i64, gi.base as usize);
-    let cells = &e.st.slots[base..base + (w * h) as usize];
-    let v = cells[(y * w + x) as usize];
-    if v == 0 {
-        return Ok(0);
-    }
-    let run = |dx: i64, dy: i64| {
-        let (mut cx, mut cy, mut n) = (x + dx, y + dy, 0);
-        while cx >= 0 && cy >= 0 && cx < w && cy < h && cells[(cy * w + cx) as usize] == v {
-            n += 1;
-            cx += dx;
-            cy += dy;
-        }
-        n
-    };
-    let mut best = 1;
-    for &(dx, dy) in e.p.dirs_of(e.st, a[1], e.this) {
-        best = best.max(1 + run(dx as i64, dy as i64) + run(-dx as i64, -dy as i64));
-    }
-    Ok(best)
-}
-
-/// `board.joins(v, dirs, edgeA, edgeB)`: whether the cells of v join the two edges.
-pub(in crate::wgdl) fn grid_joins(e: &Env, g: u16, a: &[i64], _: usize) -> Result<i64, RuntimeError> {
-    Ok(e.p.joins(e.st, g, a[0], e.p.dirs_of(e.st, a[1], e.this), a[2], a[3]) as i64)
 }
