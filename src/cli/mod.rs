@@ -208,7 +208,7 @@ pub(crate) fn progress_bar(quiet: bool, len: u64, unit: &str) -> indicatif::Prog
 
 /// `--ray ADDRESS`, shared by the commands that fan games out.
 #[derive(clap::Args, Clone, Debug, Default)]
-pub(crate) struct ExecArgs {
+pub struct ExecArgs {
     /// Run the games on a Ray cluster: `local` starts a private local instance (`local:N` with N
     /// CPUs), `auto` joins the running cluster, or give a cluster's address. Same outputs as
     /// without it. Needs the Python package (`bash python/setup.sh`; docs/python.md).
