@@ -235,7 +235,7 @@ fn mask_number_after(text: &str, before: &str) -> String {
         let n = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+')).len();
         out.push_str(&tail[..spaces]);
         if n > 0 {
-            out.push_str("0");
+            out.push('0');
         }
         rest = &t[n..];
     }

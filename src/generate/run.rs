@@ -515,10 +515,10 @@ impl crate::drive::Search for Step<'_> {
                 let c: &SepCma = c;
                 (0..c.lambda)
                     .into_par_iter()
-                    .map(|i| valid_near(&setup, &mut stream(seed, it, i as u64, 7), &|r| c.sample(r)))
+                    .map(|i| valid_near(setup, &mut stream(seed, it, i as u64, 7), &|r| c.sample(r)))
                     .collect::<Result<_>>()?
             }
-            Search::MapElites if first => randoms(&setup, seed, it, cfg.qd.initial)?,
+            Search::MapElites if first => randoms(setup, seed, it, cfg.qd.initial)?,
             Search::MapElites => {
                 let elites: Vec<&Elite> = searched.cells.values().collect();
                 let sigma = cfg.qd.sigma;
@@ -527,7 +527,7 @@ impl crate::drive::Search for Step<'_> {
                     .map(|i| {
                         let mut r = stream(seed, it, i as u64, 7);
                         let parent = &elites[r.random_range(0..elites.len())].x;
-                        valid_near(&setup, &mut r, &|r| {
+                        valid_near(setup, &mut r, &|r| {
                             parent
                                 .iter()
                                 .map(|&v| {
@@ -539,7 +539,7 @@ impl crate::drive::Search for Step<'_> {
                     })
                     .collect::<Result<_>>()?
             }
-            Search::CmaMe { .. } if first => randoms(&setup, seed, it, cfg.qd.initial)?,
+            Search::CmaMe { .. } if first => randoms(setup, seed, it, cfg.qd.initial)?,
             Search::CmaMe { emitters, next } => {
                 let k = *next % emitters.len();
                 let e = &mut emitters[k];
@@ -550,7 +550,7 @@ impl crate::drive::Search for Step<'_> {
                 let e: &SepCma = e;
                 (0..e.lambda)
                     .into_par_iter()
-                    .map(|i| valid_near(&setup, &mut stream(seed, it, i as u64, 7), &|r| e.sample(r)))
+                    .map(|i| valid_near(setup, &mut stream(seed, it, i as u64, 7), &|r| e.sample(r)))
                     .collect::<Result<_>>()?
             }
         };
@@ -654,8 +654,8 @@ impl crate::drive::Search for Step<'_> {
             elapsed_s: ck.elapsed_s,
         });
         ck.finished = ck.games_played >= budget_games;
-        write_atomic(&ck_path, serde_json::to_string(&ck)?.as_bytes())?;
-        write_history(&dir, &ck.history)?;
+        crate::drive::save(ck_path, &*ck)?;
+        write_history(dir, &ck.history)?;
         let msg = if cfg.is_map() {
             format!("iteration {it}: {} elites, QD-score {:.2}", ck.archive.cells.len(), ck.archive.qd_score())
         } else {
