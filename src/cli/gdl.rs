@@ -3,7 +3,7 @@
 //! seats rotating from match to match; the move records, the goals, and a table of each
 //! player's mean goal and win rate with 95% Wilson intervals; a match that reaches
 //! `--max-steps` without a terminal state is recorded as aborted and counts in neither. Also
-//! `playforge check` on a `.kif` file and `playforge ggp` (the HTTP protocol: `src/gdl/ggp.rs`).
+//! `playforge check` on a `.kif` file and `playforge ggp` (the HTTP protocol: `src/gdl/ggp/`).
 //!
 //! Reproducibility: MCTS and random draw from streams derived from (seed, match, role); Player2
 //! is clock-bound, so its depth — and with it its moves — depends on the machine's speed.

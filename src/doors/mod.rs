@@ -5,7 +5,7 @@
 //! acting object × its binding, [`gdl::GdlDoor`] a role's ground action); legal lists are sorted
 //! ascending; a state has returns and rewards per player, a text and a fixed-length
 //! observation tensor. The Python package's `playforge.openspiel`, `playforge.pettingzoo` and
-//! `playforge.gymnasium` are thin shells over this through `python.rs`: every move is played
+//! `playforge.gymnasium` are thin shells over this through `python/doors.rs`: every move is played
 //! by the one interpreter (or the GDL reasoner), nothing of a game is written again in Python.
 //! docs/doors.md documents the encodings; they are part of the interface.
 
