@@ -486,6 +486,7 @@ mod ggp {
 
     #[test]
     fn a_match_over_http_between_player2_and_random_ends_with_goals() {
+        let _alone = crate::util::wall_clock();
         let urls = vec![server(PlayerKind::Player2), server(PlayerKind::Random)];
         let played = run_match(&rules("tictactoe.kif"), &urls, Duration::from_millis(500), Duration::from_millis(500), 3, 300).unwrap();
         assert!(played.notes.is_empty(), "{:?}", played.notes);
@@ -499,6 +500,7 @@ mod ggp {
 
     #[test]
     fn a_slow_load_is_answered_in_time() {
+        let _alone = crate::util::wall_clock();
         // Loading takes about a second; the clocks are a third of that. The server answers
         // START `ready` and every PLAY by its clock (with a random legal action, or the last it
         // knows, while the reasoner is behind), and the match ends.

@@ -420,6 +420,7 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
 /// Runs the case and compares it with its kept copy (or, under `UPDATE_GOLDEN=1`, writes the
 /// copy anew).
 fn check(name: &str) {
+    let _cores = crate::util::all_cores();
     let case = CASES.iter().find(|c| c.name == name).expect("a case of CASES");
     let now = run_case(case);
     let dir = root().join("tests/data/runs").join(case.name);

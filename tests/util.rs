@@ -91,3 +91,20 @@ pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     walk(dir, dir, &mut out);
     out
 }
+
+/// Tests that hold answers to a wall clock run apart from the tests that load every core (the
+/// CLI runs of `tier_outputs` and `golden_runs`, two or more processes of all threads each):
+/// those take [`all_cores`] (many at once), these [`wall_clock`] (alone with respect to them).
+static CORES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held by a test that runs processes using every core.
+#[allow(dead_code)]
+pub fn all_cores() -> std::sync::RwLockReadGuard<'static, ()> {
+    CORES.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Held by a test that measures answers against a wall clock.
+#[allow(dead_code)]
+pub fn wall_clock() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CORES.write().unwrap_or_else(|p| p.into_inner())
+}
