@@ -1,12 +1,13 @@
-//! The game a run plays, read once, and the context every job kind sends its workers.
+//! The context every job kind sends its workers, and the one game hash.
 //!
-//! One hash rule for every command ([`game_hash`]): the game's text and its compiled hex map,
-//! so that a checkpoint (through its key) and a job (through its context) belong to the game as
-//! compiled — a changed `.wgdl` or a changed map is refused on resume by every driver, and a
-//! worker that reads another version of either refuses the driver's jobs.
+//! One hash rule ([`game_hash`]): the game's text and its compiled hex map, so that a checkpoint
+//! (through its key) and a job (through its context) belong to the game as compiled — a changed
+//! `.wgdl` or a changed map is refused on resume by balance, generate and personas, and a worker
+//! that reads another version of either refuses the driver's jobs. (Playtest and tournament
+//! still name their game by the hash of its text alone.)
 
 use crate::wgdl::Program;
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -14,28 +15,6 @@ use std::path::{Path, PathBuf};
 /// belong to.
 pub fn game_hash(text: &str, program: &Program) -> u64 {
     crate::genes::game_hash(text, program)
-}
-
-/// A game file read once: its absolute path and its text.
-#[derive(Clone, Debug)]
-pub struct GameSource {
-    pub path: PathBuf,
-    pub text: String,
-}
-
-impl GameSource {
-    /// Reads the game at `path` (made absolute, so that workers need not share the driver's
-    /// working folder).
-    pub fn read(path: &Path) -> Result<GameSource> {
-        let path = std::path::absolute(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        let text = crate::input::read_text(&path)?;
-        Ok(GameSource { path, text })
-    }
-
-    /// The hash of this text with `program`'s map ([`game_hash`]).
-    pub fn hash(&self, program: &Program) -> u64 {
-        game_hash(&self.text, program)
-    }
 }
 
 /// What every job of a run shares, sent once per batch: the resolved config `C` (its paths

@@ -14,9 +14,11 @@
 //!   change.
 //! - [`grid`]: the commands that are grids of independent jobs (playtest, experiment,
 //!   tournament): the jobs not yet done, run, each result kept as it arrives.
-//! - [`game`]: the game a run plays, read and hashed once ([`game::GameSource`]), and the
-//!   context every job kind sends its workers ([`game::Context`]).
+//! - [`game`]: the context a job kind sends its workers ([`game::Context`]) and the one hash a
+//!   checkpoint and a job name their game by ([`game::game_hash`]: its text and map).
 //! - [`history`]: history.csv and timing.csv.
+//! - [`asktell`]: a search command's run driven by ask and tell (the Python package's runs).
+//! - [`Names`]: a list of names (optimizers, algorithms) the config, the CLI and Python read.
 //!
 //! A new search command is a [`Search`] implementation (or a [`grid`] of jobs) plus its job
 //! kind ([`crate::exec::JobKind`], listed in `crate::jobs`).
