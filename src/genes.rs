@@ -3,11 +3,20 @@
 //! parameters; [`glob`] picks parameters by patterns with `*`; a [`LinearConstraint`] is a
 //! config's validity rule over parameter values (`a.x + 2 <= b.y`); [`held_values`] checks a
 //! config's `[parameters]` against a compiled program's declarations and [`game_hash`] names the
-//! game a checkpoint or job belongs to. Plain data over a program's declarations, no games.
+//! game a checkpoint or job belongs to. [`Codec`] is the one gene codec: the game read and
+//! compiled once (one program per overlay set), the genes a driver picks, the held values, the
+//! constraints; a search vector becomes parameter values and compiled programs here. Balance's
+//! teams and generate's overlay sets are layers over it (`balance::dna`, `generate::codec`).
+//! Plain data over a program's declarations, no games.
 
-use crate::wgdl::Program;
+use crate::rng::Rng;
 use crate::wgdl::program::ParamInfo;
+use crate::wgdl::{self, CompileOptions, Program};
+use anyhow::{Result, anyhow, bail};
+use rand::RngExt;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct Gene {
@@ -125,6 +134,195 @@ pub fn glob(pattern: &str, name: &str) -> bool {
                 (0..=rest.len()).any(|i| rest.is_char_boundary(i) && glob(tail, &rest[i..]))
             }
         }
+    }
+}
+
+/// The one gene codec: a game's declared parameters, the genes a driver picked among them and
+/// the rules a candidate must keep. A *DNA* has one number in [0, 1] per gene; the *search
+/// vector* holds the evolving genes only (the others stay at their template value). A driver
+/// builds it in three steps: [`Codec::open`] (read and compile the game), [`Codec::hold`] (`[parameters]`),
+/// [`Codec::add_gene`] per picked parameter, [`Codec::add_constraints`].
+#[derive(Clone, Debug)]
+pub struct Codec {
+    pub game: PathBuf,
+    text: Arc<String>,
+    /// Every declared parameter's name and the value it has when no gene sets it.
+    names: Vec<String>,
+    held: Vec<f64>,
+    pub genes: Vec<Gene>,
+    /// Index in `names` of each gene.
+    gene_param: Vec<usize>,
+    /// Genes the optimizers move, in gene order.
+    pub evolving: Vec<usize>,
+    /// The full DNA when nothing evolves: every gene at its file / `[parameters]` value.
+    pub template: Vec<f64>,
+    pub constraints: Vec<LinearConstraint>,
+    /// The compiled game of each overlay set at the file's values (index 0: the game as written).
+    pub probes: Vec<Arc<Program>>,
+    options: CompileOptions,
+}
+
+impl Codec {
+    /// Reads and compiles `game` with `options` (`at_game` says where the config names it);
+    /// every parameter is held at the file's value until [`Codec::hold`].
+    pub fn open(game: &Path, options: CompileOptions, at_game: &dyn Fn() -> String) -> Result<Codec> {
+        let text = crate::input::read_text(game).map_err(|e| anyhow!("{}: {e}", at_game()))?;
+        let probe = wgdl::compile_str_with(&game.display().to_string(), &text, &options).map_err(|e| anyhow!("{e}"))?.program;
+        Ok(Codec {
+            game: game.to_path_buf(),
+            text: Arc::new(text),
+            names: probe.params.iter().map(|p| p.name.clone()).collect(),
+            held: probe.params.iter().map(|p| p.default).collect(),
+            genes: Vec::new(),
+            gene_param: Vec::new(),
+            evolving: Vec::new(),
+            template: Vec::new(),
+            constraints: Vec::new(),
+            probes: vec![probe],
+            options,
+        })
+    }
+
+    /// Holds every parameter a config's `[parameters]` names at its value (`at_held` says where
+    /// a key is); before any gene is added.
+    pub fn hold(&mut self, held: &BTreeMap<String, f64>, at_held: &dyn Fn(&str) -> String) -> Result<()> {
+        self.held = held_values(&self.probes[0].params, held)
+            .map_err(|(key, msg)| anyhow!("{}: {msg} ({})", at_held(&key), self.game.display()))?;
+        Ok(())
+    }
+
+    /// The game as written, compiled at the file's values.
+    pub fn probe(&self) -> &Arc<Program> {
+        &self.probes[0]
+    }
+
+    /// Every declared parameter's name, in declaration order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Compiles the game once more with `overlays` switched on: a candidate's programs then
+    /// hold one per overlay set, in the order they were added.
+    pub fn add_overlay_set(&mut self, overlays: &[String]) -> Result<()> {
+        let options = CompileOptions { overlays: overlays.to_vec(), ..self.options.clone() };
+        let p = wgdl::compile_str_with(&self.game.display().to_string(), &self.text, &options).map_err(|e| anyhow!("{e}"))?.program;
+        if p.params.len() != self.names.len() {
+            bail!(
+                "{}: the overlays {overlays:?} change the game's parameters; expected parameter lines outside overlays",
+                self.game.display()
+            );
+        }
+        self.probes.push(p);
+        Ok(())
+    }
+
+    /// Makes parameter `param` (its index in [`Codec::names`]) a gene over its declared range,
+    /// narrowed by `range` (`at` says where the config gives it); an evolving gene is moved by
+    /// the search, the others stay at their held value. Returns the gene's index.
+    pub fn add_gene(&mut self, param: usize, range: Option<[f64; 2]>, evolves: bool, at: &dyn Fn() -> String) -> Result<usize> {
+        let p = &self.probes[0].params[param];
+        let n = &self.names[param];
+        let (mut lo, mut hi) = (p.min, p.max);
+        if let Some([a, b]) = range {
+            if a > b {
+                bail!("{}: {n} = [{a}, {b}] is reversed; expected [low, high] with low ≤ high", at());
+            }
+            if a < p.min || b > p.max {
+                bail!("{}: {n} = [{a}, {b}] leaves the declared range {} to {}; expected a range inside it", at(), p.min, p.max);
+            }
+            if p.integer && a.ceil() > b.floor() {
+                bail!("{}: {n} = [{a}, {b}] holds no whole number; expected a range with at least one", at());
+            }
+            (lo, hi) = (a, b);
+        }
+        let gene = Gene { name: n.clone(), min: lo, max: hi, integer: p.integer };
+        self.template.push(gene.encode(self.held[param]));
+        if evolves {
+            self.evolving.push(self.genes.len());
+        }
+        self.genes.push(gene);
+        self.gene_param.push(param);
+        Ok(self.genes.len() - 1)
+    }
+
+    /// Parses a config's validity rules over parameter values (`at` says where they are).
+    pub fn add_constraints(&mut self, constraints: &[String], at: &str) -> Result<()> {
+        for c in constraints {
+            self.constraints.push(LinearConstraint::parse(c, &self.names).map_err(|e| anyhow!("{at}: constraint \"{c}\": {e}"))?);
+        }
+        Ok(())
+    }
+
+    /// A hash of the game's text and its compiled map: what a checkpoint and a job belong to.
+    pub fn game_hash(&self) -> u64 {
+        game_hash(&self.text, &self.probes[0])
+    }
+
+    /// The full DNA of a search vector.
+    pub fn full(&self, x: &[f64]) -> Vec<f64> {
+        let mut dna = self.template.clone();
+        for (k, &g) in self.evolving.iter().enumerate() {
+            dna[g] = x[k];
+        }
+        dna
+    }
+
+    /// The search vector of a full DNA.
+    pub fn search(&self, dna: &[f64]) -> Vec<f64> {
+        self.evolving.iter().map(|&g| dna[g]).collect()
+    }
+
+    /// Every parameter's value for a full DNA (evolving genes decoded, the rest as held: a gene
+    /// that never evolves keeps its held value exactly, with no encode/decode round trip).
+    pub fn values(&self, dna: &[f64]) -> Vec<f64> {
+        let mut v = self.held.clone();
+        for &k in &self.evolving {
+            v[self.gene_param[k]] = self.genes[k].decode(dna[k]);
+        }
+        v
+    }
+
+    /// `(name, value)` of every parameter for a full DNA.
+    pub fn overrides(&self, dna: &[f64]) -> Vec<(String, f64)> {
+        self.names.iter().cloned().zip(self.values(dna)).collect()
+    }
+
+    /// The value of gene `k`'s parameter among `values` (from [`Codec::values`]).
+    pub fn gene_value(&self, k: usize, values: &[f64]) -> f64 {
+        values[self.gene_param[k]]
+    }
+
+    /// Parameters that are no gene and their held values.
+    pub fn others(&self) -> Vec<(String, f64)> {
+        (0..self.names.len()).filter(|i| !self.gene_param.contains(i)).map(|i| (self.names[i].clone(), self.held[i])).collect()
+    }
+
+    /// A full DNA's programs (one per overlay set, the values written into each compiled probe:
+    /// nothing is compiled again), or `None` when a constraint of the config or the game fails.
+    pub fn build(&self, dna: &[f64]) -> Result<Option<Vec<Arc<Program>>>> {
+        let values = self.values(dna);
+        if !self.constraints.iter().all(|c| c.holds(&values)) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(self.probes.len());
+        for probe in &self.probes {
+            out.push(Arc::new(probe.with_parameters(&values).map_err(|e| anyhow!("{}: {e}", self.game.display()))?));
+        }
+        let st = out[0].initial_state().map_err(|e| anyhow!("{}", e.render(&out[0])))?;
+        let ok = out[0].violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&out[0])))?.is_empty();
+        Ok(ok.then_some(out))
+    }
+
+    /// A uniformly random valid search vector and its programs (redrawn whole until valid, as
+    /// HexMage); `what` names a candidate in the error.
+    pub fn random(&self, rng: &mut Rng, what: &str) -> Result<(Vec<f64>, Vec<Arc<Program>>)> {
+        for _ in 0..10_000 {
+            let x: Vec<f64> = self.evolving.iter().map(|_| rng.random::<f64>()).collect();
+            if let Some(p) = self.build(&self.full(&x))? {
+                return Ok((x, p));
+            }
+        }
+        bail!("no valid {what} in 10 000 random draws; expected satisfiable constraints")
     }
 }
 

@@ -515,7 +515,7 @@ fn confirmations_riding_along_give_the_numbers_of_one_batch_at_a_time() {
             let cfg = parse(&text).unwrap();
             let hook: Option<Arc<playforge::balance::optim::EvalHook>> = sequential.then(|| {
                 let codec = Codec::new(&cfg, Path::new("b.toml"), &text).unwrap();
-                let ev = Evaluator::new(&cfg, &codec.probe).unwrap();
+                let ev = Evaluator::new(&cfg, codec.probe()).unwrap();
                 let jobs = BalanceContext::new(&cfg, Path::new("b.toml"), &text, &codec).unwrap();
                 let seed = cfg.balance.seed;
                 Arc::new(move |req: &playforge::balance::optim::EvalRequest| {

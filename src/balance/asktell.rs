@@ -38,7 +38,7 @@ impl AskTell {
     /// Starts the run of `cfg` (or resumes it from its checkpoint) up to its first question.
     pub fn start(cfg: BalanceConfig, cfg_path: &Path, cfg_text: &str, resume: bool, exec: Executor) -> Result<AskTell> {
         let codec = Codec::new(&cfg, cfg_path, cfg_text)?;
-        let ev = Evaluator::new(&cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
+        let ev = Evaluator::new(&cfg, codec.probe()).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
         let jobs = BalanceContext::new(&cfg, cfg_path, cfg_text, &codec)?;
         let built_in = BuiltIn { codec, ev, jobs, exec: exec.clone(), seed: cfg.balance.seed };
         let (path, text, dir) = (cfg_path.to_path_buf(), cfg_text.to_string(), out_dir(&cfg));

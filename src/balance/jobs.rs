@@ -64,7 +64,7 @@ impl JobKind for BalanceGame {
     fn worker(ctx: &BalanceContext) -> Result<Worker> {
         let codec = Codec::new(&ctx.config, &ctx.config_path, &ctx.config_text)?;
         crate::exec::same_game(&ctx.config.balance.game, codec.game_hash(), ctx.game_hash)?;
-        let ev = Evaluator::new(&ctx.config, &codec.probe).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
+        let ev = Evaluator::new(&ctx.config, codec.probe()).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
         Ok(Worker { codec, ev, built: crate::exec::BuiltCache::new(4) })
     }
 

@@ -66,7 +66,7 @@ pub fn landscape(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Landscape> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
-    let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow::anyhow!("{}: {e}", cfg_path.display()))?;
+    let ev = Evaluator::new(cfg, codec.probe()).map_err(|e| anyhow::anyhow!("{}: {e}", cfg_path.display()))?;
     let done = std::sync::atomic::AtomicU64::new(0);
     // Each sample: its point and neighbours, all played on the sample's game seeds.
     let jobs: Vec<SampleJob> = (0..samples).map(|sample| SampleJob { sample, neighbours }).collect();

@@ -13,6 +13,7 @@ use super::dna::Codec;
 use super::fitness::{Eval, Evaluator, target_band};
 use super::jobs::BalanceContext;
 use super::optim::{CONFIRM, Ctx, EvalHook, Games, Optimizer, Ride};
+use crate::drive::content;
 use crate::players::Replay;
 use crate::report::{chart, num, write_atomic};
 use crate::rng::derive;
@@ -196,7 +197,7 @@ pub fn run(
     progress: &dyn Fn(u64, u64, f64, u64),
 ) -> Result<Outcome> {
     let codec = Codec::new(cfg, cfg_path, cfg_text)?;
-    let ev = Evaluator::new(cfg, &codec.probe).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
+    let ev = Evaluator::new(cfg, codec.probe()).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
     let jobs = BalanceContext::new(cfg, cfg_path, cfg_text, &codec)?;
     let dir = out_dir(cfg);
     // Held until the run returns: a second run on this folder is refused, not raced.
@@ -463,19 +464,16 @@ impl crate::drive::history::Row for Row {
     }
 }
 
-fn toml_key(name: &str) -> String {
-    format!("\"{name}\"")
-}
-
-/// best_encounter.toml: readable, and loadable back by `verify` and `run --params`.
+/// best_encounter.toml (through [`content::Writer`]): readable, and loadable back by `verify`
+/// and `run --params`.
 fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Result<()> {
     let e = &b.eval;
     let band = target_band(&cfg.fitness, 0.9).map_or("none".into(), |(a, z)| format!("{a}–{z}"));
-    let mut s = format!(
+    let header = format!(
         "# playforge balance: the best encounter of `{}` (seed {}, optimizer {}, iteration {}).\n\
          # F = {:.4} confirmed over {} games: balance {:.3}, length {:.3} (mean {:.1} turns; band {band}), difference {:.3}, wins {:.3}.\n\
          # Wins {} / {}, draws {}.\n\
-         # Check it: playforge verify <this file> --games 200. Play it: playforge run {} --params <this file>.\n\n",
+         # Check it: playforge verify <this file> --games 200. Play it: playforge run {} --params <this file>.\n",
         cfg.balance.name,
         cfg.balance.seed,
         cfg.balance.optimizer,
@@ -492,28 +490,20 @@ fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Resul
         e.draws,
         cfg.balance.game.display()
     );
-    let game = crate::report::run_dir::game_path(&cfg.balance.game);
-    s.push_str(&format!("game = {}\n", toml::Value::String(game.display().to_string())));
-    if let Some(o) = &cfg.balance.turn_order {
-        s.push_str(&format!("turn_order = \"{o}\"\n"));
-    }
-    s.push_str("config = \"config.toml\"\n");
-    s.push_str(&format!("fitness = {:.6}\n", e.f));
+    let mut w = content::Writer::new(&header, &cfg.balance.game, cfg.balance.turn_order.as_deref());
+    w.key("config", "\"config.toml\"");
+    w.key("fitness", &format!("{:.6}", e.f));
     let teams = codec.team_values(&b.dna);
     for (t, vals) in teams.iter().enumerate() {
-        s.push_str(&format!("\n[team.{}]\n", toml::Value::String(codec.team_names[t].clone())));
-        for (n, v) in vals {
-            s.push_str(&format!("{} = {}\n", toml_key(n), num(*v)));
-        }
+        let name = format!("team.{}", toml::Value::String(codec.team_names[t].clone()));
+        w.table(None, &name, vals.iter().map(|(n, v)| (content::quoted(n), num(*v))));
     }
     let others = codec.others();
     if !others.is_empty() {
-        s.push_str("\n# Parameters in no team (held by [parameters] or at the game's value).\n[held]\n");
-        for (n, v) in others {
-            s.push_str(&format!("{} = {}\n", toml_key(&n), num(v)));
-        }
+        let rows = others.iter().map(|(n, v)| (content::quoted(n), num(*v)));
+        w.table(Some("Parameters in no team (held by [parameters] or at the game's value)."), "held", rows);
     }
-    write_atomic(&dir.join("best_encounter.toml"), s.as_bytes())?;
+    write_atomic(&dir.join("best_encounter.toml"), w.finish().as_bytes())?;
     let mut d = String::from("# The best DNA: one line per team, genes in [0, 1] in the order of best_encounter.toml.\n");
     for t in 0..2 {
         let genes: Vec<String> = codec.teams[t].iter().map(|&g| format!("{:.6}", b.dna[g])).collect();
@@ -531,47 +521,15 @@ pub struct EncounterFile {
     pub overrides: Vec<(String, f64)>,
 }
 
-/// Reads a `best_encounter.toml` (or any file of that shape).
+/// Reads a `best_encounter.toml` (or any content file with parameter values: a generated
+/// `best.toml` plays with `run --params` too).
 pub fn load_encounter(path: &Path) -> Result<EncounterFile> {
-    let text = crate::input::read_text(path)?;
-    let v: toml::Table = crate::config::toml(&path.display().to_string(), &text).map_err(|e| anyhow!(e))?;
-    if v.contains_key("balance") {
-        bail!(
-            "{}: a balance config, not an encounter; expected a best_encounter.toml that `playforge balance {}` writes (outputs/<name>/<optimizer>-seed-<seed>/best_encounter.toml)",
-            path.display(),
-            path.display()
-        );
-    }
-    let game =
-        v.get("game").and_then(|g| g.as_str()).ok_or_else(|| anyhow!("{}: no `game = \"…\"`; expected the game's path", path.display()))?;
-    let turn_order = v.get("turn_order").and_then(|g| g.as_str()).map(String::from);
-    let config = v.get("config").and_then(|g| g.as_str()).map(|c| path.parent().unwrap_or(Path::new(".")).join(c));
-    let mut overrides = Vec::new();
-    let mut take = |t: &toml::Table, what: &str| -> Result<()> {
-        for (k, val) in t {
-            let x = val
-                .as_float()
-                .or_else(|| val.as_integer().map(|i| i as f64))
-                .ok_or_else(|| anyhow!("{}: [{what}] {k} = {val}; expected a number", path.display()))?;
-            overrides.push((k.clone(), x));
-        }
-        Ok(())
-    };
-    if let Some(teams) = v.get("team").and_then(|t| t.as_table()) {
-        for (name, t) in teams {
-            take(t.as_table().ok_or_else(|| anyhow!("{}: [team.{name}] is not a table", path.display()))?, &format!("team.{name}"))?;
-        }
-    }
-    if let Some(h) = v.get("held").and_then(|t| t.as_table()) {
-        take(h, "held")?;
-    }
-    if overrides.is_empty() {
+    let c = content::Content::read(path)?;
+    if c.values.is_empty() {
         bail!("{}: no [team.<name>] tables of parameter values; expected a best_encounter.toml", path.display());
     }
-    // Absolute in what this version writes; an older file's path held from the working folder
-    // it was made in: found from here or from the file's folder and above, else as written.
-    let game = crate::report::run_dir::find_named(Path::new(game), path).unwrap_or_else(|| PathBuf::from(game));
-    Ok(EncounterFile { game, turn_order, config, overrides })
+    let config = c.str("config").map(|f| path.parent().unwrap_or(Path::new(".")).join(f));
+    Ok(EncounterFile { game: c.game, turn_order: c.turn_order, config, overrides: c.values })
 }
 
 fn write_replays(cfg: &BalanceConfig, codec: &Codec, ev: &Evaluator, dir: &Path, b: &Best) -> Result<()> {

@@ -24,6 +24,7 @@
 //! kind ([`crate::exec::JobKind`], listed in `crate::jobs`).
 
 pub mod asktell;
+pub mod content;
 pub mod game;
 pub mod grid;
 pub mod history;

@@ -5,6 +5,7 @@
 use super::archive::{Archive, Elite};
 use super::config::GenerateConfig;
 use super::jobs::Setup;
+use crate::drive::content;
 use crate::report::{chart, csv_bytes, num, write_atomic};
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
@@ -76,10 +77,10 @@ impl crate::drive::history::Row for Row {
 /// every parameter's value, and what the confirmation measured (mean and 95% interval).
 pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &str) -> String {
     let ev = &e.eval;
-    let mut s = format!(
+    let header = format!(
         "# playforge generate: {title} of `{}` (algorithm {}, seed {}, iteration {}).\n\
          # Quality F = {:.4}, confirmed over {} games per table; {}.\n\
-         # Check it on fresh seeds: playforge verify <this file>. Play it: playforge run {} --params <this file>.\n\n",
+         # Check it on fresh seeds: playforge verify <this file>. Play it: playforge run {} --params <this file>.\n",
         cfg.generate.name,
         cfg.generate.algorithm,
         cfg.generate.seed,
@@ -89,42 +90,31 @@ pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &st
         if ev.feasible { "feasible".to_string() } else { format!("infeasible: {}", ev.why) },
         cfg.generate.game.display()
     );
-    // Absolute: `verify` and `run --params` find it from any working folder.
-    let game = crate::report::run_dir::game_path(&cfg.generate.game);
-    s.push_str(&format!("game = {}\n", toml::Value::String(game.display().to_string())));
-    if let Some(o) = &cfg.generate.turn_order {
-        s.push_str(&format!("turn_order = \"{o}\"\n"));
-    }
-    s.push_str("kind = \"generate\"\n");
-    s.push_str(&format!("quality = {:.6}\n", ev.f));
-    s.push_str("\n# Every declared parameter's value (the genes and the held ones).\n[held]\n");
-    for (n, v) in setup.codec.overrides(&e.x) {
-        s.push_str(&format!("\"{n}\" = {}\n", num(v)));
-    }
-    s.push_str("\n# The genes in [0, 1], in the order of `params`.\n[genes]\n");
-    for (g, v) in setup.codec.genes.iter().zip(&e.x) {
-        s.push_str(&format!("\"{}\" = {v:?}\n", g.name));
-    }
-    s.push_str("\n# Each measure: [mean, 95% low, 95% high] over the confirmation's games.\n[measured]\n");
-    for (m, est) in cfg.measures.iter().zip(&ev.measures) {
+    let mut w = content::Writer::new(&header, &cfg.generate.game, cfg.generate.turn_order.as_deref());
+    w.key("kind", "\"generate\"");
+    w.key("quality", &format!("{:.6}", ev.f));
+    let held = setup.codec.overrides(&e.x).into_iter().map(|(n, v)| (content::quoted(&n), num(v)));
+    w.table(Some("Every declared parameter's value (the genes and the held ones)."), "held", held);
+    let genes = setup.codec.genes.iter().zip(&e.x).map(|(g, v)| (content::quoted(&g.name), format!("{v:?}")));
+    w.table(Some("The genes in [0, 1], in the order of `params`."), "genes", genes);
+    let interval = |est: &super::expr::Estimate| {
         let (lo, hi) = est.ci();
-        s.push_str(&format!("{} = [{:.4}, {lo:.4}, {hi:.4}]\n", m.name, est.mean));
-    }
+        format!("[{:.4}, {lo:.4}, {hi:.4}", est.mean)
+    };
+    let measured = cfg.measures.iter().zip(&ev.measures).map(|(m, est)| (m.name.clone(), interval(est) + "]"));
+    w.table(Some("Each measure: [mean, 95% low, 95% high] over the confirmation's games."), "measured", measured);
     if !cfg.targets.is_empty() {
-        s.push_str("\n# Each target's expression: [value, 95% low, 95% high, score].\n[targets]\n");
-        for (k, (t, est)) in cfg.targets.iter().zip(&ev.targets).enumerate() {
-            let (lo, hi) = est.ci();
-            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}, {:.4}]\n", t.expr, est.mean, setup.scorer.target_score_of(k, est)));
-        }
+        let rows =
+            cfg.targets.iter().zip(&ev.targets).enumerate().map(|(k, (t, est))| {
+                (content::quoted(&t.expr), format!("{}, {:.4}]", interval(est), setup.scorer.target_score_of(k, est)))
+            });
+        w.table(Some("Each target's expression: [value, 95% low, 95% high, score]."), "targets", rows);
     }
     if !cfg.descriptors.is_empty() {
-        s.push_str("\n# Each descriptor: [value, 95% low, 95% high].\n[descriptors]\n");
-        for (d, est) in cfg.descriptors.iter().zip(&ev.descriptors) {
-            let (lo, hi) = est.ci();
-            s.push_str(&format!("\"{}\" = [{:.4}, {lo:.4}, {hi:.4}]\n", d.expr, est.mean));
-        }
+        let rows = cfg.descriptors.iter().zip(&ev.descriptors).map(|(d, est)| (content::quoted(&d.expr), interval(est) + "]"));
+        w.table(Some("Each descriptor: [value, 95% low, 95% high]."), "descriptors", rows);
     }
-    s
+    w.finish()
 }
 
 pub(super) fn write_outputs(

@@ -9,6 +9,7 @@ use super::config::GenerateConfig;
 use super::jobs::{GenerateContext, Setup};
 use super::quality::{Eval, in_band};
 use super::run::{Games, VERIFY};
+use crate::drive::content::Content;
 use crate::exec::Executor;
 use crate::report::{csv_bytes, write_atomic};
 use anyhow::{Result, anyhow, bail};
@@ -38,10 +39,7 @@ pub fn is_generated(path: &Path) -> bool {
         let cfg = crate::input::read_text(&path.join("config.toml")).ok().and_then(|t| toml::from_str::<toml::Table>(&t).ok());
         return cfg.is_some_and(|t| t.contains_key("generate"));
     }
-    crate::input::read_text(path)
-        .ok()
-        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
-        .is_some_and(|t| t.get("kind").and_then(|k| k.as_str()) == Some("generate"))
+    Content::read(path).is_ok_and(|c| c.is_generated())
 }
 
 /// The files to check under `path`: itself, or a run folder's elites (or its best.toml).
@@ -86,9 +84,9 @@ fn config_of(file: &Path) -> Result<PathBuf> {
 
 /// The search vector a file holds (`[genes]`, in the codec's order).
 fn genes_of(file: &Path, setup: &Setup) -> Result<(Vec<f64>, Option<f64>)> {
-    let text = crate::input::read_text(file)?;
-    let t: toml::Table = crate::config::toml(&file.display().to_string(), &text).map_err(|e| anyhow!(e))?;
-    let genes = t
+    let c = Content::read(file)?;
+    let genes = c
+        .table
         .get("genes")
         .and_then(|g| g.as_table())
         .ok_or_else(|| anyhow!("{}: no [genes] table; expected a file `playforge generate` wrote", file.display()))?;
@@ -106,7 +104,7 @@ fn genes_of(file: &Path, setup: &Setup) -> Result<(Vec<f64>, Option<f64>)> {
                 })
         })
         .collect::<Result<Vec<f64>>>()?;
-    Ok((x, t.get("quality").and_then(|q| q.as_float())))
+    Ok((x, c.number("quality")))
 }
 
 /// Verifies a file or a run folder; `games` overrides the config's `verify_games`.

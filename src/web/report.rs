@@ -16,6 +16,7 @@
 //! at the top (the [`INTERRUPTED`] mark, or a lock another process holds).
 
 use super::html::{self, escape, markdown, section};
+use crate::drive::content::Content;
 use crate::players::ai::Replay;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -161,31 +162,14 @@ fn base64(bytes: &[u8]) -> String {
     s
 }
 
-/// The content's start, drawn: a `best_encounter.toml` (its `[team.*]` tables) or a generated
-/// `best.toml` (its `[held]` table) names a game and every parameter.
-fn content_board(reader: &Reader, text: &str) -> Option<String> {
-    let v: toml::Table = toml::from_str(text).ok()?;
-    let game = PathBuf::from(v.get("game")?.as_str()?);
-    let mut params = Vec::new();
-    let mut take = |t: &toml::Table| {
-        for (k, x) in t {
-            if let Some(n) = x.as_float().or_else(|| x.as_integer().map(|i| i as f64)) {
-                params.push((k.clone(), n));
-            }
-        }
-    };
-    if let Some(teams) = v.get("team").and_then(|t| t.as_table()) {
-        for t in teams.values().filter_map(|t| t.as_table()) {
-            take(t);
-        }
-    }
-    if let Some(h) = v.get("held").and_then(|t| t.as_table()) {
-        take(h);
-    }
+/// The content's start, drawn: a content file (`best_encounter.toml`, a generated `best.toml`,
+/// read by [`Content`]) names a game and every parameter.
+fn content_board(reader: &Reader, path: &Path, text: &str) -> Option<String> {
+    let c = Content::parse(path, text).ok()?;
     let rep = Replay {
-        game,
-        turn_order: v.get("turn_order").and_then(|t| t.as_str()).map(String::from),
-        params,
+        game: c.game,
+        turn_order: c.turn_order,
+        params: c.values,
         players: Vec::new(),
         moves: Vec::new(),
         result: String::new(),
@@ -313,7 +297,7 @@ fn render_with(dir: &Path, games: Option<&[PathBuf]>) -> Result<String> {
     }) {
         if let Some(t) = reader.read(p) {
             best.push_str(&format!("<h3>{}</h3>", escape(&name(p))));
-            let board = if ext(p) == "toml" { content_board(&reader, &t) } else { None };
+            let board = if ext(p) == "toml" { content_board(&reader, &reader.dir.join(p), &t) } else { None };
             match board {
                 Some(svg) => {
                     best.push_str(&format!("<div class=\"row\"><pre>{}</pre><div class=\"board\">{svg}</div></div>\n", escape(&t)))
