@@ -1,8 +1,8 @@
 //! Shared pieces of the TOML configs: counts read within a range (with the value's line and
 //! column when out of it), TOML errors rendered as `file:line:column: message` with the
 //! offending line (the same shape as a game's errors), keys located for checks made after
-//! parsing, paths resolved against the config file, and the run names that become output
-//! folders ([`FolderName`]).
+//! parsing, paths resolved against the config file, the run names that become output folders
+//! ([`FolderName`]), and the `[cma]` table balance and generate share ([`CmaConfig`]).
 
 use std::path::{Path, PathBuf};
 
@@ -280,5 +280,48 @@ impl AsRef<Path> for FolderName {
 impl std::fmt::Display for FolderName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// `[cma]`: (separable) CMA-ES's settings, the same table in balance and generate configs.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CmaConfig {
+    /// Samples per generation (default 4 + ⌊3 ln n⌋).
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 2, 100_000>")]
+    pub lambda: Option<usize>,
+    /// Initial step size in gene units.
+    #[serde(default = "sigma0")]
+    pub sigma0: f64,
+    /// Restart (from a random point, or for an emitter from an elite) when σ falls below this.
+    #[serde(default = "sigma_min")]
+    pub sigma_min: f64,
+}
+
+fn sigma0() -> f64 {
+    0.2
+}
+fn sigma_min() -> f64 {
+    0.005
+}
+
+impl Default for CmaConfig {
+    fn default() -> Self {
+        toml::from_str("").expect("every cma key has a default")
+    }
+}
+
+impl CmaConfig {
+    /// The checks serde cannot make: 0 < sigma0 ≤ 1 and 0 ≤ sigma_min < sigma0; `at` locates a
+    /// key of the `[cma]` table.
+    pub fn check(&self, at: &dyn Fn(&str) -> String) -> Result<(), String> {
+        if !(self.sigma0 > 0.0 && self.sigma0 <= 1.0) {
+            return Err(format!("{}: sigma0 = {}; expected 0 < sigma0 ≤ 1", at("sigma0"), self.sigma0));
+        }
+        if !(self.sigma_min >= 0.0 && self.sigma_min < self.sigma0) {
+            return Err(format!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0 ({})", at("sigma_min"), self.sigma_min, self.sigma0));
+        }
+        Ok(())
     }
 }

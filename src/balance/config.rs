@@ -196,21 +196,6 @@ pub struct SaConfig {
     pub restart_below: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CmaConfig {
-    /// Samples per generation (default 4 + ⌊3 ln n⌋).
-    #[serde(default)]
-    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 2, 100_000>")]
-    pub lambda: Option<usize>,
-    /// Initial step size in gene units.
-    #[serde(default = "sigma0")]
-    pub sigma0: f64,
-    /// Restart from a random point when σ falls below this.
-    #[serde(default = "sigma_min")]
-    pub sigma_min: f64,
-}
-
 macro_rules! consts {
     ($($name:ident : $t:ty = $v:expr;)*) => { $(fn $name() -> $t { $v })* };
 }
@@ -218,7 +203,7 @@ consts! {
     one: u64 = 1; four: u64 = 4; ten_u: u64 = 10; forty_u: usize = 40;
     w_one: f64 = 1.0; ten: f64 = 10.0; three: f64 = 3.0; twenty: f64 = 20.0; forty: f64 = 40.0; two: f64 = 2.0;
     sixty: f64 = 60.0; one_five: f64 = 1.5; penalty: f64 = 0.0001; target: f64 = 0.95; quarter: f64 = 0.25;
-    chain: f64 = 0.35; clamp_min: f64 = 0.01; restart: f64 = 0.1; half: f64 = 0.5; sigma0: f64 = 0.2; sigma_min: f64 = 0.005;
+    chain: f64 = 0.35; clamp_min: f64 = 0.01; restart: f64 = 0.1; half: f64 = 0.5;
     yes: bool = true;
 }
 fn es() -> String {
@@ -247,13 +232,7 @@ impl Default for SaConfig {
         toml::from_str("").expect("every sa key has a default")
     }
 }
-impl Default for CmaConfig {
-    fn default() -> Self {
-        toml::from_str("").expect("every cma key has a default")
-    }
-}
-
-pub use crate::config::{FolderName, locate};
+pub use crate::config::{CmaConfig, FolderName, locate};
 
 /// The optimizers `optimizer`, `--optimizer` and the Python API accept.
 pub const OPTIMIZERS: crate::drive::Names = crate::drive::Names(&["es", "sa", "cma"]);
@@ -350,9 +329,6 @@ impl BalanceConfig {
                 bail!("{}: restart_below = {v}; expected a fitness in [0, 1)", at(table, 0, "restart_below"));
             }
         }
-        if !(cfg.cma.sigma_min >= 0.0 && cfg.cma.sigma_min < cfg.cma.sigma0) {
-            bail!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0 ({})", at("cma", 0, "sigma_min"), cfg.cma.sigma_min, cfg.cma.sigma0);
-        }
         let per_eval = e.games.checked_mul(e.pairs.len() as u64);
         if per_eval.and_then(|g| g.checked_mul(s.max_evaluations)).is_none_or(|g| g > 1 << 50) {
             bail!(
@@ -366,9 +342,7 @@ impl BalanceConfig {
         if !(cfg.sa.t0 > 0.0) {
             bail!("{}: t0 = {}; expected a temperature > 0", at("sa", 0, "t0"), cfg.sa.t0);
         }
-        if !(cfg.cma.sigma0 > 0.0 && cfg.cma.sigma0 <= 1.0) {
-            bail!("{}: sigma0 = {}; expected 0 < sigma0 ≤ 1", at("cma", 0, "sigma0"), cfg.cma.sigma0);
-        }
+        cfg.cma.check(&|k| at("cma", 0, k)).map_err(|e| anyhow!(e))?;
         Ok(cfg)
     }
 }

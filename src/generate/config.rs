@@ -51,7 +51,7 @@ pub struct GenerateConfig {
     #[serde(default)]
     pub qd: QdConfig,
     #[serde(default)]
-    pub cma: CmaSettings,
+    pub cma: crate::config::CmaConfig,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -295,33 +295,13 @@ impl Default for QdConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CmaSettings {
-    /// Samples per generation (default 4 + ⌊3 ln n⌋).
-    #[serde(default)]
-    #[serde(deserialize_with = "crate::config::opt_count::<_, _, 2, 100_000>")]
-    pub lambda: Option<usize>,
-    #[serde(default = "fifth")]
-    pub sigma0: f64,
-    /// Restart (from a random point, or for an emitter from an elite) when σ falls below this.
-    #[serde(default = "sigma_min")]
-    pub sigma_min: f64,
-}
-
-impl Default for CmaSettings {
-    fn default() -> Self {
-        toml::from_str("").expect("every cma key has a default")
-    }
-}
-
 macro_rules! consts {
     ($($name:ident : $t:ty = $v:expr;)*) => { $(fn $name() -> $t { $v })* };
 }
 consts! {
     one: u64 = 1; four: u64 = 4; twenty: u64 = 20; hundred: u64 = 100; max_moves: u64 = 10_000;
     twenty_u: usize = 20; eight: usize = 8; two_u: usize = 2;
-    w_one: f64 = 1.0; tenth: f64 = 0.1; fifth: f64 = 0.2; sigma_min: f64 = 0.005; yes: bool = true;
+    w_one: f64 = 1.0; tenth: f64 = 0.1; yes: bool = true;
 }
 fn cma() -> String {
     "cma".into()
@@ -595,12 +575,7 @@ impl GenerateConfig {
         if !(cfg.qd.sigma > 0.0 && cfg.qd.sigma <= 1.0) {
             bail!("{}: sigma = {}; expected 0 < sigma ≤ 1", at("qd", 0, "sigma"), cfg.qd.sigma);
         }
-        if !(cfg.cma.sigma0 > 0.0 && cfg.cma.sigma0 <= 1.0) {
-            bail!("{}: sigma0 = {}; expected 0 < sigma0 ≤ 1", at("cma", 0, "sigma0"), cfg.cma.sigma0);
-        }
-        if !(cfg.cma.sigma_min >= 0.0 && cfg.cma.sigma_min < cfg.cma.sigma0) {
-            bail!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0", at("cma", 0, "sigma_min"), cfg.cma.sigma_min);
-        }
+        cfg.cma.check(&|k| at("cma", 0, k)).map_err(|e| anyhow!(e))?;
         Ok(cfg)
     }
 }
