@@ -415,3 +415,34 @@ fn replicates_through_serialized_jobs_write_the_same_files() {
         assert!(bytes == &wire[name], "{} differs between the local and the serialized executor", name.display());
     }
 }
+
+#[test]
+fn a_changed_hex_map_is_another_game_on_resume() {
+    // The map lives in its own file: the key (what replicate files belong to) and the game's
+    // hash (what a worker is checked against) read the map as compiled, as every driver's do.
+    let dir = temp_dir("hexmap");
+    let game = "hexmap \"m.hexmap\"\nclass c\nattribute c v long 0\nobject o is c\ninitial o\naction c step\n\
+                condition step this.v < 3\nconsequence inc direct this.v = this.v + 1\nhasConsequence step inc\ngoal 1 o.v >= 3\n";
+    std::fs::write(dir.join("g.wgdl"), game).unwrap();
+    std::fs::write(dir.join("m.hexmap"), "radius 1\n  . .\n . # .\n  . .\n").unwrap();
+    let text = format!(
+        "[playtest]\nname = \"hm\"\ngame = \"{}\"\nscore = \"o.v\"\nreplicates = 1\nrollouts = 10\nuct = 10\nseed = 1\n",
+        dir.join("g.wgdl").display()
+    );
+    let path = Path::new("pt.toml");
+    let make = || Setup::new(PlaytestConfig::parse(path, &text).unwrap(), &text, path, &dir).unwrap_or_else(|e| panic!("{e}"));
+    let a = make();
+    let done = AtomicU64::new(0);
+    run_playtest(&a, false, &done).unwrap();
+    let rep = dir.join("hm/seed-1/runs/base/rep-01.json");
+    let key_in = |p: &Path| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).unwrap()).unwrap()["key"].clone();
+    assert_eq!(key_in(&rep), a.key.as_str());
+    let same = make();
+    assert_eq!((same.key.as_str(), same.game_hash), (a.key.as_str(), a.game_hash), "the same files are the same game");
+    std::fs::write(dir.join("m.hexmap"), "radius 1\n  . .\n . . .\n  # .\n").unwrap();
+    let b = make();
+    assert_ne!(b.key, a.key, "a changed map is another game");
+    assert_ne!(b.game_hash, a.game_hash);
+    run_playtest(&b, true, &done).unwrap();
+    assert_eq!(key_in(&rep), b.key.as_str(), "the replicate of the old map is played again, not reused");
+}

@@ -6,11 +6,12 @@
 use super::config::BalanceConfig;
 use super::fitness::{Evaluator, GameOutcome, target_band};
 use super::run::load_encounter;
+use crate::drive::game::Source;
 use crate::exec::{Executor, JobKind};
 use crate::report::stats::wilson;
 use crate::report::{csv_bytes, write_atomic};
 use crate::rng::derive;
-use crate::wgdl::{self, CompileOptions, Program};
+use crate::wgdl::{CompileOptions, Program};
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -40,16 +41,18 @@ pub struct Report {
     pub dir: PathBuf,
 }
 
-/// The game at `game` with the encounter's parameter values, checked against its constraints.
-pub fn encounter_program(game: &Path, overrides: &[(String, f64)], turn_order: &Option<String>) -> Result<Arc<Program>> {
+/// The game at `game` read once with the encounter's parameter values (its text, program and
+/// hash), checked against its constraints.
+pub fn encounter_source(game: &Path, overrides: &[(String, f64)], turn_order: &Option<String>) -> Result<Source> {
     let opts = CompileOptions { overrides: overrides.to_vec(), turn_order: turn_order.clone(), ..CompileOptions::default() };
-    let program = wgdl::load_with(game, &opts).map_err(|e| anyhow!("{e}"))?.program;
+    let source = Source::load(game, &opts)?;
+    let program = &source.program;
     let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
     let broken = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?;
     if !broken.is_empty() {
         return Err(anyhow!("the encounter breaks `constraint {}`; expected a valid encounter", broken[0]));
     }
-    Ok(program)
+    Ok(source)
 }
 
 /// Verifies `file` with `games` games per AI pair on `exec`; `config` overrides the file's
@@ -71,7 +74,8 @@ pub fn verify(
         .or(enc.config.clone())
         .ok_or_else(|| anyhow!("{}: no `config = \"…\"` naming the balance config; expected one, or pass --config", file.display()))?;
     let (cfg, _) = BalanceConfig::load(&cfg_path)?;
-    let program = encounter_program(&enc.game, &enc.overrides, &enc.turn_order).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let source = encounter_source(&enc.game, &enc.overrides, &enc.turn_order).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let program = source.program.clone();
     let ev = Evaluator::new(&cfg, &program).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
     let jobs: Vec<VerifyJob> =
         (0..ev.n_pairs()).flat_map(|p| (0..games).map(move |g| VerifyJob { pair: p, seed: derive(seed, VERIFY, p as u64, g) })).collect();
@@ -79,7 +83,6 @@ pub fn verify(
     let done = std::sync::atomic::AtomicU64::new(0);
     let context = || -> Result<VerifyContext> {
         let game = std::path::absolute(&enc.game)?;
-        let text = crate::input::read_text(&game)?;
         let mut config = cfg.clone();
         config.balance.game = game.clone();
         Ok(VerifyContext {
@@ -88,7 +91,7 @@ pub fn verify(
             game,
             overrides: enc.overrides.clone(),
             turn_order: enc.turn_order.clone(),
-            game_hash: crate::exec::fnv(text.as_bytes()),
+            game_hash: source.hash,
         })
     };
     let outcomes: Vec<GameOutcome> = exec.map::<VerifyGame>(context, &jobs, |_, j| {
@@ -197,7 +200,7 @@ pub fn verify(
 // The job kind `verify.game`: one game of an encounter given as parameter values.
 
 /// What every game of a verification shares: the balance config, and the encounter as
-/// parameter values of the game (absolute path) with its text's hash.
+/// parameter values of the game (absolute path) with its hash (text and map, read once).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct VerifyContext {
     pub config: BalanceConfig,
@@ -226,8 +229,9 @@ impl JobKind for VerifyGame {
     type Output = GameOutcome;
 
     fn worker(ctx: &VerifyContext) -> Result<Self::Worker> {
-        crate::exec::same_file(&ctx.game, ctx.game_hash)?;
-        let program = encounter_program(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
+        let source = encounter_source(&ctx.game, &ctx.overrides, &ctx.turn_order)?;
+        crate::exec::same_game(&ctx.game, source.hash, ctx.game_hash)?;
+        let program = source.program;
         let ev = Evaluator::new(&ctx.config, &program).map_err(|e| anyhow!("{}: {e}", ctx.config_path.display()))?;
         Ok((program, ev))
     }

@@ -255,13 +255,6 @@ pub fn same_game(path: &std::path::Path, found: u64, expected: u64) -> Result<()
     Ok(())
 }
 
-/// A worker's copy of `path`, refused unless its text hashes to `hash` ([`same_game`]).
-pub fn same_file(path: &std::path::Path, hash: u64) -> Result<String> {
-    let text = crate::input::read_text(path)?;
-    same_game(path, fnv(text.as_bytes()), hash)?;
-    Ok(text)
-}
-
 /// FNV-1a, 64 bits: the cache key of a context and the content hash of a file.
 pub fn fnv(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

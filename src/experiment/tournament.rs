@@ -7,12 +7,13 @@
 //! Every game's random stream derives from (seed, encounter, AI pair, side), so results do not
 //! depend on the number of threads.
 
-use crate::exec::{Executor, JobKind, fnv};
+use crate::drive::game::{Context, Source};
+use crate::exec::{Executor, JobKind};
 use crate::game::{Game, WgdlGame};
 use crate::players::{AiConfig, Player, Replay, play_out, resolve};
 use crate::report::stats::wilson;
 use crate::rng::stream;
-use crate::wgdl::{self, CompileOptions, Program, Status};
+use crate::wgdl::{CompileOptions, Program, Status};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
 use rayon::prelude::*;
@@ -77,7 +78,11 @@ impl TournamentConfig {
 
 /// Draws every declared parameter uniformly in its range until the constraints hold.
 pub fn sample_encounter(path: &Path, base: &CompileOptions, seed: u64, k: u64) -> Result<(Arc<Program>, Vec<(String, f64)>)> {
-    let first = wgdl::load_with(path, base).map_err(|e| anyhow!("{e}"))?.program;
+    sample_from(&Source::load(path, base)?.program, path, base, seed, k)
+}
+
+/// [`sample_encounter`] from the game `first` compiled once (`path` for messages).
+pub fn sample_from(first: &Program, path: &Path, base: &CompileOptions, seed: u64, k: u64) -> Result<(Arc<Program>, Vec<(String, f64)>)> {
     let mut rng = stream(seed, 0, k, u64::MAX);
     for _ in 0..10_000 {
         let values: Vec<(String, f64)> = first
@@ -201,17 +206,18 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
         bail!("[tournament] turn_order = \"{o}\"; expected \"grouped\" or \"alternating\"");
     }
     // Resolve the AIs once against the file's program (names are checked before any game).
-    let probe = wgdl::load_with(&t.game, &base).map_err(|e| anyhow!("{e}"))?.program;
+    let source = Source::load(&t.game, &base)?;
+    let probe = &source.program;
     if probe.players.len() != 2 {
         bail!("{}: a tournament needs a two-player game (`players a b`); this one has {}", t.game.display(), probe.players.len());
     }
     for ai in &cfg.ais {
-        resolve(ai, &probe)?;
+        resolve(ai, probe)?;
     }
     let local = matches!(exec, Executor::Local);
     // Elsewhere each worker samples the encounters it plays itself.
     let encounters: Vec<(Arc<Program>, Vec<(String, f64)>)> = if local {
-        (0..t.encounters).into_par_iter().map(|k| sample_encounter(&t.game, &base, t.seed, k)).collect::<Result<_>>()?
+        (0..t.encounters).into_par_iter().map(|k| sample_from(probe, &t.game, &base, t.seed, k)).collect::<Result<_>>()?
     } else {
         Vec::new()
     };
@@ -226,7 +232,7 @@ pub fn run(cfg: &TournamentConfig, out_dir: &Path, exec: &Executor, progress: &(
     crate::drive::grid::run::<TournamentGame>(
         exec,
         crate::drive::grid::Local::Parallel,
-        || TournamentContext::new(cfg),
+        || TournamentContext::new(cfg, source.hash),
         &jobs,
         |_, j| {
             let r = play_one(cfg, &encounters[j.encounter as usize], (j.encounter, j.pair, j.side))?;
@@ -438,23 +444,18 @@ fn hex_board(program: &Program, st: &crate::wgdl::State) -> String {
 
 // The job kind `tournament.game`: one game (an encounter, an AI pair, a side); its output the
 // game's record and, for the first encounters, its replay. A worker samples the encounters it
-// plays from the seed (the same draw as the driver's) and keeps the last few; the context is
-// the config with the game's absolute path and a hash of its text.
+// plays from the seed (the same draw as the driver's, written into the game it compiled once)
+// and keeps the last few; the context is the config with the game's absolute path and the
+// game's hash (text and map).
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TournamentContext {
-    /// The resolved config, its game path absolute.
-    pub config: TournamentConfig,
-    /// FNV of the game's text as the driver read it.
-    pub game_hash: u64,
-}
+/// The config (its game path absolute) and the game's hash as the driver read it.
+pub type TournamentContext = Context<TournamentConfig>;
 
-impl TournamentContext {
-    pub fn new(cfg: &TournamentConfig) -> Result<TournamentContext> {
+impl Context<TournamentConfig> {
+    pub fn new(cfg: &TournamentConfig, game_hash: u64) -> Result<TournamentContext> {
         let mut config = cfg.clone();
         config.tournament.game = std::path::absolute(&cfg.tournament.game)?;
-        let text = crate::input::read_text(&config.tournament.game)?;
-        Ok(TournamentContext { config, game_hash: fnv(text.as_bytes()) })
+        Ok(Context::bare(config, game_hash))
     }
 }
 
@@ -470,6 +471,8 @@ type Encounter = Arc<(Arc<Program>, Vec<(String, f64)>)>;
 
 pub struct Worker {
     cfg: TournamentConfig,
+    /// The game compiled once (encounters are written into it).
+    probe: Arc<Program>,
     /// The encounters sampled last (a chunk's jobs come encounter by encounter).
     sampled: Mutex<Vec<(u64, Encounter)>>,
 }
@@ -485,8 +488,9 @@ impl JobKind for TournamentGame {
     type Output = (GameRecord, Option<Replay>);
 
     fn worker(ctx: &TournamentContext) -> Result<Worker> {
-        crate::exec::same_file(&ctx.config.tournament.game, ctx.game_hash)?;
-        Ok(Worker { cfg: ctx.config.clone(), sampled: Mutex::new(Vec::new()) })
+        let source = Source::load(&ctx.config.tournament.game, &base_options(&ctx.config))?;
+        crate::exec::same_game(&source.path, source.hash, ctx.game_hash)?;
+        Ok(Worker { cfg: ctx.config.clone(), probe: source.program, sampled: Mutex::new(Vec::new()) })
     }
 
     fn run(w: &Worker, job: &GameJob) -> Result<(GameRecord, Option<Replay>)> {
@@ -495,7 +499,7 @@ impl JobKind for TournamentGame {
             Some(e) => e,
             None => {
                 let t = &w.cfg.tournament;
-                let e = Arc::new(sample_encounter(&t.game, &base_options(&w.cfg), t.seed, job.encounter)?);
+                let e = Arc::new(sample_from(&w.probe, &t.game, &base_options(&w.cfg), t.seed, job.encounter)?);
                 let mut sampled = w.sampled.lock().unwrap_or_else(|p| p.into_inner());
                 if sampled.len() >= 8 {
                     sampled.remove(0);

@@ -1,14 +1,15 @@
 //! The playtest fan-out as jobs for the [executor](crate::exec): one job is one replicate of one
 //! condition (a whole search from the start), its output the [`Replicate`] record with its wall
-//! time. The context is the resolved config (paths absolute) with the driver's config key and a
-//! hash of the game's text: a worker builds the same conditions, stamps its records with the
-//! driver's key, and refuses another version of the game.
+//! time. The context is the run's (the resolved config, paths absolute; the game's hash) with
+//! the driver's config key: a worker builds the same conditions from the game it reads once,
+//! stamps its records with the driver's key, and refuses another version of the game.
 
 use super::config::PlaytestConfig;
 use super::encode::{EState, Encoded};
 use super::selfplay;
 use super::setup::{Condition, Replicate, Setup};
-use crate::exec::{JobKind, fnv};
+use crate::drive::game::Context;
+use crate::exec::JobKind;
 use crate::game::Game;
 use crate::rng;
 use crate::search::mcts::{self, Budget, Evaluator, Rollout, SubGame};
@@ -16,20 +17,17 @@ use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{Program, State};
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+/// What every replicate job shares: the run's [`Context`] (the resolved config, its game and
+/// formula files absolute; the game's hash by the one rule) and the driver's [`Setup::key`],
+/// which records carry.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaytestContext {
-    /// The resolved config, its game and formula files absolute.
-    pub config: PlaytestConfig,
-    pub config_path: PathBuf,
-    pub config_text: String,
-    /// The driver's [`Setup::key`] (records carry it).
+    pub run: Context<PlaytestConfig>,
     pub key: String,
-    /// FNV of the game's text as the driver read it.
-    pub game_hash: u64,
 }
 
 impl PlaytestContext {
@@ -41,14 +39,7 @@ impl PlaytestContext {
                 st.formula_file = Some(std::path::absolute(f)?);
             }
         }
-        let text = crate::input::read_text(&config.playtest.game)?;
-        Ok(PlaytestContext {
-            config,
-            config_path: std::path::absolute(config_path)?,
-            config_text: config_text.to_string(),
-            key: setup.key.clone(),
-            game_hash: fnv(text.as_bytes()),
-        })
+        Ok(PlaytestContext { run: Context::of(config, config_path, config_text, setup.game_hash)?, key: setup.key.clone() })
     }
 }
 
@@ -77,9 +68,10 @@ impl JobKind for PlaytestReplicate {
     type Output = Option<Done>;
 
     fn worker(ctx: &PlaytestContext) -> Result<Setup> {
-        crate::exec::same_file(&ctx.config.playtest.game, ctx.game_hash)?;
+        let run = &ctx.run;
         // The worker writes nothing: the output root is never used.
-        let mut setup = Setup::new(ctx.config.clone(), &ctx.config_text, &ctx.config_path, Path::new(""))?;
+        let mut setup = Setup::new(run.config.clone(), &run.config_text, &run.config_path, Path::new(""))?;
+        crate::exec::same_game(&run.config.playtest.game, setup.game_hash, run.game_hash)?;
         setup.key = ctx.key.clone();
         Ok(setup)
     }

@@ -105,7 +105,7 @@ fn load_rep(setup: &Setup, c: &Condition, r: u64) -> Result<Option<Replicate>> {
     let mut rep: Replicate =
         serde_json::from_str(&text).with_context(|| format!("{} is damaged; delete it to run it again", path.display()))?;
     rep.seconds = std::fs::read_to_string(path.with_extension("seconds")).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0.0);
-    if !((rep.key == setup.key || rep.key == setup.legacy_key) && rep.replicate == r) {
+    if !((rep.key == setup.key || setup.legacy_keys.contains(&rep.key)) && rep.replicate == r) {
         return Ok(None);
     }
     rep.validate(&path, setup, c)?;

@@ -39,13 +39,16 @@ pub struct Setup {
     pub cfg: PlaytestConfig,
     pub out_dir: PathBuf,
     pub conditions: Vec<Condition>,
-    /// A hash of the resolved config and the game's text: replicate files from another config
-    /// are not reused.
+    /// A hash of the resolved config, the game's text and its hex map (where it has one):
+    /// replicate files from another config or game are not reused.
     pub key: String,
-    /// The key older versions wrote (the resolved config with its paths as given): their
-    /// replicate files are still this run's.
-    pub legacy_key: String,
+    /// The keys older versions wrote (the resolved config with its paths as given; the key
+    /// without the map): their replicate files are still this run's.
+    pub legacy_keys: [String; 2],
     pub game_path: PathBuf,
+    /// The game's hash by the one rule ([`crate::drive::game::game_hash`]: text and map), as
+    /// this process read it; a worker's must equal the driver's.
+    pub game_hash: u64,
     /// The config's path and text (for jobs sent elsewhere).
     pub config_path: PathBuf,
     pub text: String,
@@ -223,12 +226,16 @@ impl Setup {
             }
         }
         let key_text = format!("{}\n--- game\n{game_text}", toml::to_string(&keyed).unwrap_or_default());
+        // The map as compiled, where the game has one: a changed map file is another game
+        // (as in every driver's key).
+        let map = probe.hex.as_ref().map(|m| format!("\n--- map\n{}", m.render(|_| None))).unwrap_or_default();
         // One folder per (config name, seed): runs with another seed never overwrite it.
         let out_dir = out_root.join(&cfg.playtest.name).join(format!("seed-{}", cfg.playtest.seed));
         Ok(Setup {
             out_dir,
-            key: format!("{:016x}", fnv(&key_text)),
-            legacy_key: format!("{:016x}", fnv(&legacy_text)),
+            key: format!("{:016x}", fnv(&format!("{key_text}{map}"))),
+            legacy_keys: [format!("{:016x}", fnv(&legacy_text)), format!("{:016x}", fnv(&key_text))],
+            game_hash: crate::drive::game::game_hash(&game_text, &probe),
             game_path,
             conditions,
             cfg,
