@@ -300,7 +300,7 @@ fn run_case(case: &Case) -> BTreeMap<String, Vec<u8>> {
     }
     let mut files = BTreeMap::new();
     tree(&scratch, &scratch.join("out"), &masks, &mut files);
-    let stdout = normalize("stdout.txt", mask_wall_clock(&stdout).as_bytes(), &masks);
+    let stdout = normalize("stdout.txt", crate::util::mask_wall_clock(&stdout).as_bytes(), &masks);
     files.insert("stdout.txt".to_string(), stdout);
     keep_small(files)
 }
@@ -325,62 +325,6 @@ fn keep_small(files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
         kept.insert("hashes.txt".to_string(), hashes.into_bytes());
     }
     kept
-}
-
-/// The standard output with the wall clock printed in it masked: `… games, 5.4 s`, ` in 2.1 s`,
-/// `(1234/s)`, `12.3 s; outputs in …`, a table's `iterations/s` column.
-fn mask_wall_clock(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    // The `iterations/s` column of the Markdown table being read.
-    let mut rate_column = None;
-    for line in s.lines() {
-        let mut line = line.to_string();
-        if line.starts_with('|') {
-            let cells: Vec<&str> = line.split('|').collect();
-            if let Some(i) = cells.iter().position(|c| c.trim() == "iterations/s") {
-                rate_column = Some(i);
-            } else if let Some(i) = rate_column.filter(|&i| i < cells.len() && !cells[i].starts_with("--")) {
-                let mut cells: Vec<String> = cells.into_iter().map(String::from).collect();
-                cells[i] = " <wall clock> ".into();
-                line = cells.join("|");
-            }
-        } else {
-            rate_column = None;
-        }
-        for (before, after) in [("games, ", " s"), (" in ", " s"), ("(", "/s)"), ("", " s; outputs in ")] {
-            line = mask_between(&line, before, after);
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// Masks each number (digits and `.`) that follows `before` and is followed by `after`.
-fn mask_between(line: &str, before: &str, after: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    if before.is_empty() {
-        if let Some((n, tail)) = line.split_once(after)
-            && n.parse::<f64>().is_ok()
-        {
-            return format!("<wall clock>{after}{tail}");
-        }
-        return line.to_string();
-    }
-    while let Some(i) = rest.find(before) {
-        let tail = &rest[i + before.len()..];
-        let n = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').len();
-        out.push_str(&rest[..i + before.len()]);
-        if n > 0 && tail[n..].starts_with(after) {
-            out.push_str("<wall clock>");
-            rest = &tail[n..];
-        } else {
-            rest = tail;
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The kept copy of a case: every file under `tests/data/runs/<case>/`.

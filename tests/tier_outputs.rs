@@ -9,7 +9,7 @@
 //! test takes seconds: by the commands' own flags where they can, else by a copy of the config
 //! (`Case::copy`, each with its reason), and a search under a wall-clock budget gets an iteration
 //! budget, since what it does depends on the machine's speed. Only the wall clock is masked
-//! (`normalize`, `normalize_stdout`); a config that cannot be run goes into `SKIPPED` with its
+//! (`normalize`, `util::mask_wall_clock`); a config that cannot be run goes into `SKIPPED` with its
 //! reason, and the test fails on a config that is in neither list.
 
 #[cfg(feature = "compiled")]
@@ -398,7 +398,7 @@ mod every_config {
                 }
             }
         }
-        let (x, y) = (normalize_stdout(&a_out), normalize_stdout(&b_out));
+        let (x, y) = (crate::util::mask_wall_clock(&a_out), crate::util::mask_wall_clock(&b_out));
         if x != y {
             problems.push(format!("standard output: {}", first_difference(x.as_bytes(), y.as_bytes())));
         }
@@ -485,64 +485,5 @@ mod every_config {
             return bytes.to_vec();
         };
         text.into_bytes()
-    }
-
-    /// Masks each number (digits and `.`) that follows `before` and is followed by `after`.
-    fn mask_between(line: &str, before: &str, after: &str) -> String {
-        let mut out = String::with_capacity(line.len());
-        let mut rest = line;
-        while let Some(i) = rest.find(before) {
-            let tail = &rest[i + before.len()..];
-            let n = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').len();
-            out.push_str(&rest[..i + before.len()]);
-            if n > 0 && tail[n..].starts_with(after) {
-                out.push_str("<wall clock>");
-                rest = &tail[n..];
-            } else {
-                rest = tail;
-            }
-        }
-        out.push_str(rest);
-        out
-    }
-
-    /// The standard output with the wall clock masked (found as for `normalize`; each printed
-    /// where named):
-    /// - `…, 6772 games, 5.4 s` (balance, generate: cli/balance.rs, cli/generate.rs): the run's
-    ///   duration;
-    /// - `122 games in 1.9 s; outputs in` (personas) and `search: 500 iterations in 0.10 s
-    ///   (4898/s)` (play: cli/experiment.rs): durations and a rate;
-    /// - `1.0 s; outputs in` (playtest: cli/playtest.rs), a line of its own;
-    /// - the `iterations/s` column of an experiment's table (experiment/repeat.rs).
-    fn normalize_stdout(s: &str) -> String {
-        let mut out = String::with_capacity(s.len());
-        // The `iterations/s` column of the Markdown table being read.
-        let mut rate_column = None;
-        for line in s.lines() {
-            let mut line = line.to_string();
-            if line.starts_with('|') {
-                let cells: Vec<&str> = line.split('|').collect();
-                if let Some(i) = cells.iter().position(|c| c.trim() == "iterations/s") {
-                    rate_column = Some(i);
-                } else if let Some(i) = rate_column.filter(|&i| i < cells.len() && !cells[i].starts_with("--")) {
-                    let mut cells: Vec<String> = cells.into_iter().map(String::from).collect();
-                    cells[i] = " <wall clock> ".into();
-                    line = cells.join("|");
-                }
-            } else {
-                rate_column = None;
-            }
-            let line = mask_between(&line, "games, ", " s");
-            let line = mask_between(&line, " in ", " s");
-            let mut line = mask_between(&line, "(", "/s)");
-            if let Some((secs, rest)) = line.split_once(" s; outputs in ")
-                && secs.parse::<f64>().is_ok()
-            {
-                line = format!("<wall clock> s; outputs in {rest}");
-            }
-            out.push_str(&line);
-            out.push('\n');
-        }
-        out
     }
 }

@@ -108,3 +108,66 @@ pub fn all_cores() -> std::sync::RwLockReadGuard<'static, ()> {
 pub fn wall_clock() -> std::sync::RwLockWriteGuard<'static, ()> {
     CORES.write().unwrap_or_else(|p| p.into_inner())
 }
+
+/// The standard output of a CLI run with the wall clock printed in it masked (golden_runs,
+/// tier_outputs), each where it is printed:
+/// - `…, 6772 games, 5.4 s` (balance, generate: cli/balance.rs, cli/generate.rs): the run's
+///   duration;
+/// - `122 games in 1.9 s; outputs in` (personas) and `search: 500 iterations in 0.10 s
+///   (4898/s)` (play: cli/experiment.rs): durations and a rate;
+/// - `1.0 s; outputs in` (playtest: cli/playtest.rs), a line of its own;
+/// - the `iterations/s` column of an experiment's table (experiment/repeat.rs).
+#[allow(dead_code)]
+pub fn mask_wall_clock(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    // The `iterations/s` column of the Markdown table being read.
+    let mut rate_column = None;
+    for line in s.lines() {
+        let mut line = line.to_string();
+        if line.starts_with('|') {
+            let cells: Vec<&str> = line.split('|').collect();
+            if let Some(i) = cells.iter().position(|c| c.trim() == "iterations/s") {
+                rate_column = Some(i);
+            } else if let Some(i) = rate_column.filter(|&i| i < cells.len() && !cells[i].starts_with("--")) {
+                let mut cells: Vec<String> = cells.into_iter().map(String::from).collect();
+                cells[i] = " <wall clock> ".into();
+                line = cells.join("|");
+            }
+        } else {
+            rate_column = None;
+        }
+        for (before, after) in [("games, ", " s"), (" in ", " s"), ("(", "/s)"), ("", " s; outputs in ")] {
+            line = mask_between(&line, before, after);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Masks each number (digits and `.`) that follows `before` and is followed by `after`.
+fn mask_between(line: &str, before: &str, after: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    if before.is_empty() {
+        if let Some((n, tail)) = line.split_once(after)
+            && n.parse::<f64>().is_ok()
+        {
+            return format!("<wall clock>{after}{tail}");
+        }
+        return line.to_string();
+    }
+    while let Some(i) = rest.find(before) {
+        let tail = &rest[i + before.len()..];
+        let n = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').len();
+        out.push_str(&rest[..i + before.len()]);
+        if n > 0 && tail[n..].starts_with(after) {
+            out.push_str("<wall clock>");
+            rest = &tail[n..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}

@@ -189,7 +189,7 @@ class Balance(_AskTell):
     every iteration (``save()`` names it) and ``Balance.load(config)`` resumes from it."""
 
     def __init__(self, config: str, seed: Optional[int] = None, optimizer: Optional[str] = None, out: Optional[str] = None, resume: bool = False):
-        self._core = _core.BalanceRun(str(config), seed, optimizer, None if out is None else str(out), resume)
+        self._core = _core.Run.balance(str(config), seed, optimizer, None if out is None else str(out), resume)
         self._request: Optional[dict] = None
 
     def tell(self, evaluations: Sequence) -> None:
@@ -230,7 +230,7 @@ class Generate(_AskTell):
     evaluation."""
 
     def __init__(self, config: str, seed: Optional[int] = None, algorithm: Optional[str] = None, evaluations: Optional[int] = None, out: Optional[str] = None, resume: bool = False):
-        self._core = _core.GenerateRun(str(config), seed, algorithm, evaluations, None if out is None else str(out), resume)
+        self._core = _core.Run.generate(str(config), seed, algorithm, evaluations, None if out is None else str(out), resume)
         self._request: Optional[dict] = None
 
     def gene_names(self) -> List[str]:
@@ -297,7 +297,7 @@ class Personas(_AskTell):
     ``Personas.load(config)`` resumes."""
 
     def __init__(self, config: str, seed: Optional[int] = None, generations: Optional[int] = None, only: Optional[Sequence[str]] = None, out: Optional[str] = None, resume: bool = False):
-        self._core = _core.PersonasRun(str(config), seed, generations, None if only is None else list(only), None if out is None else str(out), resume)
+        self._core = _core.Run.personas(str(config), seed, generations, None if only is None else list(only), None if out is None else str(out), resume)
         self._request: Optional[list] = None
 
     def tell(self, results: Sequence[dict]) -> None:

@@ -47,8 +47,8 @@ pub fn encounter_source(game: &Path, overrides: &[(String, f64)], turn_order: &O
     let opts = CompileOptions { overrides: overrides.to_vec(), turn_order: turn_order.clone(), ..CompileOptions::default() };
     let source = Source::load(game, &opts)?;
     let program = &source.program;
-    let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(&program)))?;
-    let broken = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(&program)))?;
+    let st = program.initial_state().map_err(|e| anyhow!("{}", e.render(program)))?;
+    let broken = program.violated_constraints(&st).map_err(|e| anyhow!("{}", e.render(program)))?;
     if !broken.is_empty() {
         return Err(anyhow!("the encounter breaks `constraint {}`; expected a valid encounter", broken[0]));
     }

@@ -3,11 +3,14 @@
 //! that a user (the Python package's `playforge.Balance`, `playforge.Generate`) can plug in an
 //! evaluation of their own, or hand the built-in one back ([`AskTell::evaluate`]) and get,
 //! exactly, the command line's run: the same steps, confirmations, checkpoints and outputs.
-//! A driver supplies its built-in evaluation ([`BuiltIn`]) and how to start its run.
+//! A driver supplies its built-in evaluation ([`BuiltIn`]) and how to start its run: with an
+//! evaluation hook in its [`RunOptions`] (balance, generate: [`AskTell::spawn`]) or, where its
+//! questions are batches of jobs, with the asker as its executor (personas:
+//! [`AskTell::spawn_asker`]).
 
 use super::RunOptions;
-use crate::exec::asktell::AskTell as Questions;
-use anyhow::Result;
+use crate::exec::asktell::{AskTell as Questions, Asker};
+use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +23,15 @@ pub trait BuiltIn: Send + 'static {
     /// What the run returns at its end.
     type Outcome: Send + 'static;
     fn evaluate(&self, req: &Self::Request) -> Result<Vec<Self::Eval>>;
+    /// How many evaluations a request wants, where the driver checks a told answer's length
+    /// here (personas: one result per game); `None` leaves the check to the run.
+    fn size(&self, _req: &Self::Request) -> Option<usize> {
+        None
+    }
+    /// A driver's `what` for a told answer of the wrong length (`"{n} results told for {m} games"`).
+    fn unit(&self) -> (&'static str, &'static str) {
+        ("evaluations", "candidates")
+    }
 }
 
 /// The hook a run asks through.
@@ -30,6 +42,8 @@ pub struct AskTell<B: BuiltIn> {
     questions: Questions<B::Request, Vec<B::Eval>, B::Outcome>,
     built_in: B,
     dir: PathBuf,
+    /// The evaluations the last request wants, where [`BuiltIn::size`] says.
+    asked: Option<usize>,
 }
 
 impl<B: BuiltIn> AskTell<B> {
@@ -42,22 +56,44 @@ impl<B: BuiltIn> AskTell<B> {
         opts: RunOptions<Hook<B>>,
         run: impl FnOnce(&RunOptions<Hook<B>>) -> Result<B::Outcome> + Send + 'static,
     ) -> Result<AskTell<B>> {
-        let questions = Questions::start(name, move |asker| {
+        AskTell::spawn_asker(name, built_in, dir, move |asker| {
             let hook = move |req: &B::Request| asker.ask(req.clone());
             let opts = RunOptions { hook: Some(Arc::new(hook) as Arc<Hook<B>>), ..opts };
             run(&opts)
-        })?;
-        Ok(AskTell { questions, built_in, dir: dir.to_path_buf() })
+        })
+    }
+
+    /// Starts `run` in a thread named `name`, handing it the asker (a run that asks through its
+    /// executor: each batch of jobs one question). `dir` is the run's folder.
+    pub fn spawn_asker(
+        name: &str,
+        built_in: B,
+        dir: &Path,
+        run: impl FnOnce(Asker<B::Request, Vec<B::Eval>>) -> Result<B::Outcome> + Send + 'static,
+    ) -> Result<AskTell<B>> {
+        let questions = Questions::start(name, run)?;
+        Ok(AskTell { questions, built_in, dir: dir.to_path_buf(), asked: None })
     }
 
     /// The next candidates to evaluate, or `None` when the run is over (its outcome is then
     /// [`AskTell::outcome`]). Asking again before telling is an error.
     pub fn ask(&mut self) -> Result<Option<B::Request>> {
-        self.questions.ask()
+        let req = self.questions.ask()?;
+        self.asked = req.as_ref().and_then(|r| self.built_in.size(r));
+        Ok(req)
     }
 
     /// The evaluations of the last request's candidates, in order.
     pub fn tell(&mut self, evals: Vec<B::Eval>) -> Result<()> {
+        if let Some(n) = self.asked
+            && evals.len() != n
+        {
+            let (evals_word, asked_word) = self.built_in.unit();
+            let e =
+                format!("{} {evals_word} told for {n} {asked_word}; expected one per {}", evals.len(), asked_word.trim_end_matches('s'));
+            self.questions.refuse(e.clone());
+            return Err(anyhow!(e));
+        }
         self.questions.tell(evals)
     }
 

@@ -14,10 +14,13 @@
 //!   change.
 //! - [`grid`]: the commands that are grids of independent jobs (playtest, experiment,
 //!   tournament): the jobs not yet done, run, each result kept as it arrives.
-//! - [`game`]: the context a job kind sends its workers ([`game::Context`]) and the one hash a
-//!   checkpoint and a job name their game by ([`game::game_hash`]: its text and map).
+//! - [`game`]: the context every job kind sends its workers ([`game::Context`]), a game read
+//!   once ([`game::Source`]) and the one hash a checkpoint and a job name their game by
+//!   ([`game::game_hash`]: its text and map).
+//! - [`content`]: the content file (best encounter, best content, elites), written and read.
 //! - [`history`]: history.csv and timing.csv.
-//! - [`asktell`]: a search command's run driven by ask and tell (the Python package's runs).
+//! - [`asktell`]: a search command's run driven by ask and tell (the Python package's one run
+//!   class: balance, generate, personas).
 //! - [`Names`]: a list of names (optimizers, algorithms) the config, the CLI and Python read.
 //!
 //! A new search command is a [`Search`] implementation (or a [`grid`] of jobs) plus its job

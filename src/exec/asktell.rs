@@ -2,7 +2,7 @@
 //! evaluate) the caller answers. The loop holds an [`Asker`] and blocks in [`Asker::ask`]; the
 //! caller's [`AskTell`] gets each question from [`AskTell::ask`] and answers it with
 //! [`AskTell::tell`]; when the loop ends, `ask` returns `None` and the loop's result is kept.
-//! `balance::asktell` and `persona::asktell` put their loops on it.
+//! `drive::asktell` puts every search command's loop on it (balance, generate, personas).
 
 use anyhow::{Result, anyhow};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};

@@ -47,6 +47,13 @@ impl AskTell {
 
     /// The genes' names, in the order of a candidate's `genes`.
     pub fn gene_names(&self) -> Vec<String> {
-        self.built_in().setup.codec.genes.iter().map(|g| g.name.clone()).collect()
+        self.built_in().gene_names()
+    }
+}
+
+impl BuiltIn {
+    /// The genes' names, in the order of a candidate's `genes`.
+    pub fn gene_names(&self) -> Vec<String> {
+        self.setup.codec.genes.iter().map(|g| g.name.clone()).collect()
     }
 }

@@ -2,7 +2,7 @@
 //! declared parameters that `params` names (by pattern) are the search vector, each a number in
 //! [0, 1] mapped onto its range (narrowed by `[ranges]`); `[parameters]` holds others at a
 //! value. A candidate is valid when the config's `constraints` and the game's `constraint` lines
-//! hold; [`Codec::build`] writes its values into the compiled program of every overlay set the
+//! hold; [`crate::genes::Codec::build`] writes its values into the compiled program of every overlay set the
 //! players need (play styles switch tagged lines on), so a candidate is never compiled again.
 
 use super::config::{GenerateConfig, locate};

@@ -1,15 +1,15 @@
-//! Ask/tell over the persona loop: [`run_chosen`] in a thread of its own, with an executor
-//! that hands each batch of games out instead of playing it. A user (the Python package's
-//! `playforge.Personas`) gets the games to play — the agent (random, or MCTS with its selection
-//! formula as exact text and its reward), the chance seed and the agent's stream — and tells
-//! each game's result; [`AskTell::evaluate`] is the built-in play, which told back gives the
-//! command line's run, file for file.
+//! Ask/tell over the persona loop ([`crate::drive::asktell`]): [`run_chosen`] in a thread of its
+//! own, with an executor that hands each batch of games out instead of playing it. A user (the
+//! Python package's `playforge.Personas`) gets the games to play — the agent (random, or MCTS
+//! with its selection formula as exact text and its reward), the chance seed and the agent's
+//! stream — and tells each game's result; [`BuiltIn`] is the built-in play, which told back
+//! gives the command line's run, file for file.
 
 use super::jobs::Setup;
 use super::jobs::{GameJob, PersonaGame};
 use super::play::GameResult;
 use super::run::{PersonaOutcome, run_chosen};
-use crate::exec::asktell::{AskTell as Questions, Asker};
+use crate::exec::asktell::Asker;
 use crate::exec::{Executor, JobKind, Remote};
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
@@ -36,14 +36,33 @@ impl Remote for Batches {
     }
 }
 
-/// A persona run driven by ask and tell.
-pub struct AskTell {
-    questions: Questions<Vec<GameJob>, Vec<GameResult>, Vec<(usize, PersonaOutcome)>>,
-    /// Games in the question asked last (a told answer must have as many results).
-    asked: usize,
-    /// The built-in play's own setup (the run's is in its thread).
+/// The games `playforge personas` plays, on this process's threads (its own setup: the run's
+/// is in its thread).
+pub struct BuiltIn {
     player: Setup,
 }
+
+impl crate::drive::asktell::BuiltIn for BuiltIn {
+    type Request = Vec<GameJob>;
+    type Eval = GameResult;
+    type Outcome = Vec<(usize, PersonaOutcome)>;
+
+    fn evaluate(&self, jobs: &Vec<GameJob>) -> Result<Vec<GameResult>> {
+        let player = &self.player;
+        jobs.par_iter().map(|j| PersonaGame::run(player, j)).collect()
+    }
+
+    fn size(&self, jobs: &Vec<GameJob>) -> Option<usize> {
+        Some(jobs.len())
+    }
+
+    fn unit(&self) -> (&'static str, &'static str) {
+        ("results", "games")
+    }
+}
+
+/// A persona run driven by ask and tell.
+pub type AskTell = crate::drive::asktell::AskTell<BuiltIn>;
 
 impl AskTell {
     /// Starts the run of `config` (with the command line's overrides) for the `chosen`
@@ -62,43 +81,15 @@ impl AskTell {
         if let Some(&k) = chosen.iter().find(|&&k| k >= setup.cfg.list.len()) {
             return Err(anyhow!("persona {k}: the config has {}; expected an index below it", setup.cfg.list.len()));
         }
-        let questions = Questions::start("personas-ask-tell", move |asker| {
+        let dir = player.out_dir.clone();
+        AskTell::spawn_asker("personas-ask-tell", BuiltIn { player }, &dir, move |asker| {
             setup.exec = Executor::Remote(Arc::new(Batches(asker)));
             run_chosen(&setup, &chosen, resume, &AtomicU64::new(0), &|_| {})
-        })?;
-        Ok(AskTell { questions, asked: 0, player })
-    }
-
-    /// The next games to play, or `None` when the run is over.
-    pub fn ask(&mut self) -> Result<Option<Vec<GameJob>>> {
-        let jobs = self.questions.ask()?;
-        self.asked = jobs.as_ref().map_or(0, Vec::len);
-        Ok(jobs)
-    }
-
-    /// The results of the last games asked, in order.
-    pub fn tell(&mut self, results: Vec<GameResult>) -> Result<()> {
-        if results.len() != self.asked {
-            let e = format!("{} results told for {} games; expected one per game", results.len(), self.asked);
-            self.questions.refuse(e.clone());
-            return Err(anyhow!(e));
-        }
-        self.questions.tell(results)
-    }
-
-    /// The built-in play of games (what `playforge personas` plays), on this process's threads.
-    pub fn evaluate(&self, jobs: &[GameJob]) -> Result<Vec<GameResult>> {
-        let player = &self.player;
-        jobs.par_iter().map(|j| PersonaGame::run(player, j)).collect()
+        })
     }
 
     /// Each persona's outcome (config index, outcome), once [`AskTell::ask`] returned `None`.
     pub fn outcomes(&self) -> Option<&[(usize, PersonaOutcome)]> {
-        self.questions.outcome().map(Vec::as_slice)
-    }
-
-    /// The run's folder.
-    pub fn dir(&self) -> &Path {
-        &self.player.out_dir
+        self.outcome().map(Vec::as_slice)
     }
 }
