@@ -15,7 +15,6 @@ use super::fitness::{Evaluator, GameOutcome};
 use crate::exec::JobKind;
 use crate::wgdl::Program;
 use anyhow::{Result, anyhow};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,17 +30,7 @@ impl BalanceContext {
     }
 }
 
-/// Games of one candidate: its full DNA, and per game the AI pair and the game's stream. The
-/// local executor gets one game per job; elsewhere a candidate's games travel in a few jobs, so
-/// that its DNA crosses the wire a few times, not once per game.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GameJob {
-    /// On the wire as the floats' bits: exact, and much quicker to read than decimal floats.
-    #[serde(with = "crate::exec::bits")]
-    pub dna: Vec<f64>,
-    /// (AI pair, seed) of each game.
-    pub games: Vec<(usize, u64)>,
-}
+pub use crate::drive::fanout::GameJob;
 
 /// A worker's state: the codec and evaluator of the context, and the encounters it built last
 /// (consecutive jobs of a batch mostly share one).
@@ -69,7 +58,7 @@ impl JobKind for BalanceGame {
     }
 
     fn run(w: &Worker, job: &GameJob) -> Result<Vec<GameOutcome>> {
-        let program = w.encounter(&job.dna)?;
+        let program = w.encounter(&job.x)?;
         job.games.iter().map(|&(pair, seed)| w.ev.play(&program, pair, seed, None)).collect()
     }
 }

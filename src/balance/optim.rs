@@ -19,10 +19,11 @@
 use super::config::{BalanceConfig, EsConfig};
 use super::dna::Codec;
 use super::fitness::{Eval, Evaluator};
-use super::jobs::{BalanceContext, BalanceGame, GameJob};
+use super::jobs::{BalanceContext, BalanceGame};
+use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
-use crate::rng::{Rng, derive, stream};
+use crate::rng::{Rng, stream};
 use crate::wgdl::Program;
 use anyhow::Result;
 use rand::RngExt;
@@ -104,62 +105,30 @@ impl Games<'_> {
     /// [`Games::evaluate`] of several groups in one batch of jobs (one round trip to the
     /// executor): the same games and the same evaluations as one call per group.
     pub fn evaluate_groups(&self, groups: &[Group]) -> Result<Vec<Vec<Eval>>> {
-        let pairs = self.ev.n_pairs();
-        // Games per job: one for the local executor (as fine-grained as it can be); elsewhere as
-        // many of a candidate's games as leave about 16 jobs per CPU (fewer, larger jobs left
-        // threads idle at the end of each batch: with 4 per CPU the shipped balance run took
-        // 3.15 s under `--ray roundtrip`, with 16 2.61 s, locally 2.4 s).
-        let total: usize = groups.iter().map(|g| g.cands.len() * pairs * g.games).sum();
-        let chunk = match self.exec {
-            Executor::Local => 1,
-            _ => (total / (16 * self.exec.cpus())).clamp(1, 32),
-        };
-        let mut programs: Vec<Arc<Program>> = Vec::new();
-        let mut jobs = Vec::new();
-        // The program of each job, by index into `programs`.
-        let mut program_of = Vec::new();
+        let mut fan = Vec::with_capacity(groups.len());
         for group in groups {
+            let mut cands = Vec::with_capacity(group.cands.len());
             for (dna, p, who) in group.cands {
-                programs.push(match p {
+                let program = match p {
                     Some(p) => p.clone(),
                     None => self
                         .codec
                         .build(dna)?
                         .ok_or_else(|| anyhow::anyhow!("a candidate breaks a constraint; expected a valid encounter"))?,
-                });
-                let games: Vec<(usize, u64)> = (0..pairs)
-                    .flat_map(|p| (0..group.games).map(move |g| (p, g)))
-                    .map(|(p, g)| (p, derive(self.seed, group.iteration, *who, (p * group.games + g) as u64)))
-                    .collect();
-                for piece in games.chunks(chunk) {
-                    jobs.push(GameJob { dna: dna.clone(), games: piece.to_vec() });
-                    program_of.push(programs.len() - 1);
-                }
+                };
+                cands.push((dna.as_slice(), *who, program));
             }
+            fan.push(fanout::Group { iteration: group.iteration, games: group.games, cands });
         }
-        let outcomes: Vec<_> = self
-            .exec
-            .map::<BalanceGame>(
-                || Ok(self.jobs.clone()),
-                &jobs,
-                |i, j| j.games.iter().map(|&(pair, seed)| self.ev.play(&programs[program_of[i]], pair, seed, None)).collect(),
-            )?
-            .into_iter()
-            .flatten()
-            .collect();
-        let mut at = 0;
+        let outcomes =
+            fanout::play::<BalanceGame, _, _>(self.exec, self.jobs, self.seed, self.ev.n_pairs(), &fan, |program, pair, seed| {
+                self.ev.play(program, pair, seed, None)
+            })?;
         Ok(groups
             .iter()
-            .map(|group| {
-                let per = pairs * group.games;
-                group
-                    .cands
-                    .iter()
-                    .map(|(dna, _, _)| {
-                        at += per;
-                        self.ev.score(&outcomes[at - per..at], self.codec.team_distance(dna))
-                    })
-                    .collect()
+            .zip(outcomes)
+            .map(|(group, os)| {
+                group.cands.iter().zip(os).map(|((dna, _, _), o)| self.ev.score(&o, self.codec.team_distance(dna))).collect()
             })
             .collect())
     }

@@ -18,6 +18,7 @@
 //!   once ([`game::Source`]) and the one hash a checkpoint and a job name their game by
 //!   ([`game::game_hash`]: its text and map).
 //! - [`content`]: the content file (best encounter, best content, elites), written and read.
+//! - [`fanout`]: a batch of candidates' games cut into jobs and played (balance, generate).
 //! - [`history`]: history.csv and timing.csv.
 //! - [`asktell`]: a search command's run driven by ask and tell (the Python package's one run
 //!   class: balance, generate, personas).
@@ -28,6 +29,7 @@
 
 pub mod asktell;
 pub mod content;
+pub mod fanout;
 pub mod game;
 pub mod grid;
 pub mod history;

@@ -9,7 +9,6 @@ use super::play::{GameRecord, Seat, Table, play, seats};
 use super::quality::Scorer;
 use crate::exec::JobKind;
 use anyhow::{Result, anyhow};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// What every job of the run shares: the resolved config, where it came from, the game's hash
@@ -29,13 +28,7 @@ impl GenerateContext {
     }
 }
 
-/// Games of one candidate: its search vector and (table, seed) per game.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GameJob {
-    #[serde(with = "crate::exec::bits")]
-    pub x: Vec<f64>,
-    pub games: Vec<(usize, u64)>,
-}
+pub use crate::drive::fanout::GameJob;
 
 /// Everything a game needs: the codec, the seats, the tables; and the candidates built last.
 pub struct Setup {

@@ -23,15 +23,16 @@
 
 use super::archive::{Archive, Elite, Status};
 use super::config::GenerateConfig;
-use super::jobs::{GameJob, GenerateContext, GenerateGame, Setup};
+use super::jobs::{GenerateContext, GenerateGame, Setup};
 pub use super::outputs::{Row, candidate_toml, elite_name};
 use super::outputs::{write_history, write_outputs};
 use super::play::GameRecord;
 use super::quality::Eval;
+use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
 use crate::report::write_atomic;
-use crate::rng::{Rng, derive, stream};
+use crate::rng::{Rng, stream};
 use anyhow::{Result, anyhow, bail};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -336,39 +337,17 @@ impl Games<'_> {
     pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize, confirm: bool) -> Result<Vec<Eval>> {
         let scorer = if confirm { &self.setup.scorer } else { &self.setup.loose };
         let tables = self.setup.tables().len();
-        let total = cands.len() * tables * games;
-        let chunk = match self.exec {
-            Executor::Local => 1,
-            _ => (total / (16 * self.exec.cpus())).clamp(1, 32),
-        };
-        let mut jobs = Vec::new();
-        let mut built = Vec::new();
-        let mut built_of = Vec::new();
+        let mut built = Vec::with_capacity(cands.len());
         for (x, who) in cands {
-            built.push(self.setup.built(x).map_err(|e| anyhow!("{e} (genes {x:?})"))?);
-            let list: Vec<(usize, u64)> = (0..tables)
-                .flat_map(|t| (0..games).map(move |g| (t, g)))
-                .map(|(t, g)| (t, derive(self.seed, it, *who, (t * games + g) as u64)))
-                .collect();
-            for piece in list.chunks(chunk) {
-                jobs.push(GameJob { x: x.clone(), games: piece.to_vec() });
-                built_of.push(built.len() - 1);
-            }
+            built.push((x.as_slice(), *who, self.setup.built(x).map_err(|e| anyhow!("{e} (genes {x:?})"))?));
         }
-        let records: Vec<GameRecord> = self
-            .exec
-            .map::<GenerateGame>(
-                || Ok(self.ctx.clone()),
-                &jobs,
-                |i, j| j.games.iter().map(|&(t, seed)| self.setup.play(&built[built_of[i]], t, seed)).collect(),
-            )?
-            .into_iter()
-            .flatten()
-            .collect();
-        let per = tables * games;
-        Ok((0..cands.len())
-            .map(|c| {
-                let mine = &records[c * per..(c + 1) * per];
+        let group = fanout::Group { iteration: it, games, cands: built };
+        let records =
+            fanout::play::<GenerateGame, _, _>(self.exec, self.ctx, self.seed, tables, &[group], |b, t, seed| self.setup.play(b, t, seed))?
+                .remove(0);
+        Ok(records
+            .iter()
+            .map(|mine| {
                 let by_table: Vec<&[GameRecord]> = mine.chunks(games).collect();
                 scorer.score(&by_table)
             })
