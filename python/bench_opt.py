@@ -35,7 +35,6 @@ reached it) and the judged F at the budget, mean with a 95% t interval.
 
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
@@ -45,8 +44,7 @@ import tomllib
 import numpy as np
 
 import playforge
-
-JUDGE_ITERATION = 1 << 40  # a stream no run's iterations reach
+from bench_qd import JUDGE_ITERATION, mean_ci  # the judge's stream and the t interval, as bench_qd's
 NEVERGRAD = ["NGOpt", "TBPSA", "NoisyOnePlusOne", "OptimisticNoisyOnePlusOne"]
 
 
@@ -229,15 +227,6 @@ def run_pycma(problem, tracker, seed):
         if tracker.due():
             tracker.judge(es.result.xfavorite)
     tracker.finish(es.result.xfavorite)
-
-
-def mean_ci(xs):
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, float("nan")
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}.get(len(xs), 2.0)
-    return m, t * sd / math.sqrt(len(xs))
 
 
 def main():
