@@ -5,16 +5,19 @@
 //! qualities (F ≥ 0, so no offset is needed), coverage the share of cells filled.
 
 use super::config::DescriptorConfig;
-use super::quality::Eval;
+use super::quality::{Eval, Pool};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A cell's elite: its search vector, its confirmed evaluation, when it came in.
+/// A cell's elite: its search vector, its confirmed evaluation, when it came in; with a
+/// sequential confirmation, the games its evaluation pools.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Elite {
     pub x: Vec<f64>,
     pub eval: Eval,
     pub iteration: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<Pool>,
 }
 
 /// What a candidate would do to the archive (CMA-ME's improvement ranking reads it).
@@ -97,14 +100,24 @@ impl Archive {
     /// Adds a confirmed candidate where it belongs if it is feasible and beats the cell's elite;
     /// says whether it did.
     pub fn insert(&mut self, x: &[f64], e: &Eval, iteration: u64) -> bool {
-        match self.status(e).0 {
+        self.place(Elite { x: x.to_vec(), eval: e.clone(), iteration, pool: None })
+    }
+
+    /// [`Archive::insert`] of an elite as it is (its pool kept).
+    pub fn place(&mut self, elite: Elite) -> bool {
+        match self.status(&elite.eval).0 {
             Status::New | Status::Improves => {
-                let c = self.cell(&Self::desc(e));
-                self.cells.insert(c, Elite { x: x.to_vec(), eval: e.clone(), iteration });
+                let c = self.cell(&Self::desc(&elite.eval));
+                self.cells.insert(c, elite);
                 true
             }
             _ => false,
         }
+    }
+
+    /// The elite of the cell `e`'s descriptors fall in.
+    pub fn incumbent(&self, e: &Eval) -> Option<&Elite> {
+        self.cells.get(&self.cell(&Self::desc(e)))
     }
 
     pub fn qd_score(&self) -> f64 {

@@ -80,6 +80,15 @@ pub struct Settings {
     #[serde(default = "twenty")]
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub confirm_games: u64,
+    /// How a candidate is confirmed: `fixed` (`confirm_games` games per table on fresh seeds,
+    /// the first algorithm) or `sequential` (the games it was screened on, then fresh games in
+    /// doubling batches up to `confirm_games` per table, only while a requirement or its
+    /// challenge of the incumbent is in doubt; `generate::sequential`).
+    #[serde(default = "fixed", skip_serializing_if = "is_fixed")]
+    pub confirm: String,
+    /// `sequential`: the chance of a wrong verdict on each question over all its looks.
+    #[serde(default = "alpha", skip_serializing_if = "is_alpha")]
+    pub confirm_alpha: f64,
     /// The same game seeds for every candidate of an iteration (common random numbers).
     #[serde(default = "yes")]
     pub common_random_numbers: bool,
@@ -279,6 +288,22 @@ pub struct QdConfig {
     /// far they are from feasible; the result map still takes confirmed elites only).
     #[serde(default = "confirmed", skip_serializing_if = "is_confirmed")]
     pub search_on: String,
+}
+
+fn fixed() -> String {
+    "fixed".into()
+}
+
+fn is_fixed(s: &String) -> bool {
+    s == "fixed"
+}
+
+fn alpha() -> f64 {
+    0.05
+}
+
+fn is_alpha(a: &f64) -> bool {
+    *a == 0.05
 }
 
 fn confirmed() -> String {
@@ -568,6 +593,12 @@ impl GenerateConfig {
             if !(d.min < d.max && d.min.is_finite() && d.max.is_finite()) {
                 bail!("{}: min = {}, max = {}; expected min < max", at("descriptor", k, "max"), d.min, d.max);
             }
+        }
+        if !matches!(s.confirm.as_str(), "fixed" | "sequential") {
+            bail!("{}: confirm = {:?}; expected \"fixed\" or \"sequential\"", at("generate", 0, "confirm"), s.confirm);
+        }
+        if !(s.confirm_alpha > 0.0 && s.confirm_alpha < 0.5) {
+            bail!("{}: confirm_alpha = {}; expected 0 < confirm_alpha < 0.5", at("generate", 0, "confirm_alpha"), s.confirm_alpha);
         }
         if !matches!(cfg.qd.search_on.as_str(), "confirmed" | "estimates") {
             bail!("{}: search_on = {:?}; expected \"confirmed\" or \"estimates\"", at("qd", 0, "search_on"), cfg.qd.search_on);

@@ -5,8 +5,8 @@
 //!
 //! One file per concern: [`config`] (the TOML and its checks) → [`expr`] (measure expressions
 //! and their standard errors) → [`codec`] (parameters ⇄ genes, overlay sets) → [`play`] (one game
-//! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility) →
-//! [`archive`] (the map) → [`run`] (the loop, checkpoints, outputs); [`jobs`] is the executor's
+//! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility; [`pool`] games pooled) →
+//! [`archive`] (the map) → [`run`] (the loop, checkpoints, outputs; [`sequential`] confirmation); [`jobs`] is the executor's
 //! job kind, [`verify`] checks a result on fresh seeds, [`asktell`] hands the evaluations out.
 
 pub mod archive;
@@ -17,6 +17,8 @@ pub mod expr;
 pub mod jobs;
 pub mod outputs;
 pub mod play;
+pub mod pool;
 pub mod quality;
 pub mod run;
+pub mod sequential;
 pub mod verify;

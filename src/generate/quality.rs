@@ -11,6 +11,7 @@
 use super::config::{GenerateConfig, TargetConfig};
 use super::expr::{Estimate, Expr};
 use super::play::{GameRecord, Quantity, Table};
+pub use super::pool::{Counts, Pool};
 use serde::{Deserialize, Serialize};
 
 /// One evaluation of a candidate.
@@ -40,6 +41,14 @@ impl Eval {
     pub fn rank_key(&self) -> (bool, f64) {
         (self.feasible, self.f)
     }
+}
+
+/// What a look settles about a question of a sequential confirmation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    Pass,
+    Fail,
+    Doubt,
 }
 
 /// Scores candidates from their games.
@@ -166,9 +175,27 @@ impl Scorer {
 
     /// Scores one candidate from its games: `games[t]` holds table t's records.
     pub fn score(&self, games: &[&[GameRecord]]) -> Eval {
-        let n = games.first().map_or(0, |g| g.len()) as u64;
         let measures: Vec<Estimate> =
             self.measures.iter().map(|&(t, k)| Estimate::of(&games[t].iter().map(|r| r.q[k]).collect::<Vec<_>>())).collect();
+        let all = || games.iter().flat_map(|g| g.iter());
+        let counts = Counts {
+            games: games.first().map_or(0, |g| g.len()) as u64,
+            all: all().count() as u64,
+            unended: all().filter(|r| !r.ended && !r.stuck).count() as u64,
+            stuck: all().filter(|r| r.stuck).count() as u64,
+        };
+        self.judge(measures, counts)
+    }
+
+    /// Scores one candidate from its pooled games ([`Pool`]): what [`Scorer::score`] says of the
+    /// same games, up to rounding.
+    pub fn score_pool(&self, pool: &Pool) -> Eval {
+        let measures = self.measures.iter().map(|&(t, k)| pool.tables[t].estimate(k)).collect();
+        self.judge(measures, pool.counts())
+    }
+
+    /// The verdict on a candidate's measures and game counts.
+    fn judge(&self, measures: Vec<Estimate>, c: Counts) -> Eval {
         let targets: Vec<Estimate> = self.targets.iter().map(|(e, _)| e.estimate(&measures)).collect();
         let descriptors: Vec<Estimate> = self.descriptors.iter().map(|e| e.estimate(&measures)).collect();
         let wsum: f64 = self.targets.iter().map(|(_, t)| t.weight).sum();
@@ -178,13 +205,10 @@ impl Scorer {
             self.targets.iter().enumerate().map(|(k, (_, t))| t.weight * self.target_score_of(k, &targets[k])).sum::<f64>() / wsum
         };
         let mut why = String::new();
-        let all = || games.iter().flat_map(|g| g.iter());
-        if self.ends && !all().all(|r| r.ended || r.stuck) {
-            let c = all().filter(|r| !r.ended && !r.stuck).count();
-            why = format!("{c} game(s) did not end by the rules (a step or turn limit, or max_moves)");
-        } else if self.not_stuck && all().any(|r| r.stuck) {
-            let c = all().filter(|r| r.stuck).count();
-            why = format!("{c} game(s) ended with nobody able to move");
+        if self.ends && c.unended > 0 {
+            why = format!("{} game(s) did not end by the rules (a step or turn limit, or max_moves)", c.unended);
+        } else if self.not_stuck && c.stuck > 0 {
+            why = format!("{} game(s) ended with nobody able to move", c.stuck);
         } else {
             for (e, lo, hi, text, certain) in &self.requires {
                 let est = e.estimate(&measures);
@@ -209,20 +233,69 @@ impl Scorer {
             }
         }
         let feasible = why.is_empty();
-        let violation = if feasible { 0.0 } else { self.violation(games, &measures) };
-        Eval { f, feasible, why, measures, targets, descriptors, games: n, violation }
+        let violation = if feasible { 0.0 } else { self.violation(&c, &measures) };
+        Eval { f, feasible, why, measures, targets, descriptors, games: c.games, violation }
+    }
+
+    /// The standard error of F by the delta rule (each target's score moved by one standard
+    /// error of its expression either way; targets taken as independent).
+    pub fn f_se(&self, targets: &[Estimate]) -> f64 {
+        let wsum: f64 = self.targets.iter().map(|(_, t)| t.weight).sum();
+        if wsum <= 0.0 || targets.len() != self.targets.len() {
+            return 0.0;
+        }
+        let var: f64 = self
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(k, (_, t))| {
+                let e = &targets[k];
+                let d = (self.target_score(k, e.mean + e.se) - self.target_score(k, e.mean - e.se)) / 2.0;
+                (t.weight / wsum * d).powi(2)
+            })
+            .sum();
+        var.sqrt()
+    }
+
+    /// What a look at a candidate's pooled games settles about its requirements (a sequential
+    /// confirmation, [`super::sequential`]): `Fail` when a game did not end (or was stuck, as the
+    /// config forbids), or a requirement's one-sided `z_fail` interval lies beyond a bound — for a
+    /// `certain` requirement, beyond what could still pass its 95% interval at `cap` games per
+    /// table (the futility bound); `Pass` when every requirement's `z` interval (z ≥ 1.96) lies
+    /// inside its band; else `Doubt`.
+    pub fn settle_requirements(&self, e: &Eval, counts: &Counts, z: f64, z_fail: f64, cap: u64) -> Settled {
+        if (self.ends && counts.unended > 0) || (self.not_stuck && counts.stuck > 0) {
+            return Settled::Fail;
+        }
+        let mut verdict = Settled::Pass;
+        for (expr, lo, hi, _, certain) in &self.requires {
+            let est = expr.estimate(&e.measures);
+            let (m, se) = (est.mean, est.se);
+            if m.is_nan() {
+                return Settled::Fail;
+            }
+            // A certain requirement passes at the cap only if its mean is 1.96 standard errors
+            // (of `cap` games) inside the band.
+            let margin = if *certain && counts.games > 0 { 1.96 * se * (counts.games as f64 / cap.max(1) as f64).sqrt() } else { 0.0 };
+            if lo.is_some_and(|l| m + z_fail * se < l + margin) || hi.is_some_and(|h| m - z_fail * se > h - margin) {
+                return Settled::Fail;
+            }
+            if !(lo.is_none_or(|l| m - z * se >= l) && hi.is_none_or(|h| m + z * se <= h)) {
+                verdict = Settled::Doubt;
+            }
+        }
+        verdict
     }
 
     /// [`Eval::violation`] of a candidate's games.
-    fn violation(&self, games: &[&[GameRecord]], measures: &[Estimate]) -> f64 {
-        let all: Vec<&GameRecord> = games.iter().flat_map(|g| g.iter()).collect();
-        let share = |bad: &dyn Fn(&GameRecord) -> bool| all.iter().filter(|r| bad(r)).count() as f64 / all.len().max(1) as f64;
+    fn violation(&self, c: &Counts, measures: &[Estimate]) -> f64 {
+        let share = |bad: u64| bad as f64 / c.all.max(1) as f64;
         let mut v = 0.0;
         if self.ends {
-            v += 10.0 * share(&|r| !r.ended && !r.stuck);
+            v += 10.0 * share(c.unended);
         }
         if self.not_stuck {
-            v += 10.0 * share(&|r| r.stuck);
+            v += 10.0 * share(c.stuck);
         }
         for (e, lo, hi, _, _) in &self.requires {
             let x = e.estimate(measures).mean;

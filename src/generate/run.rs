@@ -27,7 +27,8 @@ use super::jobs::{GenerateContext, GenerateGame, Setup};
 pub use super::outputs::{Row, candidate_toml, elite_name};
 use super::outputs::{write_history, write_outputs};
 use super::play::GameRecord;
-use super::quality::Eval;
+use super::quality::{Eval, Settled};
+use super::sequential;
 use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
@@ -145,6 +146,9 @@ impl Checkpoint {
                 if got != want && got != 0 {
                     return Err(format!("{what} eval has {got} {name}; expected {want} (the config's)"));
                 }
+            }
+            if let Some(p) = &e.pool {
+                p.check().map_err(|m| format!("{what} {m}"))?;
             }
             if e.iteration >= self.next_iteration {
                 return Err(format!("{what} iteration = {}; expected an iteration run (below {})", e.iteration, self.next_iteration));
@@ -336,6 +340,12 @@ impl Games<'_> {
     /// a confirmation is judged strictly (`certain` requirements by their intervals).
     pub fn evaluate(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize, confirm: bool) -> Result<Vec<Eval>> {
         let scorer = if confirm { &self.setup.scorer } else { &self.setup.loose };
+        Ok(self.records(it, cands, games)?.iter().map(|mine| scorer.score(&mine.iter().map(Vec::as_slice).collect::<Vec<_>>())).collect())
+    }
+
+    /// Plays candidates' games as [`Games::evaluate`] does and returns each one's records, table
+    /// by table.
+    pub fn records(&self, it: u64, cands: &[(Vec<f64>, u64)], games: usize) -> Result<Vec<Vec<Vec<GameRecord>>>> {
         let tables = self.setup.tables().len();
         let mut built = Vec::with_capacity(cands.len());
         for (x, who) in cands {
@@ -345,14 +355,38 @@ impl Games<'_> {
         let records =
             fanout::play::<GenerateGame, _, _>(self.exec, self.ctx, self.seed, tables, &[group], |b, t, seed| self.setup.play(b, t, seed))?
                 .remove(0);
-        Ok(records
-            .iter()
-            .map(|mine| {
-                let by_table: Vec<&[GameRecord]> = mine.chunks(games).collect();
-                scorer.score(&by_table)
-            })
-            .collect())
+        Ok(records.into_iter().map(|mine| mine.chunks(games.max(1)).map(<[GameRecord]>::to_vec).collect()).collect())
     }
+}
+
+/// Confirms the candidates `worth` (indices into `cands`, screened on `screened`) sequentially
+/// ([`super::sequential`]) against the map's elites or the best so far; the trials and the
+/// games they played.
+#[allow(clippy::too_many_arguments)]
+fn confirm_sequentially(
+    cfg: &GenerateConfig,
+    setup: &Setup,
+    games: &Games,
+    ck: &Checkpoint,
+    it: u64,
+    worth: &[usize],
+    cands: &[(Vec<f64>, bool)],
+    mut screened: Vec<Vec<Vec<GameRecord>>>,
+) -> Result<(Vec<sequential::Trial>, u64)> {
+    let s = &cfg.generate;
+    let scorer = &setup.scorer;
+    let trials: Vec<(Vec<f64>, Vec<Vec<GameRecord>>)> =
+        worth.iter().map(|&i| (cands[i].0.clone(), std::mem::take(&mut screened[i]))).collect();
+    let incumbent = |e: &Eval| {
+        let el = if cfg.is_map() { ck.archive.incumbent(e) } else { ck.best.as_ref() };
+        el.map(|el| (el.eval.f, scorer.f_se(&el.eval.targets)))
+    };
+    let mut play = |look: usize, who: &[usize], batch: u64| {
+        let tagged: Vec<(Vec<f64>, u64)> =
+            who.iter().map(|&k| (cands[worth[k]].0.clone(), sequential::tag(CONFIRM, look, worth[k]))).collect();
+        games.records(it, &tagged, batch as usize)
+    };
+    sequential::confirm(scorer, trials, s.confirm_games, s.confirm_alpha, &incumbent, &mut play)
 }
 
 /// A valid point near `sample()`, or a random one (flagged) after 30 tries.
@@ -382,6 +416,11 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
     let old_key = format!("{}\n# game {:016x}\n", toml::to_string(cfg)?, setup.codec.game_hash());
     let ck_path = dir.join("checkpoint.json");
     let s = &cfg.generate;
+    if s.confirm == "sequential" && opts.hook.is_some() {
+        bail!(
+            "confirm = \"sequential\" pools the games it plays itself; expected the built-in evaluation (run it with `playforge generate`, or set confirm = \"fixed\" to evaluate through ask/tell)"
+        );
+    }
     let tables = setup.tables().len() as u64;
     let budget_games = s.max_evaluations * s.games * tables;
     let n = setup.codec.genes.len();
@@ -536,7 +575,15 @@ impl crate::drive::Search for Step<'_> {
         // 2. Evaluate on common random numbers.
         let tagged: Vec<(Vec<f64>, u64)> =
             cands.iter().enumerate().map(|(i, (x, _))| (x.clone(), if s.common_random_numbers { CRN } else { i as u64 })).collect();
-        let evals = games.evaluate_or_ask(it, false, &tagged, s.games as usize)?;
+        // A sequential confirmation pools the games a candidate was screened on.
+        let sequential = s.confirm == "sequential";
+        let (evals, screened) = if sequential {
+            let recs = games.records(it, &tagged, s.games as usize)?;
+            let evals = recs.iter().map(|r| setup.loose.score(&r.iter().map(Vec::as_slice).collect::<Vec<_>>())).collect();
+            (evals, recs)
+        } else {
+            (games.evaluate_or_ask(it, false, &tagged, s.games as usize)?, Vec::new())
+        };
         let mut played = cands.len() as u64 * s.games * tables;
         // 3. Confirm what might count, on fresh seeds.
         // What each candidate would do to the searched map as it stood (CMA-ME ranks by it);
@@ -552,7 +599,10 @@ impl crate::drive::Search for Step<'_> {
                 .collect(),
         };
         let counts = |e: &Eval| matches!(ck.archive.status(e).0, Status::New | Status::Improves);
-        let worth: Vec<usize> = if cfg.is_map() {
+        let worth: Vec<usize> = if sequential {
+            // The race decides: every candidate is in doubt until its screening games settle it.
+            (0..cands.len()).collect()
+        } else if cfg.is_map() {
             (0..cands.len()).filter(|&i| counts(&evals[i])).collect()
         } else {
             let top = (0..cands.len()).max_by(|&a, &b| {
@@ -562,14 +612,27 @@ impl crate::drive::Search for Step<'_> {
             top.into_iter().filter(|&i| evals[i].feasible && ck.best.as_ref().is_none_or(|b| evals[i].f > b.eval.f)).collect()
         };
         let to_confirm: Vec<(Vec<f64>, u64)> = worth.iter().map(|&i| (cands[i].0.clone(), CONFIRM + i as u64)).collect();
-        let confirmed = games.evaluate_or_ask(it, true, &to_confirm, s.confirm_games as usize)?;
-        played += to_confirm.len() as u64 * s.confirm_games * tables;
         let mut added = 0;
-        for (&i, e) in worth.iter().zip(&confirmed) {
-            if cfg.is_map() {
-                added += ck.archive.insert(&cands[i].0, e, it) as u64;
-            } else if e.feasible && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f) {
-                ck.best = Some(Elite { x: cands[i].0.clone(), eval: e.clone(), iteration: it });
+        if sequential {
+            let trials = confirm_sequentially(cfg, setup, games, ck, it, &worth, &cands, screened)?;
+            played += trials.1;
+            for t in trials.0.into_iter().filter(|t| t.verdict == Settled::Pass) {
+                let elite = Elite { x: t.x, eval: t.eval, iteration: it, pool: Some(t.pool) };
+                if cfg.is_map() {
+                    added += ck.archive.place(elite) as u64;
+                } else if elite.eval.feasible && ck.best.as_ref().is_none_or(|b| elite.eval.f > b.eval.f) {
+                    ck.best = Some(elite);
+                }
+            }
+        } else {
+            let confirmed = games.evaluate_or_ask(it, true, &to_confirm, s.confirm_games as usize)?;
+            played += to_confirm.len() as u64 * s.confirm_games * tables;
+            for (&i, e) in worth.iter().zip(&confirmed) {
+                if cfg.is_map() {
+                    added += ck.archive.insert(&cands[i].0, e, it) as u64;
+                } else if e.feasible && ck.best.as_ref().is_none_or(|b| e.f > b.eval.f) {
+                    ck.best = Some(Elite { x: cands[i].0.clone(), eval: e.clone(), iteration: it, pool: None });
+                }
             }
         }
         if cfg.is_map() {
