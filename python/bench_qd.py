@@ -4,8 +4,8 @@ For a map config (``configs/generate_hex_map.toml``, ``configs/generate_match3_m
 each seed, four runs share one game budget (the config's ``max_evaluations`` × ``games`` × the
 tables, or ``--evaluations``):
 
-* playforge CMA-ME and playforge MAP-Elites: ``playforge.Generate`` with its own evaluation,
-  exactly the command line's run (confirmations of elites on fresh seeds are part of the budget);
+* playforge CMA-ME and playforge MAP-Elites: the command line's run (``playforge.main``),
+  confirmations of elites on fresh seeds part of the budget;
 * pyribs CMA-ME: a ``GridArchive`` of the config's descriptors and bins, as many
   ``EvolutionStrategyEmitter``s (``2imp`` ranker, CMA-ES, σ0, λ as the config's ``[cma]``) as the
   config has emitters, driven by a ``Scheduler``; its samples are clipped into [0, 1] when they
@@ -90,15 +90,22 @@ def budget_games(run, cfg, evaluations):
 
 
 def playforge_run(config, seed, algorithm, evaluations, out):
-    run = playforge.Generate(config, seed=seed, algorithm=algorithm, evaluations=evaluations, out=out)
-    while run.ask() is not None:
-        run.tell(run.evaluate())
-    res = run.result()
+    """playforge's own run, as the command line makes it (a sequential confirmation plays its
+    own games, which the ask/tell cannot hand out)."""
+    with open(config, "rb") as f:
+        name = tomllib.load(f)["generate"]["name"]
+    argv = ["generate", config, "--seed", str(seed), "--algorithm", algorithm, "--evaluations", str(evaluations), "--out", out, "-q"]
+    if playforge.main(argv) != 0:
+        raise SystemExit(f"playforge {' '.join(argv)} failed")
+    run_dir = os.path.join(out, name, f"{algorithm}-seed-{seed}")
     elites = []
-    for path in sorted(glob.glob(os.path.join(res["dir"], "elites", "*.toml"))):
+    for path in sorted(glob.glob(os.path.join(run_dir, "elites", "*.toml"))):
         with open(path, "rb") as f:
             elites.append([float(g) for g in tomllib.load(f)["genes"].values()])
-    return elites, res["qd_score"], res["games_played"]
+    with open(os.path.join(run_dir, "checkpoint.json")) as f:
+        ck = json.load(f)
+    own = sum(e["eval"]["f"] for e in ck["archive"]["cells"].values())
+    return elites, own, ck["games_played"]
 
 
 def pyribs_run(config, cfg, seed, algorithm, evaluations, out):

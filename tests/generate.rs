@@ -393,3 +393,69 @@ fn genes_of_another_optimizer_that_break_a_constraint_come_back_infeasible_witho
     assert_eq!(evals[1].games, 2);
     assert_eq!(evals[1].descriptors.len(), 2);
 }
+
+#[test]
+fn a_sequential_confirmation_races_pools_every_game_and_repeats_itself() {
+    // A requirement in doubt at 2 games: the race plays up to 8 per table where it must.
+    let seq = |out: &Path, algorithm: &str| {
+        let mut text = config(out, algorithm, "")
+            .replace("confirm_games = 3", "confirm_games = 8\nconfirm = \"sequential\"")
+            .replace("max_evaluations = 40", "max_evaluations = 60")
+            .replace("[[descriptor]]", "[[require]]\nexpr = \"best - rnd\"\nat_least = 200\n\n[[descriptor]]");
+        if algorithm == "cma" {
+            let i = text.find("[[descriptor]]").unwrap();
+            let j = text.find("[qd]").unwrap();
+            text.replace_range(i..j, "");
+        }
+        text
+    };
+    for algorithm in ["cma-me", "cma"] {
+        let (o1, o2, o3) = (tmp(&format!("seq1-{algorithm}")), tmp(&format!("seq2-{algorithm}")), tmp(&format!("seqw-{algorithm}")));
+        let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let a = pool(1).install(|| go(&seq(&o1, algorithm), &RunOptions::default()));
+        let b = pool(2).install(|| go(&seq(&o2, algorithm), &RunOptions::default()));
+        let c = go(&seq(&o3, algorithm), &RunOptions { exec: Executor::RoundTrip, ..RunOptions::default() });
+        assert_eq!(results(&a.dir), results(&b.dir), "{algorithm}: 1 vs 2 threads");
+        assert_eq!(results(&a.dir), results(&c.dir), "{algorithm}: local vs serialized jobs");
+        let elites: Vec<_> =
+            if algorithm == "cma" { a.best.iter().cloned().collect() } else { a.archive.cells.values().cloned().collect() };
+        assert!(!elites.is_empty(), "{algorithm}: something accepted");
+        for e in &elites {
+            // Its evaluation is its pool's: the 2 screening games and as many more as it needed.
+            let pool = e.pool.as_ref().expect("a sequential elite keeps its games");
+            assert_eq!(e.eval.games, pool.games());
+            assert!((2..=8).contains(&e.eval.games) && e.eval.feasible, "{e:?}");
+        }
+        // Every game counts: the screening games alone are below what the run played whenever
+        // a candidate got more.
+        let screening: u64 = a.history.iter().map(|r| r.candidates * 2 * 2).sum();
+        assert!(a.games_played >= screening, "{} < {screening}", a.games_played);
+        if algorithm == "cma-me" {
+            assert!(a.games_played > screening, "no candidate was ever in doubt");
+        }
+        for o in [o1, o2, o3] {
+            let _ = std::fs::remove_dir_all(o);
+        }
+    }
+    // Resumed equals straight.
+    let (sa, sb) = (tmp("seq-straight"), tmp("seq-resumed"));
+    let straight = go(&seq(&sa, "cma-me"), &RunOptions { max_iterations: Some(6), ..RunOptions::default() });
+    go(&seq(&sb, "cma-me"), &RunOptions { max_iterations: Some(3), ..RunOptions::default() });
+    let resumed = go(&seq(&sb, "cma-me"), &RunOptions { resume: true, max_iterations: Some(3), ..RunOptions::default() });
+    assert_eq!(results(&straight.dir), results(&resumed.dir));
+    // A user's evaluation cannot be pooled: a clear error, not a silent fixed confirmation.
+    let hook: std::sync::Arc<playforge::generate::run::EvalHook> =
+        std::sync::Arc::new(|_: &playforge::generate::run::EvalRequest| Ok(Vec::new()));
+    let text = seq(&sa, "cma-me");
+    let err =
+        run(&parse(&text).unwrap(), Path::new("g.toml"), &text, &RunOptions { hook: Some(hook), ..RunOptions::default() }, &|_, _, _| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+    assert!(err.contains("confirm = \"sequential\"") && err.contains("built-in evaluation"), "{err}");
+    let bad = parse(&config(&sa, "cma-me", "").replace("confirm_games = 3", "confirm_games = 3\nconfirm = \"seq\"")).unwrap_err();
+    assert!(bad.contains("g.toml:") && bad.contains("expected \"fixed\" or \"sequential\""), "{bad}");
+    for o in [sa, sb] {
+        let _ = std::fs::remove_dir_all(o);
+    }
+}

@@ -4,7 +4,8 @@
 //!
 //! Its pool starts with the games it was screened on; the looks are at those games, twice as
 //! many, four times, … and `confirm_games` (the cap). At a look before the cap, each question
-//! is settled by a one-sided interval of z = Φ⁻¹(1 − α/K) standard errors (K looks; by
+//! is settled by a one-sided interval of z standard errors, z the 1 − α/K quantile of Student's t
+//! with n − 1 degrees of freedom at n games per table (K looks; by
 //! Bonferroni, each question's chance of a wrong acceptance over all looks is at most α; the
 //! futility side, dropping a candidate, is tested at [`FUTILITY`] in place of α):
 //! - the requirements ([`Scorer::settle_requirements`]): a game that did not end fails at once;
@@ -43,17 +44,23 @@ pub fn looks(first: u64, cap: u64) -> Vec<u64> {
 /// that should not have been costs the map its honesty, so this side is looser than α.
 pub const FUTILITY: f64 = 0.2;
 
-/// z of a one-sided test at level `level`/K (K looks).
-pub fn z_at(level: f64, looks: usize) -> f64 {
-    use statrs::distribution::{ContinuousCDF, Normal};
-    let n = Normal::new(0.0, 1.0).expect("the standard normal");
-    n.inverse_cdf(1.0 - level / looks.max(1) as f64)
+/// The quantile of a one-sided test at level `level`/K (K looks) on `n` games per table:
+/// Student's t with n − 1 degrees of freedom (a standard error from a few games is itself
+/// uncertain: at 4 games the normal's z would accept far more often than α says); infinite
+/// below 2 games, where nothing can be settled by an interval.
+pub fn z_at(level: f64, looks: usize, n: u64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if n < 2 {
+        return f64::INFINITY;
+    }
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n − 1 ≥ 1 degrees of freedom");
+    t.inverse_cdf(1.0 - level / looks.max(1) as f64)
 }
 
-/// z of the acceptance side: level α/K, at least 1.96 (so that a pass satisfies a `certain`
+/// The acceptance side: level α/K, at least 1.96 (so that a pass satisfies a `certain`
 /// requirement's 95% interval).
-pub fn z(alpha: f64, looks: usize) -> f64 {
-    z_at(alpha, looks).max(1.96)
+pub fn z(alpha: f64, looks: usize, n: u64) -> f64 {
+    z_at(alpha, looks, n).max(1.96)
 }
 
 /// A candidate under confirmation: its genes, its pool, its evaluation on the pool, its verdict
@@ -88,10 +95,10 @@ pub fn confirm(
         .collect();
     let first = trials.iter().map(|t| t.pool.games()).min().unwrap_or(0);
     let sizes = looks(first, cap);
-    let zs = (z(alpha, sizes.len()), z_at(FUTILITY, sizes.len()));
     let mut played = 0;
     for (j, &size) in sizes.iter().enumerate() {
         let last = j + 1 == sizes.len();
+        let zs = (z(alpha, sizes.len(), size), z_at(FUTILITY, sizes.len(), size));
         for t in trials.iter_mut().filter(|t| t.verdict == Settled::Doubt) {
             t.verdict = if last { final_verdict(t, incumbent) } else { settle(scorer, t, zs, cap, incumbent) };
         }
@@ -128,6 +135,8 @@ fn settle(scorer: &Scorer, t: &Trial, (z, z_fail): (f64, f64), cap: u64, incumbe
     }
     let challenge = match incumbent(&t.eval) {
         None => Settled::Pass,
+        // F is at most 1: an incumbent at 1 cannot be beaten.
+        Some((f, _)) if f >= 1.0 => Settled::Fail,
         Some((f, se)) => {
             let d = t.eval.f - f;
             let s = (scorer.f_se(&t.eval.targets).powi(2) + se * se).sqrt();
@@ -156,8 +165,11 @@ mod tests {
         assert_eq!(looks(8, 400), vec![8, 16, 32, 64, 128, 256, 400]);
         assert_eq!(looks(4, 12), vec![4, 8, 12]);
         assert_eq!(looks(20, 12), vec![12]);
-        assert!((z(0.05, 1) - 1.96).abs() < 1e-9);
-        assert!((z(0.05, 7) - 2.45).abs() < 0.01, "{}", z(0.05, 7));
+        assert!((z(0.05, 1, 1000) - 1.96).abs() < 1e-9);
+        // Many games: the normal's 2.45 for 0.05 / 7; few: Student's t, far wider.
+        assert!((z(0.05, 7, 100_000) - 2.45).abs() < 0.01, "{}", z(0.05, 7, 100_000));
+        assert!(z(0.05, 7, 8) > 3.0 && z(0.05, 3, 4) > 3.5, "{} {}", z(0.05, 7, 8), z(0.05, 3, 4));
+        assert!(z_at(0.2, 3, 1).is_infinite());
         assert_eq!(tag(1 << 42, 3, 5), (1 << 42) + (3 << 32) + 5);
     }
 }
