@@ -11,6 +11,9 @@ tables, or ``--evaluations``):
   config has emitters, driven by a ``Scheduler``; its samples are clipped into [0, 1] when they
   are played (with bounds, pyribs's CMA-ES redraws until every gene is inside, which in the hex
   map's 48 dimensions runs for minutes per batch);
+* pyribs CMA-MAE (``--algorithms cma-mae``): the same emitters with the ``imp`` ranker, μ
+  selection and CMA-ES's own restart rule over an archive of learning rate α (the config's
+  ``[qd] learning_rate``, 0.01 by default), its results kept in a second archive;
 * pyribs MAP-Elites: the same archive with a ``GaussianEmitter`` (σ and batch of the config's
   ``[qd]``),
 
@@ -118,14 +121,21 @@ def pyribs_run(config, cfg, seed, algorithm, evaluations, out):
     qd = cfg.get("qd", {})
     cma = cfg.get("cma", {})
     descs = cfg["descriptor"]
-    archive = GridArchive(
-        solution_dim=n,
-        dims=[d["bins"] for d in descs],
-        ranges=[(d["min"], d["max"]) for d in descs],
-        learning_rate=1.0,
-        threshold_min=-0.5,
-        seed=seed,
-    )
+    mae = algorithm == "cma-mae"
+
+    def grid(rate):
+        return GridArchive(
+            solution_dim=n,
+            dims=[d["bins"] for d in descs],
+            ranges=[(d["min"], d["max"]) for d in descs],
+            learning_rate=rate,
+            threshold_min=-0.5,
+            seed=seed,
+        )
+
+    # CMA-MAE searches a soft archive (learning rate α) and keeps its results in a second one.
+    archive = grid(qd.get("learning_rate", 0.01) if mae else 1.0)
+    result = grid(1.0) if mae else archive
     rng = np.random.default_rng(seed)
     budget = budget_games(run, cfg, evaluations)
     used = 0
@@ -147,32 +157,39 @@ def pyribs_run(config, cfg, seed, algorithm, evaluations, out):
     initial = rng.uniform(0.0, 1.0, size=(qd.get("initial", 20), n))
     obj, meas = evaluate(initial)
     archive.add(initial, obj, meas)
+    if mae:
+        result.add(initial, obj, meas)
     # pyribs's emitters restart from an elite, so they start once there is one: random
     # candidates (in the budget) until then.
     while archive.empty and used < budget and evaluated < evaluations and proposed < 100 * evaluations:
         more = rng.uniform(0.0, 1.0, size=(qd.get("batch", 8), n))
         obj, meas = evaluate(more)
         archive.add(more, obj, meas)
+        if mae:
+            result.add(more, obj, meas)
     if archive.empty:
         return run, [], 0.0, used
     bounds = [(0.0, 1.0)] * n
-    if algorithm == "cma-me":
+    if algorithm in ("cma-me", "cma-mae"):
         lam = cma.get("lambda") or 4 + int(3 * math.log(n))
+        # CMA-ME: the two-stage improvement ranker; CMA-MAE: improvement over the thresholds,
+        # μ selection, restarts by CMA-ES's own rule (pyribs's CMA-MAE tutorial).
+        kw = dict(ranker="imp", selection_rule="mu", restart_rule="basic") if mae else dict(ranker="2imp")
         emitters = [
-            EvolutionStrategyEmitter(archive, x0=rng.uniform(0.0, 1.0, n), sigma0=cma.get("sigma0", 0.2), ranker="2imp", batch_size=lam, seed=seed * 100 + k)
+            EvolutionStrategyEmitter(archive, x0=rng.uniform(0.0, 1.0, n), sigma0=cma.get("sigma0", 0.2), batch_size=lam, seed=seed * 100 + k, **kw)
             for k in range(qd.get("emitters", 2))
         ]
     else:
         emitters = [GaussianEmitter(archive, sigma=qd.get("sigma", 0.1), initial_solutions=initial, bounds=bounds, batch_size=qd.get("batch", 8), seed=seed * 100)]
-    scheduler = Scheduler(archive, emitters)
+    scheduler = Scheduler(archive, emitters, result_archive=result if mae else None)
     # The game budget and the evaluations; genes that break a constraint cost nothing (as
     # playforge's searches redraw them), but at most 100 proposals per evaluation.
     while used < budget and evaluated < evaluations and proposed < 100 * evaluations:
         xs = scheduler.ask()
         obj, meas = evaluate(xs)
         scheduler.tell(obj, meas)
-    elites = [list(map(float, np.clip(x, 0.0, 1.0))) for x in archive.data("solution")]
-    own = float(sum(o for o in archive.data("objective") if o >= 0.0))
+    elites = [list(map(float, np.clip(x, 0.0, 1.0))) for x in result.data("solution")]
+    own = float(sum(o for o in result.data("objective") if o >= 0.0))
     return run, elites, own, used
 
 
@@ -193,15 +210,17 @@ def main():
     ap.add_argument("--out", default="outputs/bench_qd")
     ap.add_argument("--json", default=None, help="also write the figures here")
     ap.add_argument("--verify-games", type=int, default=None, help="games per table for judging each elite (default: the config's verify_games)")
+    ap.add_argument("--algorithms", nargs="+", default=["cma-me", "map-elites"], choices=["cma-me", "cma-mae", "map-elites"], help="the searches to compare (default CMA-ME and MAP-Elites)")
+    ap.add_argument("--no-pyribs", action="store_true", help="playforge's runs only")
     a = ap.parse_args()
     with open(a.config, "rb") as f:
         cfg = tomllib.load(f)
     evaluations = a.evaluations or cfg["generate"]["max_evaluations"]
-    methods = ["playforge cma-me", "pyribs cma-me", "playforge map-elites", "pyribs map-elites"]
+    methods = [f"{who} {algo}" for algo in a.algorithms for who in (["playforge"] if a.no_pyribs else ["playforge", "pyribs"])]
     rows = {(k, j): [] for k in methods for j in ["certain", "estimate"]}
     detail = []
     for seed in a.seeds:
-        for algo in ["cma-me", "map-elites"]:
+        for algo in a.algorithms:
             t = time.time()
             elites, own, games = playforge_run(a.config, seed, algo, evaluations, os.path.join(a.out, f"playforge-{algo}"))
             judge_run = playforge.Generate(a.config, seed=seed, algorithm="cma-me", evaluations=evaluations, out=os.path.join(a.out, "judge"))
@@ -211,6 +230,8 @@ def main():
                 rows[(f"playforge {algo}", name)].append(q)
             detail.append({"method": f"playforge {algo}", "seed": seed, "judged": j, "own_qd": own, "elites": len(elites), "games": games, "seconds": time.time() - t})
             print(json.dumps(detail[-1]), flush=True)
+            if a.no_pyribs:
+                continue
             t = time.time()
             run, elites, own, used = pyribs_run(a.config, cfg, seed, algo, evaluations, os.path.join(a.out, f"pyribs-{algo}"))
             j = judge(run, cfg, elites, seed, a.verify_games)

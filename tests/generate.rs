@@ -1,7 +1,8 @@
 //! `playforge generate`: config errors name the key and the line and list what is allowed; the
 //! same seed gives the same archive on 1 and 2 threads and through the executor's serialized
 //! path; a resumed run equals a straight one; infeasible content never enters the map; verify
-//! replays the results on fresh seeds; the shipped configs load.
+//! replays the results on fresh seeds; the shipped configs load; a sequential confirmation pools
+//! and counts every game; CMA-MAE's thresholds resume with the run.
 
 use playforge::exec::Executor;
 use playforge::generate::config::GenerateConfig;
@@ -157,7 +158,13 @@ fn config_errors_name_the_key_and_line_and_list_what_is_allowed() {
 
 #[test]
 fn same_archive_on_one_and_two_threads_and_through_serialized_jobs() {
-    for (algorithm, extra) in [("map-elites", ""), ("cma-me", ""), ("cma", ""), ("cma-me", "search_on = \"estimates\"")] {
+    for (algorithm, extra) in [
+        ("map-elites", ""),
+        ("cma-me", ""),
+        ("cma", ""),
+        ("cma-me", "search_on = \"estimates\""),
+        ("cma-mae", "search_on = \"estimates\"\nlearning_rate = 0.1"),
+    ] {
         let mk = |name: &str| {
             let out = tmp(&format!("{algorithm}-{}-{name}", extra.len()));
             let mut text = config(&out, algorithm, extra);
@@ -221,15 +228,26 @@ fn searching_on_estimates_keeps_every_candidate_in_a_second_map_and_only_confirm
 
 #[test]
 fn a_resumed_run_equals_a_straight_one() {
-    let a = tmp("straight");
-    let b = tmp("resumed");
-    let ta = config(&a, "cma-me", "").replace("max_evaluations = 40", "max_evaluations = 400");
+    for algorithm in ["cma-mae", "cma-me"] {
+        let a = tmp(&format!("straight-{algorithm}"));
+        let b = tmp(&format!("resumed-{algorithm}"));
+        let ta = config(&a, algorithm, "").replace("max_evaluations = 40", "max_evaluations = 400");
+        let tb = config(&b, algorithm, "").replace("max_evaluations = 40", "max_evaluations = 400");
+        let straight = go(&ta, &RunOptions { max_iterations: Some(4), ..RunOptions::default() });
+        go(&tb, &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
+        let resumed = go(&tb, &RunOptions { resume: true, max_iterations: Some(2), ..RunOptions::default() });
+        assert_eq!(straight.history.len(), 4);
+        assert_eq!(results(&straight.dir), results(&resumed.dir), "{algorithm}");
+        if algorithm == "cma-mae" {
+            // The soft archive's thresholds are part of the state.
+            let ck: serde_json::Value = serde_json::from_slice(&std::fs::read(resumed.dir.join("checkpoint.json")).unwrap()).unwrap();
+            assert!(!ck["search"]["CmaMe"]["thresholds"].as_object().expect("thresholds").is_empty(), "{}", ck["search"]);
+        }
+    }
+    let b = tmp("resumed-cma-me");
     let tb = config(&b, "cma-me", "").replace("max_evaluations = 40", "max_evaluations = 400");
-    let straight = go(&ta, &RunOptions { max_iterations: Some(4), ..RunOptions::default() });
     go(&tb, &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
     let resumed = go(&tb, &RunOptions { resume: true, max_iterations: Some(2), ..RunOptions::default() });
-    assert_eq!(straight.history.len(), 4);
-    assert_eq!(results(&straight.dir), results(&resumed.dir));
     // A resume with another config is refused.
     let other = tb.replace("seed = 3", "seed = 4");
     let cfg = parse(&other).unwrap();

@@ -69,6 +69,11 @@ fn generate_small(t: &mut toml::Table) {
     }
 }
 
+/// The first confirmation: `confirm_games` fresh games for every candidate that would count.
+fn fixed_confirmation(t: &mut toml::Table) {
+    section(t, "generate").insert("confirm".into(), "fixed".into());
+}
+
 /// A search cut to an iteration budget: a wall-clock budget (`budget_ms = B`, which no run
 /// reproduces) becomes `iterations = B / 8`, an iteration budget is cut a hundredfold.
 fn iterations_only(search: &mut toml::Table) {
@@ -123,14 +128,24 @@ const CASES: &[Case] = &[
         edit: Some(generate_small),
         steps: &[&["generate", "{cfg}", "--out", "out", "--iterations", "2"]],
     },
-    // The map, its elites verified on fresh seeds.
+    // The map, its elites verified on fresh seeds: confirmed the first way (fixed), then as the
+    // shipped config asks (sequentially).
     Case {
         name: "generate_cma_me",
         config: "configs/generate_hex_map.toml",
-        edit: None,
+        edit: Some(fixed_confirmation),
         steps: &[
             &["generate", "{cfg}", "--out", "out", "--evaluations", "350"],
             &["verify", "out/generate_hex_map/cma-me-seed-1", "--games", "4"],
+        ],
+    },
+    Case {
+        name: "generate_sequential",
+        config: "configs/generate_hex_map.toml",
+        edit: None,
+        steps: &[
+            &["generate", "{cfg}", "--out", "out", "--evaluations", "1500"],
+            &["verify", "out/generate_hex_map/cma-me-seed-1", "--games", "200"],
         ],
     },
     Case {
@@ -412,6 +427,7 @@ fn every_case_has_a_test() {
         "balance_cma",
         "generate_cma",
         "generate_cma_me",
+        "generate_sequential",
         "personas",
         "playtest",
         "playtest_selfplay",
@@ -445,6 +461,11 @@ fn generate_cma() {
 #[test]
 fn generate_cma_me() {
     check("generate_cma_me");
+}
+
+#[test]
+fn generate_sequential() {
+    check("generate_sequential");
 }
 
 #[test]

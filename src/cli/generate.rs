@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub struct GenerateArgs {
     /// The generate config (TOML), e.g. configs/generate_match3.toml.
     pub config: PathBuf,
-    /// Override the algorithm: cma (one answer), map-elites or cma-me (a map of answers).
+    /// Override the algorithm: cma (one answer), map-elites, cma-me or cma-mae (a map of answers).
     #[arg(long)]
     pub algorithm: Option<String>,
     /// Override the budget, in candidate evaluations.

@@ -62,7 +62,7 @@ pub struct Settings {
     pub game: PathBuf,
     #[serde(default = "one")]
     pub seed: u64,
-    /// `cma` (one answer: separable CMA-ES), `map-elites` or `cma-me` (a map of answers over the
+    /// `cma` (one answer: separable CMA-ES), `map-elites`, `cma-me` or `cma-mae` (a map of answers over the
     /// `[[descriptor]]`s).
     #[serde(default = "cma")]
     pub algorithm: String,
@@ -278,7 +278,7 @@ pub struct QdConfig {
     /// map-elites: the Gaussian mutation's σ in gene units.
     #[serde(default = "tenth")]
     pub sigma: f64,
-    /// cma-me: improvement emitters (each a CMA-ES), taking turns one per iteration.
+    /// cma-me, cma-mae: improvement emitters (each a CMA-ES), taking turns one per iteration.
     #[serde(default = "two_u")]
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000>")]
     pub emitters: usize,
@@ -288,6 +288,25 @@ pub struct QdConfig {
     /// far they are from feasible; the result map still takes confirmed elites only).
     #[serde(default = "confirmed", skip_serializing_if = "is_confirmed")]
     pub search_on: String,
+    /// cma-mae: the archive's learning rate α (how fast a cell's threshold follows the
+    /// qualities that pass it; 1 is CMA-ME's hard threshold).
+    #[serde(default = "mae_rate", skip_serializing_if = "is_mae_rate")]
+    pub learning_rate: f64,
+    /// cma-mae: a cell's threshold before anything passed it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threshold_min: f64,
+}
+
+fn mae_rate() -> f64 {
+    0.01
+}
+
+fn is_mae_rate(a: &f64) -> bool {
+    *a == 0.01
+}
+
+fn is_zero(a: &f64) -> bool {
+    *a == 0.0
 }
 
 fn fixed() -> String {
@@ -345,7 +364,7 @@ fn outputs() -> PathBuf {
 }
 
 /// The algorithms, as the config and `--algorithm` name them.
-pub const ALGORITHMS: crate::drive::Names = crate::drive::Names(&["cma", "map-elites", "cma-me"]);
+pub const ALGORITHMS: crate::drive::Names = crate::drive::Names(&["cma", "map-elites", "cma-me", "cma-mae"]);
 
 /// Names of the measures that are not game values.
 pub const BUILTIN_MEASURES: &[&str] = &["legal_moves", "length", "turns", "goals", "goal_move", "win", "draw", "ended"];
@@ -586,7 +605,10 @@ impl GenerateConfig {
                 );
             }
         } else if !cfg.descriptors.is_empty() {
-            bail!("{}: [[descriptor]] tables need a map; expected algorithm = \"map-elites\" or \"cma-me\"", at("descriptor", 0, "expr"));
+            bail!(
+                "{}: [[descriptor]] tables need a map; expected algorithm = \"map-elites\", \"cma-me\" or \"cma-mae\"",
+                at("descriptor", 0, "expr")
+            );
         }
         for (k, d) in cfg.descriptors.iter().enumerate() {
             expr(&d.expr, "descriptor", k)?;
@@ -602,6 +624,12 @@ impl GenerateConfig {
         }
         if !matches!(cfg.qd.search_on.as_str(), "confirmed" | "estimates") {
             bail!("{}: search_on = {:?}; expected \"confirmed\" or \"estimates\"", at("qd", 0, "search_on"), cfg.qd.search_on);
+        }
+        if !(cfg.qd.learning_rate > 0.0 && cfg.qd.learning_rate <= 1.0) {
+            bail!("{}: learning_rate = {}; expected 0 < learning_rate ≤ 1", at("qd", 0, "learning_rate"), cfg.qd.learning_rate);
+        }
+        if !cfg.qd.threshold_min.is_finite() {
+            bail!("{}: threshold_min = {}; expected a number", at("qd", 0, "threshold_min"), cfg.qd.threshold_min);
         }
         if !(cfg.qd.sigma > 0.0 && cfg.qd.sigma <= 1.0) {
             bail!("{}: sigma = {}; expected 0 < sigma ≤ 1", at("qd", 0, "sigma"), cfg.qd.sigma);

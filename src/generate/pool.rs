@@ -117,7 +117,7 @@ impl Pool {
                     t.unended, t.stuck, t.n
                 ));
             }
-            if t.q.iter().any(|m| !m.mean.is_finite() || !(m.m2.is_finite() && m.m2 >= 0.0)) {
+            if t.q.iter().any(|m| !(m.mean.is_finite() && m.m2.is_finite() && m.m2 >= 0.0)) {
                 return Err(format!("pool table {i} holds a moment that is not a finite number (m2 ≥ 0)"));
             }
         }

@@ -28,7 +28,7 @@ pub use super::outputs::{Row, candidate_toml, elite_name};
 use super::outputs::{write_history, write_outputs};
 use super::play::GameRecord;
 use super::quality::{Eval, Settled};
-use super::sequential;
+use super::{mae, sequential};
 use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
@@ -39,6 +39,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -54,7 +55,13 @@ pub const VERIFY: u64 = u64::MAX - 1;
 pub enum Search {
     Cma(SepCma),
     MapElites,
-    CmaMe { emitters: Vec<SepCma>, next: usize },
+    /// CMA-ME; with `thresholds`, CMA-MAE (each cell's soft threshold, [`super::mae`]).
+    CmaMe {
+        emitters: Vec<SepCma>,
+        next: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thresholds: Option<BTreeMap<usize, f64>>,
+    },
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -90,7 +97,8 @@ impl Checkpoint {
         let kind = match &self.search {
             Search::Cma(_) => "cma",
             Search::MapElites => "map-elites",
-            Search::CmaMe { .. } => "cma-me",
+            Search::CmaMe { thresholds: None, .. } => "cma-me",
+            Search::CmaMe { thresholds: Some(_), .. } => "cma-mae",
         };
         if kind != s.algorithm {
             return Err(format!("search is a {kind} state; expected a state of the config's algorithm \"{}\"", s.algorithm));
@@ -118,7 +126,10 @@ impl Checkpoint {
         match &self.search {
             Search::Cma(c) => c.validate(&expected, self.next_iteration).map_err(|e| format!("search cma {e}"))?,
             Search::MapElites => {}
-            Search::CmaMe { emitters, next } => {
+            Search::CmaMe { emitters, next, thresholds } => {
+                if thresholds.iter().flatten().any(|(c, t)| *c >= Archive::new(&cfg.descriptors).n_cells() || !t.is_finite()) {
+                    return Err("search thresholds hold a cell outside the map or a threshold that is not a number".into());
+                }
                 if *next as u64 > self.next_iteration {
                     return Err(format!("search next = {next}; expected at most {} (the iterations run)", self.next_iteration));
                 }
@@ -439,7 +450,11 @@ pub fn run(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, opts: &RunOpti
         let search = match s.algorithm.as_str() {
             "cma" => Search::Cma(SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0)),
             "map-elites" => Search::MapElites,
-            _ => Search::CmaMe { emitters: vec![SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0); cfg.qd.emitters], next: 0 },
+            kind => Search::CmaMe {
+                emitters: vec![SepCma::new(n, cfg.cma.lambda, cfg.cma.sigma0); cfg.qd.emitters],
+                next: 0,
+                thresholds: (kind == "cma-mae").then(BTreeMap::new),
+            },
         };
         Checkpoint {
             config: ck_key.clone(),
@@ -558,7 +573,7 @@ impl crate::drive::Search for Step<'_> {
                     .collect::<Result<_>>()?
             }
             Search::CmaMe { .. } if first => randoms(setup, seed, it, cfg.qd.initial)?,
-            Search::CmaMe { emitters, next } => {
+            Search::CmaMe { emitters, next, .. } => {
                 let k = *next % emitters.len();
                 let e = &mut emitters[k];
                 if e.mean.is_none() || e.sigma < cfg.cma.sigma_min {
@@ -654,27 +669,44 @@ impl crate::drive::Search for Step<'_> {
                 let ranked: Vec<&[f64]> = order.iter().map(|&i| cands[i].0.as_slice()).collect();
                 c.tell(&ranked);
             }
-            Search::CmaMe { emitters, next } if !first => {
-                let k = *next % emitters.len();
-                let e = &mut emitters[k];
-                let mut order: Vec<usize> = (0..cands.len()).collect();
-                order.sort_by(|&a, &b| {
-                    from_dist[b]
-                        .cmp(&from_dist[a])
-                        .then(st[b].0.partial_cmp(&st[a].0).unwrap_or(std::cmp::Ordering::Equal))
-                        .then(st[b].1.total_cmp(&st[a].1))
-                        .then(a.cmp(&b))
+            Search::CmaMe { emitters, next, thresholds } => {
+                // CMA-MAE: ranked by the improvement over the cells' thresholds, which then move.
+                let mae = thresholds.as_mut().map(|t| {
+                    let imp = mae::improvements(&ck.archive, t, cfg.qd.threshold_min, &evals);
+                    let passed = mae::update(&ck.archive, t, cfg.qd.threshold_min, cfg.qd.learning_rate, &evals);
+                    (imp, passed as u64)
                 });
-                if added == 0 {
-                    // Nothing new: start this emitter over at a random elite next time.
-                    e.mean = None;
-                } else {
-                    let ranked: Vec<&[f64]> = order.iter().map(|&i| cands[i].0.as_slice()).collect();
-                    e.tell(&ranked);
+                if !first {
+                    let k = *next % emitters.len();
+                    let e = &mut emitters[k];
+                    let mut order: Vec<usize> = (0..cands.len()).collect();
+                    match &mae {
+                        None => order.sort_by(|&a, &b| {
+                            from_dist[b]
+                                .cmp(&from_dist[a])
+                                .then(st[b].0.partial_cmp(&st[a].0).unwrap_or(std::cmp::Ordering::Equal))
+                                .then(st[b].1.total_cmp(&st[a].1))
+                                .then(a.cmp(&b))
+                        }),
+                        Some((imp, _)) => order.sort_by(|&a, &b| {
+                            from_dist[b]
+                                .cmp(&from_dist[a])
+                                .then(imp[b].0.cmp(&imp[a].0))
+                                .then(imp[b].1.total_cmp(&imp[a].1))
+                                .then(a.cmp(&b))
+                        }),
+                    }
+                    if mae.as_ref().map_or(added, |m| m.1) == 0 {
+                        // Nothing new: start this emitter over at a random elite next time.
+                        e.mean = None;
+                    } else {
+                        let ranked: Vec<&[f64]> = order.iter().map(|&i| cands[i].0.as_slice()).collect();
+                        e.tell(&ranked);
+                    }
+                    *next += 1;
                 }
-                *next += 1;
             }
-            _ => {}
+            Search::MapElites => {}
         }
         // 5. History, checkpoint, progress.
         ck.games_played += played;
