@@ -413,6 +413,46 @@ fn genes_of_another_optimizer_that_break_a_constraint_come_back_infeasible_witho
 }
 
 #[test]
+fn a_revisited_map_gathers_its_elites_games_and_repeats_itself() {
+    // Sequential, confirm_games 8 of 2 screening games; every elite below 8 revisited each
+    // iteration ([qd] revisit far above the map's size).
+    let seq = |out: &Path, extra: &str| {
+        config(out, "cma-me", extra)
+            .replace("confirm_games = 3", "confirm_games = 8\nconfirm = \"sequential\"")
+            .replace("max_evaluations = 40", "max_evaluations = 80")
+    };
+    let (o0, o1, o2, o3) = (tmp("rev0"), tmp("rev1"), tmp("rev2"), tmp("revw"));
+    let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let plain = go(&seq(&o0, ""), &RunOptions::default());
+    let a = pool(1).install(|| go(&seq(&o1, "revisit = 1000"), &RunOptions::default()));
+    let b = pool(2).install(|| go(&seq(&o2, "revisit = 1000"), &RunOptions::default()));
+    let c = go(&seq(&o3, "revisit = 1000"), &RunOptions { exec: Executor::RoundTrip, ..RunOptions::default() });
+    assert_eq!(results(&a.dir), results(&b.dir), "1 vs 2 threads");
+    assert_eq!(results(&a.dir), results(&c.dir), "local vs serialized jobs");
+    // Without revisiting, some elite keeps fewer games than the cap (what revisiting is for).
+    assert!(plain.archive.cells.values().any(|e| e.eval.games < 8), "every plain elite already holds 8 games");
+    // Revisited, an elite three iterations old holds the cap (2 + 2 + 2 + 2 at the least), and
+    // its evaluation is its pool's.
+    let last = a.history.last().expect("iterations").iteration;
+    let old: Vec<_> = a.archive.cells.values().filter(|e| e.iteration + 3 <= last).collect();
+    assert!(!old.is_empty(), "no elite older than three iterations");
+    for e in a.archive.cells.values() {
+        let games = e.pool.as_ref().expect("a sequential elite keeps its games").games();
+        assert_eq!(e.eval.games, games);
+        assert!(e.eval.feasible && games < 8 + 2, "{e:?}");
+    }
+    for e in &old {
+        assert!(e.eval.games >= 8, "an elite of iteration {} (of {last}) holds {} games", e.iteration, e.eval.games);
+    }
+    // Revisiting is for a sequential map only.
+    let bad = parse(&config(&o0, "cma-me", "revisit = 2")).unwrap_err();
+    assert!(bad.contains("g.toml:") && bad.contains("revisit = 2") && bad.contains("confirm = \"sequential\""), "{bad}");
+    for o in [o0, o1, o2, o3] {
+        let _ = std::fs::remove_dir_all(o);
+    }
+}
+
+#[test]
 fn a_sequential_confirmation_races_pools_every_game_and_repeats_itself() {
     // A requirement in doubt at 2 games: the race plays up to 8 per table where it must.
     let seq = |out: &Path, algorithm: &str| {

@@ -295,6 +295,16 @@ pub struct QdConfig {
     /// cma-mae: a cell's threshold before anything passed it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub threshold_min: f64,
+    /// With `confirm = "sequential"`: the elites per iteration that play `games` more per table
+    /// on fresh seeds, those with the fewest games first while they hold fewer than
+    /// `confirm_games` ([`super::revisit`]); 0, the default, revisits none.
+    #[serde(default, skip_serializing_if = "is_zero_u")]
+    #[serde(deserialize_with = "crate::config::count::<_, _, 0, 1_000_000>")]
+    pub revisit: usize,
+}
+
+fn is_zero_u(a: &usize) -> bool {
+    *a == 0
 }
 
 fn mae_rate() -> f64 {
@@ -630,6 +640,13 @@ impl GenerateConfig {
         }
         if !cfg.qd.threshold_min.is_finite() {
             bail!("{}: threshold_min = {}; expected a number", at("qd", 0, "threshold_min"), cfg.qd.threshold_min);
+        }
+        if cfg.qd.revisit > 0 && !(cfg.is_map() && s.confirm == "sequential") {
+            bail!(
+                "{}: revisit = {}; expected 0 unless the run is a map (map-elites, cma-me, cma-mae) confirmed sequentially (confirm = \"sequential\"), whose elites pool their games",
+                at("qd", 0, "revisit"),
+                cfg.qd.revisit
+            );
         }
         if !(cfg.qd.sigma > 0.0 && cfg.qd.sigma <= 1.0) {
             bail!("{}: sigma = {}; expected 0 < sigma ≤ 1", at("qd", 0, "sigma"), cfg.qd.sigma);

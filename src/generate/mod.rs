@@ -6,7 +6,7 @@
 //! One file per concern: [`config`] (the TOML and its checks) → [`expr`] (measure expressions
 //! and their standard errors) → [`codec`] (parameters ⇄ genes, overlay sets) → [`play`] (one game
 //! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility; [`pool`] games pooled) →
-//! [`archive`] (the map; [`mae`] CMA-MAE's thresholds) → [`run`] (the loop, checkpoints, outputs; [`sequential`] confirmation); [`jobs`] is the executor's
+//! [`archive`] (the map; [`mae`] CMA-MAE's thresholds, [`revisit`] elites gathering games) → [`run`] (the loop, checkpoints, outputs; [`sequential`] confirmation); [`jobs`] is the executor's
 //! job kind, [`verify`] checks a result on fresh seeds, [`asktell`] hands the evaluations out.
 
 pub mod archive;
@@ -20,6 +20,7 @@ pub mod outputs;
 pub mod play;
 pub mod pool;
 pub mod quality;
+pub mod revisit;
 pub mod run;
 pub mod sequential;
 pub mod verify;

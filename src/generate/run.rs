@@ -28,7 +28,7 @@ pub use super::outputs::{Row, candidate_toml, elite_name};
 use super::outputs::{write_history, write_outputs};
 use super::play::GameRecord;
 use super::quality::{Eval, Settled};
-use super::{mae, sequential};
+use super::{mae, revisit, sequential};
 use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
 use crate::exec::Executor;
@@ -47,6 +47,7 @@ use std::time::Instant;
 const PROPOSE: u64 = 1 << 40;
 const CRN: u64 = 1 << 41;
 const CONFIRM: u64 = 1 << 42;
+const REVISIT: u64 = 1 << 43;
 /// The `generation` slot of `verify`'s games: never an iteration of a run.
 pub const VERIFY: u64 = u64::MAX - 1;
 
@@ -628,6 +629,15 @@ impl crate::drive::Search for Step<'_> {
         };
         let to_confirm: Vec<(Vec<f64>, u64)> = worth.iter().map(|&i| (cands[i].0.clone(), CONFIRM + i as u64)).collect();
         let mut added = 0;
+        if sequential && cfg.qd.revisit > 0 {
+            // The elites with the fewest games gather more first, so that challengers race
+            // against the newest evidence.
+            let mut play = |who: &[(usize, Vec<f64>)], batch: u64| {
+                let tagged: Vec<(Vec<f64>, u64)> = who.iter().map(|(c, x)| (x.clone(), REVISIT | *c as u64)).collect();
+                games.records(it, &tagged, batch as usize)
+            };
+            played += revisit::revisit(&mut ck.archive, &setup.scorer, cfg.qd.revisit, s.confirm_games, s.games, &mut play)?.games;
+        }
         if sequential {
             let trials = confirm_sequentially(cfg, setup, games, ck, it, &worth, &cands, screened)?;
             played += trials.1;
