@@ -413,6 +413,50 @@ fn genes_of_another_optimizer_that_break_a_constraint_come_back_infeasible_witho
 }
 
 #[test]
+fn stop_at_target_ends_a_cma_run_once_its_best_reaches_the_targets_with_confidence() {
+    // One answer (no map), a target the greedy persona clears against random play.
+    let one = |out: &Path, stop: &str, confirm: &str| {
+        let mut text = config(out, "cma", "")
+            .replace("confirm_games = 3", &format!("confirm_games = 8\nconfirm = \"{confirm}\"\nstop = \"{stop}\""))
+            .replace("max_evaluations = 40", "max_evaluations = 400")
+            .replace("at_least = 500", "at_least = 0");
+        let i = text.find("[[descriptor]]").unwrap();
+        let j = text.find("[qd]").unwrap();
+        text.replace_range(i..j, "");
+        text
+    };
+    let budget = 400 * 2 * 2;
+    for confirm in ["sequential", "fixed"] {
+        let (oa, ob) = (tmp(&format!("stop-t-{confirm}")), tmp(&format!("stop-b-{confirm}")));
+        let early = go(&one(&oa, "target", confirm), &RunOptions::default());
+        let full = go(&one(&ob, "budget", confirm), &RunOptions::default());
+        assert!(full.games_played >= budget, "{confirm}: the budget run played {} of {budget}", full.games_played);
+        assert!(early.games_played < budget, "{confirm}: stop = \"target\" played the whole budget");
+        // It stopped on an answer whose target holds with its whole interval (z ≥ 1.96).
+        let best = early.best.as_ref().expect("a best answer");
+        let t = &best.eval.targets[0];
+        assert!(best.eval.feasible && best.eval.f >= 1.0 && t.mean - 1.96 * t.se >= 0.0, "{:?}", best.eval);
+        // The same iterations up to the stop.
+        // The same search up to the stop; under `sequential` the best played more games on the way.
+        let key = |o: &playforge::generate::run::Outcome| -> Vec<(u64, u64, u64)> {
+            let games = |g: u64| if confirm == "fixed" { g } else { 0 };
+            o.history.iter().map(|r| (r.iteration, games(r.games), r.batch_best_f.to_bits())).collect()
+        };
+        let n = early.history.len();
+        assert!(n < full.history.len());
+        assert_eq!(key(&early)[..], key(&full)[..n], "{confirm}");
+        for o in [oa, ob] {
+            let _ = std::fs::remove_dir_all(o);
+        }
+    }
+    let out = tmp("stop-err");
+    let bad = parse(&config(&out, "cma-me", "").replace("confirm_games = 3", "confirm_games = 3\nstop = \"target\"")).unwrap_err();
+    assert!(bad.contains("g.toml:") && bad.contains("a map has no single answer"), "{bad}");
+    let bad = parse(&one(&out, "soon", "sequential")).unwrap_err();
+    assert!(bad.contains("expected \"budget\" or \"target\""), "{bad}");
+}
+
+#[test]
 fn a_revisited_map_gathers_its_elites_games_and_repeats_itself() {
     // Sequential, confirm_games 8 of 2 screening games; every elite below 8 revisited each
     // iteration ([qd] revisit far above the map's size).

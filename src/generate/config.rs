@@ -89,6 +89,11 @@ pub struct Settings {
     /// `sequential`: the chance of a wrong verdict on each question over all its looks.
     #[serde(default = "alpha", skip_serializing_if = "is_alpha")]
     pub confirm_alpha: f64,
+    /// When a `cma` run ends: `budget` (the default: when its games are spent) or `target` (as
+    /// soon as its best answer reaches every target with confidence: each target's interval of
+    /// z standard errors, at `confirm_alpha`, scores 1 from end to end).
+    #[serde(default = "budget", skip_serializing_if = "is_budget")]
+    pub stop: String,
     /// The same game seeds for every candidate of an iteration (common random numbers).
     #[serde(default = "yes")]
     pub common_random_numbers: bool,
@@ -325,6 +330,14 @@ fn fixed() -> String {
 
 fn is_fixed(s: &String) -> bool {
     s == "fixed"
+}
+
+fn budget() -> String {
+    "budget".into()
+}
+
+fn is_budget(s: &String) -> bool {
+    s == "budget"
 }
 
 fn alpha() -> f64 {
@@ -628,6 +641,15 @@ impl GenerateConfig {
         }
         if !matches!(s.confirm.as_str(), "fixed" | "sequential") {
             bail!("{}: confirm = {:?}; expected \"fixed\" or \"sequential\"", at("generate", 0, "confirm"), s.confirm);
+        }
+        match s.stop.as_str() {
+            "budget" => {}
+            "target" if !cfg.is_map() && !cfg.targets.is_empty() => {}
+            "target" => bail!(
+                "{}: stop = \"target\"; expected a `cma` run with at least one [[target]] (a map has no single answer to stop at)",
+                at("generate", 0, "stop")
+            ),
+            other => bail!("{}: stop = {other:?}; expected \"budget\" or \"target\"", at("generate", 0, "stop")),
         }
         if !(s.confirm_alpha > 0.0 && s.confirm_alpha < 0.5) {
             bail!("{}: confirm_alpha = {}; expected 0 < confirm_alpha < 0.5", at("generate", 0, "confirm_alpha"), s.confirm_alpha);

@@ -167,6 +167,19 @@ impl Scorer {
         }
     }
 
+    /// Whether `e` reaches every target with confidence: feasible, and each target's score 1 at
+    /// both ends of its interval of `z` standard errors (a band holding the whole interval; a
+    /// direction at its best end even so). No targets, nothing to reach.
+    pub fn target_reached(&self, e: &Eval, z: f64) -> bool {
+        e.feasible
+            && !self.targets.is_empty()
+            && e.targets.len() == self.targets.len()
+            && e.targets.iter().enumerate().all(|(k, t)| {
+                let (a, b) = (t.mean - z * t.se, t.mean + z * t.se);
+                a.is_finite() && b.is_finite() && self.target_score(k, a) >= 1.0 && self.target_score(k, b) >= 1.0
+            })
+    }
+
     /// Whether band target `k` holds at `v` (direction targets always do).
     pub fn target_met(&self, k: usize, v: f64) -> bool {
         let t = &self.targets[k].1;

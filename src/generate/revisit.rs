@@ -6,6 +6,8 @@
 //! whose pooled descriptors now fall in another cell moves there (kept if it beats that cell's
 //! elite by its estimate, else dropped). A challenger then races against the pooled estimate.
 //!
+//! [`grow`] does the same for `cma`'s one answer under `stop = "target"`, doubling its games.
+//!
 //! Without it, an elite accepted on its screening games (a candidate clear by far) keeps the
 //! numbers of those few games for the rest of the run: its descriptors place it where a lucky
 //! draw put it, and its quality bars the cell against better challengers.
@@ -80,6 +82,22 @@ pub fn revisit(
         }
     }
     Ok(r)
+}
+
+/// Doubles the pool of one answer (`cma` with `stop = "target"`: the best that has not yet
+/// reached its targets with confidence) up to `cap` games per table; `play(batch)` plays its
+/// games. Returns the games played (every table).
+pub fn grow(elite: &mut Elite, scorer: &Scorer, cap: u64, play: &mut dyn FnMut(u64) -> Result<Vec<Vec<GameRecord>>>) -> Result<u64> {
+    let Some(pool) = elite.pool.as_mut() else { return Ok(0) };
+    let n = pool.games();
+    if n >= cap {
+        return Ok(0);
+    }
+    let batch = n.max(1).min(cap - n);
+    let games = play(batch)?;
+    pool.add(&games);
+    elite.eval = scorer.score_pool(pool);
+    Ok(batch * games.len() as u64)
 }
 
 #[cfg(test)]

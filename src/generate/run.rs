@@ -662,6 +662,14 @@ impl crate::drive::Search for Step<'_> {
         }
         if cfg.is_map() {
             ck.best = ck.archive.best().cloned();
+        } else if sequential && s.stop == "target" {
+            // An answer at F = 1 whose games cannot yet say so with confidence plays more.
+            let z = |b: &Elite| sequential::z(s.confirm_alpha, 1, b.eval.games);
+            if let Some(b) = ck.best.as_mut().filter(|b| b.eval.f >= 1.0 && !setup.scorer.target_reached(&b.eval, z(b))) {
+                let x = b.x.clone();
+                let mut play = |batch: u64| Ok(games.records(it, &[(x.clone(), REVISIT)], batch as usize)?.remove(0));
+                played += revisit::grow(b, &setup.scorer, s.confirm_games, &mut play)?;
+            }
         }
         // The searched map of estimates takes every candidate by its evaluation.
         if let Some(explore) = &mut ck.explore {
@@ -737,13 +745,17 @@ impl crate::drive::Search for Step<'_> {
             games: ck.games_played,
             elapsed_s: ck.elapsed_s,
         });
-        ck.finished = ck.games_played >= budget_games;
+        // stop = "target": the best answer reaches every target with the confidence asked.
+        let z = sequential::z(s.confirm_alpha, 1, ck.best.as_ref().map_or(0, |b| b.eval.games));
+        let reached = s.stop == "target" && ck.best.as_ref().is_some_and(|b| setup.scorer.target_reached(&b.eval, z));
+        ck.finished = reached || ck.games_played >= budget_games;
         crate::drive::save(ck_path, &*ck)?;
         write_history(dir, &ck.history)?;
         let msg = if cfg.is_map() {
             format!("iteration {it}: {} elites, QD-score {:.2}", ck.archive.cells.len(), ck.archive.qd_score())
         } else {
-            format!("iteration {it}: best F {:.4}", ck.best.as_ref().map_or(0.0, |b| b.eval.f))
+            let done = if reached { "; every target reached with confidence: stopping (stop = \"target\")" } else { "" };
+            format!("iteration {it}: best F {:.4}{done}", ck.best.as_ref().map_or(0.0, |b| b.eval.f))
         };
         progress(ck.games_played.min(budget_games), budget_games, &msg);
         if let Some(b) = s.budget_minutes
