@@ -224,12 +224,22 @@ def test_generate_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path,
 
     out = tmp_path / "out"
     run_dir = out / "generate_hex_map/cma-me-seed-1"
-    # 3 000 evaluations (48 000 games): the shipped map's first sure even fights come at about
-    # 40 000 games (docs/generate.md), so the run ends with elites.
-    cli(["generate", "configs/generate_hex_map.toml", "--evaluations", "3000", "--quiet", "--out", str(out)])
-    shutil.move(str(run_dir), str(tmp_path / "cli"))
+    # The shipped map confirms sequentially: its runs play their own games, so ask/tell refuses
+    # it with a clear error. Driven from outside, the map confirms as before issue 57.
     monkeypatch.chdir(ROOT)
-    run = playforge.Generate("configs/generate_hex_map.toml", evaluations=3000, out=str(out))
+    with pytest.raises(RuntimeError, match="sequential"):
+        playforge.Generate("configs/generate_hex_map.toml", evaluations=60, out=str(tmp_path / "refused")).ask()
+    config = tmp_path / "fixed" / "generate_hex_map.toml"
+    config.parent.mkdir()
+    text = (ROOT / "configs/generate_hex_map.toml").read_text()
+    assert 'confirm = "sequential"' in text and 'game = "../games/' in text
+    text = text.replace('confirm = "sequential"', 'confirm = "fixed"').replace('game = "../games/', f'game = "{ROOT}/games/')
+    config.write_text(text)
+    # 3 000 evaluations (48 000 games): the map's first sure even fights come at about 40 000
+    # games (docs/generate.md), so the run ends with elites.
+    cli(["generate", str(config), "--evaluations", "3000", "--quiet", "--out", str(out)])
+    shutil.move(str(run_dir), str(tmp_path / "cli"))
+    run = playforge.Generate(str(config), evaluations=3000, out=str(out))
     names = run.gene_names()
     assert len(names) == 96 and names[0].startswith("red")
     asked = confirms = 0
@@ -250,7 +260,7 @@ def test_generate_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path,
     with pytest.raises(ValueError, match="genes"):
         run.evaluate_genes([[0.5] * 3])
     # Evaluations of one's own drive the same loop: quality and descriptors told.
-    mine = playforge.Generate(str(ROOT / "configs/generate_hex_map.toml"), evaluations=60, out=str(tmp_path / "mine"))
+    mine = playforge.Generate(str(config), evaluations=60, out=str(tmp_path / "mine"))
     while (request := mine.ask()) is not None:
         mine.tell([{"quality": c["genes"][0], "descriptors": [10 + 30 * c["genes"][1], 0.5 * c["genes"][2]]} for c in request["candidates"]])
     assert mine.result()["elites"] > 0
