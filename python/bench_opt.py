@@ -8,6 +8,8 @@ plays them through playforge's own evaluation (the Python ask/tell):
 
 * ``playforge``: the command's own run (``playforge.Balance`` / ``playforge.Generate`` told its
   built-in evaluation: exactly the command line's run, confirmations counted in the budget);
+* ``playforge-seq`` (balance only): the same with ``[evaluation] confirm = "sequential"`` (its
+  confirmations play their own games, counted from the run's checkpoint);
 * nevergrad 1.0.12: ``NGOpt`` (told that the function is noisy), ``TBPSA``,
   ``NoisyOnePlusOne`` and ``OptimisticNoisyOnePlusOne``, on an ``Array`` in [0, 1]^n;
 * pycma 4.5: CMA-ES with ``cma.NoiseHandler`` (uncertainty handling, Hansen et al. 2009), its
@@ -91,8 +93,20 @@ class Balance:
         e = self.play(x, JUDGE_ITERATION + tag, tag, True)
         return 0.0 if e is None else float(e["f"])
 
-    def own_run(self, out):
-        return playforge.Balance(self.config, seed=self.seed, out=out)
+    def own_run(self, out, sequential=False):
+        config = self.config
+        if sequential:
+            # The config with [evaluation] confirm = "sequential", its game named absolutely.
+            with open(self.config) as f:
+                text = f.read()
+            game = os.path.abspath(os.path.join(os.path.dirname(self.config), self.cfg["balance"]["game"]))
+            text = text.replace(f'game = "{self.cfg["balance"]["game"]}"', f'game = "{game}"', 1)
+            text = text.replace("[evaluation]\n", '[evaluation]\nconfirm = "sequential"\n', 1)
+            os.makedirs(out, exist_ok=True)
+            config = os.path.join(out, os.path.basename(self.config))
+            with open(config, "w") as f:
+                f.write(text)
+        return playforge.Balance(config, seed=self.seed, out=out)
 
     def own_best(self, ck):
         b = ck.get("best")
@@ -125,7 +139,9 @@ class Generate:
         e = self.probe.evaluate_genes([[float(v) for v in np.clip(x, 0.0, 1.0)]], iteration=JUDGE_ITERATION + tag, games=games, who=[tag])[0]
         return float(e["f"]) if e["feasible"] else 0.0
 
-    def own_run(self, out):
+    def own_run(self, out, sequential=False):
+        if sequential:
+            raise SystemExit("playforge-seq: a balance config only (generate's cma confirms sequentially with confirm = \"sequential\" in its config)")
         return playforge.Generate(self.config, seed=self.seed, out=out)
 
     def own_best(self, ck):
@@ -168,19 +184,36 @@ class Tracker:
         return next((g for g, f in self.curve if f >= self.problem.target), None)
 
 
-def run_playforge(problem, tracker, out):
-    run = problem.own_run(out)
+def run_playforge(problem, tracker, out, sequential=False):
+    run = problem.own_run(out, sequential)
     best = None
     ck_path = os.path.join(run._core.dir(), "checkpoint.json")
+    told = {}  # games told, per iteration
     # The run's own budget, or the comparison's where it is smaller (then the run is left there).
     while tracker.used < tracker.budget and (req := run.ask()) is not None:
+        # The run waits for its tell, so its checkpoint stands still: the best so far, and (a
+        # balance run) every game of the iterations it finished, confirmations included — a
+        # sequential confirmation plays its own games, which are never told.
+        if os.path.exists(ck_path):
+            with open(ck_path) as f:
+                ck = json.load(f)
+            best = problem.own_best(ck) or best
+            if "optimizer" in ck:
+                tracker.used = max(tracker.used, ck["games_played"] + sum(g for it, g in told.items() if it >= ck["next_iteration"]))
+        tracker.judge(best)
+        if tracker.used >= tracker.budget:
+            break
         evals = run.evaluate()
         run.tell(evals)
-        tracker.used += sum(int(e["games"]) for e in evals) * getattr(problem, "tables", 1)
-        if os.path.exists(ck_path):  # balance writes an iteration's checkpoint in the next one
-            with open(ck_path) as f:
-                best = problem.own_best(json.load(f)) or best
-        tracker.judge(best)
+        games = sum(int(e["games"]) for e in evals) * getattr(problem, "tables", 1)
+        told[req["iteration"]] = told.get(req["iteration"], 0) + games
+        tracker.used += games
+    if os.path.exists(ck_path):
+        with open(ck_path) as f:
+            ck = json.load(f)
+        best = problem.own_best(ck) or best
+        if "optimizer" in ck:
+            tracker.used = max(tracker.used, ck["games_played"])
     tracker.finish(best)
 
 
@@ -254,14 +287,14 @@ def main():
             budget = a.budget or problem.budget()
             tracker = Tracker(problem, budget, a.judge_points)
             t = time.time()
-            if m == "playforge":
-                run_playforge(problem, tracker, os.path.join(out, "run"))
+            if m in ("playforge", "playforge-seq"):
+                run_playforge(problem, tracker, os.path.join(out, "run"), sequential=m == "playforge-seq")
             elif m == "pycma":
                 run_pycma(problem, tracker, seed)
             elif m in NEVERGRAD:
                 run_nevergrad(m, problem, tracker, seed)
             else:
-                raise SystemExit(f"method {m!r}; expected playforge, pycma or one of {', '.join(NEVERGRAD)}")
+                raise SystemExit(f"method {m!r}; expected playforge, playforge-seq, pycma or one of {', '.join(NEVERGRAD)}")
             r = {"seed": seed, "reached": tracker.reached(), "judged": tracker.curve[-1][1], "used": tracker.used, "curve": tracker.curve, "seconds": time.time() - t}
             results[m].append(r)
             print(f"seed {seed} {m}: reached at {r['reached']} games, judged F {r['judged']:.4f} at {r['used']} games ({r['seconds']:.0f} s)", flush=True)

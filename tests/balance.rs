@@ -98,6 +98,8 @@ fn bad_configs_name_the_key_and_line() {
     add(good.replace("lambda = 4", "lambda = 4\n[cma]\nsigma_min = 0.5"), "sigma_min", "sigma_min");
     add(good.replace("name = \"blue\"", "name = \"red\""), "both teams", "name = \"red\"#2");
     add(good.replace("params = [\"blue*\"]", "params = [\"blue1*\"]"), "same shape", "blue1*");
+    add(good.replace("confirm_games = 3", "confirm_games = 3\nconfirm = \"sometimes\""), "confirm = \"sometimes\"", "sometimes");
+    add(good.replace("confirm_games = 3", "confirm_games = 3\nconfirm_alpha = 0.7"), "confirm_alpha", "confirm_alpha");
     // A key after a value spread over several lines is still found.
     add(
         good.replace("pairs = [[\"Rule\", \"Rule\"]]\ngames = 2", "pairs = [\n  [\"Rule\", \"Rule\"],\n]\ngames = 0"),
@@ -545,4 +547,101 @@ fn confirmations_riding_along_give_the_numbers_of_one_batch_at_a_time() {
     // Both ends were seen: by the target (a confirmation with a dropped next iteration, at the
     // first iteration and at a later one) and by the budget.
     assert_eq!(ends, [(12, false), (1, true), (7, true), (12, false)]);
+}
+
+/// `confirm = "sequential"`: a confirmation plays more games only while in doubt (some stop at
+/// the first look, some play to the cap, every game counted), gives the same numbers on 1 and 2
+/// threads and after a resume, and the run stops only when the best's interval clears the
+/// target (its F less z standard errors above it), not when its F alone does.
+#[test]
+fn a_sequential_confirmation_plays_only_while_in_doubt_and_stops_when_sure() {
+    let text = |out: &Path, target: &str| {
+        config(out, "")
+            .replace("optimizer = \"es\"", "optimizer = \"cma\"")
+            .replace("confirm_games = 3", "confirm_games = 40\nconfirm = \"sequential\"")
+            .replace("target = 0.99", &format!("target = {target}"))
+            .replace("max_evaluations = 400", "max_evaluations = 600")
+    };
+    // 1 and 2 threads, and a run stopped after 3 iterations then resumed: one history.
+    let go = |tag: &str, threads: usize, stops: &[u64]| {
+        let out = tmp(tag);
+        let t = text(&out, "0.99");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut last = None;
+        for (k, &n) in stops.iter().enumerate() {
+            last = Some(pool.install(|| run_text(&t, &RunOptions { resume: k > 0, max_iterations: Some(n), ..RunOptions::default() })));
+        }
+        last.unwrap()
+    };
+    let (h1, b1) = go("seq1", 1, &[30]);
+    let (h2, b2) = go("seq2", 2, &[30]);
+    let (h3, b3) = go("seq3", 2, &[3, 27]);
+    assert_eq!(strip_time(&h1), strip_time(&h2));
+    assert_eq!(strip_time(&h1), strip_time(&h3));
+    assert_eq!((&b1, &b1), (&b2, &b3));
+    // Each iteration plays its candidates (the fewest games any iteration played) and maybe a
+    // confirmation of 8, 16, 32 or 40 games (one AI pair): the looks.
+    let mut before = 0;
+    let steps: Vec<u64> = h1.iter().map(|r| (r.games - before, before = r.games).0).collect();
+    let own = *steps.iter().min().unwrap();
+    let confirmations: Vec<u64> = steps.iter().map(|s| s - own).filter(|&c| c > 0).collect();
+    assert!(confirmations.iter().all(|c| [8, 16, 32, 40].contains(c)), "{steps:?}");
+    assert!(confirmations.iter().any(|&c| c < 40) && confirmations.contains(&40), "{steps:?}");
+    let best = b1.unwrap();
+    assert!(best.eval.f_se > 0.0 && best.eval.f_se.is_finite() && best.eval.games >= 8, "{:?}", best.eval);
+    assert!(!best.eval.sure, "F = {} cannot be sure of 0.99", best.eval.f);
+    // A target its best clears with confidence ends the run; one its F passes but its interval
+    // does not, never.
+    let out = tmp("seq-sure");
+    let cfg = parse(&text(&out, "0.3")).unwrap();
+    let o = run(&cfg, Path::new("b.toml"), &text(&out, "0.3"), &RunOptions::default(), &|_, _, _, _| {}).unwrap();
+    let b = o.best.clone().unwrap();
+    assert!(o.reached && b.eval.sure && o.games_played < 600 * 2, "{:?} after {} games", b.eval, o.games_played);
+    assert!(b.eval.f - 1.96 * b.eval.f_se > 0.3, "{:?}", b.eval);
+    // A target just below that best's F, inside its interval: the fixed rule would stop at the
+    // first best above it; here the run goes on past it unless it grows sure.
+    let unsure = format!("{:.5}", best.eval.f - 0.8 * best.eval.f_se);
+    let limit: f64 = unsure.parse().unwrap();
+    let out = tmp("seq-unsure");
+    let t = text(&out, &unsure);
+    let o = run(
+        &parse(&t).unwrap(),
+        Path::new("b.toml"),
+        &t,
+        &RunOptions { max_iterations: Some(30), ..RunOptions::default() },
+        &|_, _, _, _| {},
+    )
+    .unwrap();
+    let b = o.best.unwrap();
+    assert_eq!(o.reached, b.eval.sure);
+    let passed = o.history.iter().position(|r| r.best_so_far > limit);
+    assert!(passed.is_some_and(|i| i + 1 < o.history.len()), "F passed {unsure} at {passed:?} of {} iterations", o.history.len());
+}
+
+/// F's standard error by the bootstrap ([`Evaluator::f_se`]) is calibrated: on the main job's
+/// fitness (win balance per pair, weight 2) and AI pairs, for the game's own encounter, its mean
+/// over 60 replicates of 16 games per pair is within a factor of the spread of F over them.
+#[test]
+fn the_bootstrap_standard_error_of_f_matches_its_spread_over_replicates() {
+    use playforge::balance::fitness::Evaluator;
+    let text = std::fs::read_to_string("configs/hexmage_balance.toml").unwrap().replace("\"../games/", "\"games/");
+    let path = Path::new("b.toml");
+    let cfg = BalanceConfig::parse(path, &text).unwrap();
+    let codec = Codec::new(&cfg, path, &text).unwrap();
+    let ev = Evaluator::new(&cfg, codec.probe()).unwrap();
+    let (reps, n) = (60u64, 16u64);
+    let mut fs = Vec::new();
+    let mut ses = Vec::new();
+    for r in 0..reps {
+        let games: Vec<_> =
+            (0..ev.n_pairs()).flat_map(|p| (0..n).map(move |g| (p, 1_000 * r + g))).map(|(p, seed)| ev.play(codec.probe(), p, seed, None).unwrap()).collect();
+        let e = ev.score(&games, 0.5);
+        fs.push(e.f);
+        ses.push(ev.f_se(&games, 0.5));
+    }
+    let mean = fs.iter().sum::<f64>() / reps as f64;
+    let sd = (fs.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / (reps - 1) as f64).sqrt();
+    let se = ses.iter().sum::<f64>() / reps as f64;
+    eprintln!("F {mean:.4}, spread {sd:.4}, bootstrap {se:.4} (ratio {:.2})", se / sd);
+    assert!(se > 0.7 * sd && se < 1.4 * sd, "the bootstrap's {se:.4} against the spread {sd:.4}");
 }

@@ -186,7 +186,10 @@ class Balance(_AskTell):
     ``all_played``, ``wins``, ``draws``, ``games``). ``evaluate(request)`` is the built-in
     evaluation (the games the command line plays): telling it back gives the command line's run,
     file for file. The run writes its folder as the command does; its checkpoint is saved after
-    every iteration (``save()`` names it) and ``Balance.load(config)`` resumes from it."""
+    every iteration (``save()`` names it) and ``Balance.load(config)`` resumes from it.
+    Under ``[evaluation] confirm = "sequential"`` the confirmations are never asked: they pool
+    their games, so the run plays them itself with the built-in evaluation (its checkpoint's
+    ``games_played`` counts them)."""
 
     def __init__(self, config: str, seed: Optional[int] = None, optimizer: Optional[str] = None, out: Optional[str] = None, resume: bool = False):
         self._core = _core.Run.balance(str(config), seed, optimizer, None if out is None else str(out), resume)

@@ -156,6 +156,31 @@ pub struct EvaluationConfig {
     /// The same game seeds for every candidate of an iteration (common random numbers).
     #[serde(default = "yes")]
     pub common_random_numbers: bool,
+    /// How the iteration's best is confirmed: `fixed` (`confirm_games` per pair on fresh seeds,
+    /// the default) or `sequential` (doubling batches up to `confirm_games` per pair, only while
+    /// its challenge of the best so far or the target is in doubt; [`super::sequential`]).
+    #[serde(default = "fixed", skip_serializing_if = "is_fixed")]
+    pub confirm: String,
+    /// With `confirm = "sequential"`: the error rate of an acceptance (a candidate better than
+    /// the best so far, the target reached), over all the looks.
+    #[serde(default = "alpha", skip_serializing_if = "is_alpha")]
+    pub confirm_alpha: f64,
+}
+
+fn fixed() -> String {
+    "fixed".into()
+}
+
+fn is_fixed(s: &String) -> bool {
+    s == "fixed"
+}
+
+fn alpha() -> f64 {
+    0.05
+}
+
+fn is_alpha(a: &f64) -> bool {
+    *a == 0.05
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -300,6 +325,12 @@ impl BalanceConfig {
             );
         }
         let e = &cfg.evaluation;
+        if !matches!(e.confirm.as_str(), "fixed" | "sequential") {
+            bail!("{}: confirm = {:?}; expected \"fixed\" or \"sequential\"", at("evaluation", 0, "confirm"), e.confirm);
+        }
+        if !(e.confirm_alpha > 0.0 && e.confirm_alpha < 0.5) {
+            bail!("{}: confirm_alpha = {}; expected 0 < confirm_alpha < 0.5", at("evaluation", 0, "confirm_alpha"), e.confirm_alpha);
+        }
         if e.pairs.is_empty() {
             bail!("{}: pairs = []; expected at least one pair of AI names", at("evaluation", 0, "pairs"));
         }

@@ -61,6 +61,17 @@ pub struct Eval {
     pub wins: [u64; 2],
     pub draws: u64,
     pub games: u64,
+    /// The standard error of F (the bootstrap, [`Evaluator::f_se`]): a sequential
+    /// confirmation's only (0 elsewhere, and then not written).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub f_se: f64,
+    /// A sequential confirmation's interval cleared the target at `confirm_alpha`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sure: bool,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Where health lives in the turn class: an attribute slot or a per-description constant.
@@ -204,9 +215,63 @@ impl Evaluator {
         if !all_played && f.all_played_penalty >= 0.0 {
             fit = f.all_played_penalty;
         }
-        Eval { f: fit, balance, length, difference, wins_term, mean_turns, all_played, wins, draws, games: games.len() as u64 }
+        Eval {
+            f: fit,
+            balance,
+            length,
+            difference,
+            wins_term,
+            mean_turns,
+            all_played,
+            wins,
+            draws,
+            games: games.len() as u64,
+            f_se: 0.0,
+            sure: false,
+        }
+    }
+
+    /// Whether F of these games is the AllPlayed penalty (more games leave it there).
+    pub fn penalized(&self, e: &Eval) -> bool {
+        !e.all_played && self.cfg.fitness.all_played_penalty >= 0.0
+    }
+
+    /// The standard error of [`Evaluator::score`]'s F over `games` (each pair's in turn, the
+    /// same number per pair), by the bootstrap: F of [`BOOTSTRAP`] resamples, each pair's games
+    /// drawn with replacement from its own, on a stream fixed by the number of games (so the
+    /// same games give the same error). The delta rule does not do here: the win-balance term
+    /// is flat around an even pair (its noise allowance) and kinked at the allowance, so a
+    /// linear rule reads its spread as 0 or as twice what it is. Infinite below 2 games per
+    /// pair; 0 for a penalized F (more games leave it there).
+    pub fn f_se(&self, games: &[GameOutcome], team_distance: f64) -> f64 {
+        use rand::RngExt;
+        let n = games.len();
+        let per = if self.pairs.len() > 1 && n.is_multiple_of(self.pairs.len()) { n / self.pairs.len() } else { n };
+        if per < 2 {
+            return f64::INFINITY;
+        }
+        if !games.iter().all(|g| g.all_played) && self.cfg.fitness.all_played_penalty >= 0.0 {
+            return 0.0;
+        }
+        let mut rng = crate::rng::stream(BOOTSTRAP as u64, n as u64, 0, 0);
+        let mut sample = Vec::with_capacity(n);
+        let fs: Vec<f64> = (0..BOOTSTRAP)
+            .map(|_| {
+                sample.clear();
+                for chunk in games.chunks(per) {
+                    sample.extend((0..per).map(|_| chunk[rng.random_range(0..per)]));
+                }
+                self.score(&sample, team_distance).f
+            })
+            .collect();
+        let mean = fs.iter().sum::<f64>() / BOOTSTRAP as f64;
+        (fs.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / (BOOTSTRAP - 1) as f64).sqrt()
     }
 }
+
+/// Resamples of [`Evaluator::f_se`]'s bootstrap.
+pub const BOOTSTRAP: usize = 200;
+
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,8 @@
 //!
 //! One file per concern: [`config`] (the TOML and its checks) → [`dna`] (parameters ⇄ genes in
 //! [0, 1], validity) → [`fitness`] (games played by AI pairs → F) → [`optim`] (ES, SA, CMA-ES on
-//! one interface) → [`run`] (the loop, checkpoints, outputs); [`verify`], [`landscape`] and
+//! one interface) → [`run`] (the loop, checkpoints, outputs; [`sequential`], the confirmation
+//! that plays only while in doubt); [`verify`], [`landscape`] and
 //! [`compare`] are the commands around it.
 
 pub mod asktell;
@@ -16,4 +17,5 @@ pub mod jobs;
 pub mod landscape;
 pub mod optim;
 pub mod run;
+pub mod sequential;
 pub mod verify;

@@ -18,7 +18,7 @@
 
 use super::config::{BalanceConfig, EsConfig};
 use super::dna::Codec;
-use super::fitness::{Eval, Evaluator};
+use super::fitness::{Eval, Evaluator, GameOutcome};
 use super::jobs::{BalanceContext, BalanceGame};
 use crate::drive::fanout;
 use crate::evolve::cma::SepCma;
@@ -105,6 +105,19 @@ impl Games<'_> {
     /// [`Games::evaluate`] of several groups in one batch of jobs (one round trip to the
     /// executor): the same games and the same evaluations as one call per group.
     pub fn evaluate_groups(&self, groups: &[Group]) -> Result<Vec<Vec<Eval>>> {
+        let outcomes = self.outcomes(groups)?;
+        Ok(groups
+            .iter()
+            .zip(outcomes)
+            .map(|(group, os)| {
+                group.cands.iter().zip(os).map(|((dna, _, _), o)| self.ev.score(&o, self.codec.team_distance(dna))).collect()
+            })
+            .collect())
+    }
+
+    /// The games of [`Games::evaluate_groups`], unscored: per group, per candidate, each AI
+    /// pair's games in turn.
+    pub fn outcomes(&self, groups: &[Group]) -> Result<Vec<Vec<Vec<GameOutcome>>>> {
         let mut fan = Vec::with_capacity(groups.len());
         for group in groups {
             let mut cands = Vec::with_capacity(group.cands.len());
@@ -120,17 +133,9 @@ impl Games<'_> {
             }
             fan.push(fanout::Group { iteration: group.iteration, games: group.games, cands });
         }
-        let outcomes =
-            fanout::play::<BalanceGame, _, _>(self.exec, self.jobs, self.seed, self.ev.n_pairs(), &fan, |program, pair, seed| {
-                self.ev.play(program, pair, seed, None)
-            })?;
-        Ok(groups
-            .iter()
-            .zip(outcomes)
-            .map(|(group, os)| {
-                group.cands.iter().zip(os).map(|((dna, _, _), o)| self.ev.score(&o, self.codec.team_distance(dna))).collect()
-            })
-            .collect())
+        fanout::play::<BalanceGame, _, _>(self.exec, self.jobs, self.seed, self.ev.n_pairs(), &fan, |program, pair, seed| {
+            self.ev.play(program, pair, seed, None)
+        })
     }
 
     /// [`Games::evaluate`] of a request as the loop made it (what an ask/tell user gets when

@@ -266,8 +266,18 @@ pub fn run(
     if !opts.light && !ck.history.is_empty() {
         convergence_chart(cfg, &dir, &ck.history)?;
     }
-    let reached = ck.best.as_ref().is_some_and(|b| b.eval.f > cfg.balance.target);
+    let reached = reached(cfg, ck.best.as_ref());
     Ok(Outcome { dir, best: ck.best, history: ck.history, games_played: ck.games_played, reached, interrupted, codec })
+}
+
+/// Whether the best so far reached the target: its confirmed F above it, or under the
+/// sequential confirmation its interval above it ([`super::sequential`]).
+fn reached(cfg: &BalanceConfig, best: Option<&Best>) -> bool {
+    best.is_some_and(|b| if sequential(cfg) { b.eval.sure } else { b.eval.f > cfg.balance.target })
+}
+
+fn sequential(cfg: &BalanceConfig) -> bool {
+    cfg.evaluation.confirm == "sequential"
 }
 
 /// One iteration of the balance loop as the run loop drives it ([`crate::drive::run`]).
@@ -296,7 +306,7 @@ struct Step<'a> {
 
 impl Step<'_> {
     fn reached(&self, ck: &Checkpoint) -> bool {
-        ck.best.as_ref().is_some_and(|b| b.eval.f > self.cfg.balance.target)
+        reached(self.cfg, ck.best.as_ref())
     }
 
     /// Ends iteration `it`: its confirmation's evaluation (if it had one) may become the best;
@@ -409,6 +419,23 @@ impl crate::drive::Search for Step<'_> {
         match top {
             Some((x, e)) if ck.best.as_ref().is_none_or(|b| e.f > b.eval.f) => {
                 let dna = codec.full(&x);
+                if sequential(cfg) {
+                    // Played at once with the built-in games, also under ask/tell: a told
+                    // evaluation is a summary, and a pool needs the games.
+                    let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
+                    let best = ck.best.as_ref().map(|b| (b.eval.f, b.eval.f_se));
+                    let c = super::sequential::confirm(
+                        &self.built,
+                        it,
+                        &(dna.clone(), Some(program), CONFIRM),
+                        CONFIRM,
+                        best,
+                        cfg.balance.target,
+                    )?;
+                    let confirmed = c.better.then_some((dna, c.eval));
+                    self.finish(ck, it, &current, confirmed, games_played + c.games)?;
+                    return Ok(crate::drive::Flow::Next);
+                }
                 match &opts.hook {
                     None => {
                         let program = codec.build(&dna)?.ok_or_else(|| anyhow!("an evaluated candidate is not valid"))?;
@@ -471,7 +498,7 @@ fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Resul
     let band = target_band(&cfg.fitness, 0.9).map_or("none".into(), |(a, z)| format!("{a}–{z}"));
     let header = format!(
         "# playforge balance: the best encounter of `{}` (seed {}, optimizer {}, iteration {}).\n\
-         # F = {:.4} confirmed over {} games: balance {:.3}, length {:.3} (mean {:.1} turns; band {band}), difference {:.3}, wins {:.3}.\n\
+         # F = {:.4}{} confirmed over {} games: balance {:.3}, length {:.3} (mean {:.1} turns; band {band}), difference {:.3}, wins {:.3}.\n\
          # Wins {} / {}, draws {}.\n\
          # Check it: playforge verify <this file> --games 200. Play it: playforge run {} --params <this file>.\n",
         cfg.balance.name,
@@ -479,6 +506,12 @@ fn write_best(cfg: &BalanceConfig, codec: &Codec, dir: &Path, b: &Best) -> Resul
         cfg.balance.optimizer,
         b.iteration,
         e.f,
+        if e.f_se > 0.0 {
+            let sure = if e.sure { "sure of" } else { "not sure of" };
+            format!(" ± {:.4} (standard error; {sure} the target {})", e.f_se, cfg.balance.target)
+        } else {
+            String::new()
+        },
         e.games,
         e.balance,
         e.length,

@@ -20,6 +20,7 @@
 //! - [`content`]: the content file (best encounter, best content, elites), written and read.
 //! - [`fanout`]: a batch of candidates' games cut into jobs and played (balance, generate).
 //! - [`history`]: history.csv and timing.csv.
+//! - [`looks`]: the looks of a sequential test (pool sizes, quantiles, stream tags).
 //! - [`asktell`]: a search command's run driven by ask and tell (the Python package's one run
 //!   class: balance, generate, personas).
 //! - [`Names`]: a list of names (optimizers, algorithms) the config, the CLI and Python read.
@@ -33,6 +34,7 @@ pub mod fanout;
 pub mod game;
 pub mod grid;
 pub mod history;
+pub mod looks;
 
 use crate::exec::Executor;
 use anyhow::{Result, anyhow, bail};
