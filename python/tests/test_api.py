@@ -190,6 +190,37 @@ def test_ask_tell_with_the_built_in_evaluation_is_the_cli_run(tmp_path, monkeypa
         mine.tell([0.5])
 
 
+def test_balance_ask_tell_confirms_sequentially_itself(tmp_path, monkeypatch):
+    """Under [evaluation] confirm = "sequential" the confirmations are never asked (they pool
+    games): the run plays them with the built-in evaluation, counts them, and the ask/tell run
+    told the built-in evaluation is still the command line's."""
+    from conftest import outputs
+    import shutil
+
+    config = tmp_path / "cfg" / "hexmage_balance.toml"
+    config.parent.mkdir()
+    text = (ROOT / "configs/hexmage_balance.toml").read_text()
+    assert "[evaluation]\n" in text and "max_evaluations = 12000" in text
+    text = text.replace("[evaluation]\n", '[evaluation]\nconfirm = "sequential"\n').replace("max_evaluations = 12000", "max_evaluations = 1500")
+    config.write_text(text.replace('game = "../games/', f'game = "{ROOT}/games/'))
+    out = tmp_path / "out"
+    run_dir = out / "hexmage_balance/cma-seed-1"
+    cli(["balance", str(config), "--quiet", "--out", str(out)])
+    shutil.move(str(run_dir), str(tmp_path / "cli"))
+    monkeypatch.chdir(ROOT)
+    run = playforge.Balance(str(config), out=str(out))
+    told = 0
+    while (request := run.ask()) is not None:
+        assert not request["confirm"]
+        evals = run.evaluate()
+        told += sum(e["games"] for e in evals)
+        run.tell(evals)
+    run.result()
+    ck = json.loads((run_dir / "checkpoint.json").read_text())
+    assert ck["games_played"] > told and ck["best"]["eval"]["f_se"] > 0
+    assert outputs(tmp_path / "cli") == outputs(run_dir)
+
+
 def test_persona_ask_tell_with_the_built_in_play_is_the_cli_run(tmp_path, monkeypatch):
     from conftest import outputs
     import shutil
