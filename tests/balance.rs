@@ -633,8 +633,10 @@ fn the_bootstrap_standard_error_of_f_matches_its_spread_over_replicates() {
     let mut fs = Vec::new();
     let mut ses = Vec::new();
     for r in 0..reps {
-        let games: Vec<_> =
-            (0..ev.n_pairs()).flat_map(|p| (0..n).map(move |g| (p, 1_000 * r + g))).map(|(p, seed)| ev.play(codec.probe(), p, seed, None).unwrap()).collect();
+        let games: Vec<_> = (0..ev.n_pairs())
+            .flat_map(|p| (0..n).map(move |g| (p, 1_000 * r + g)))
+            .map(|(p, seed)| ev.play(codec.probe(), p, seed, None).unwrap())
+            .collect();
         let e = ev.score(&games, 0.5);
         fs.push(e.f);
         ses.push(ev.f_se(&games, 0.5));

@@ -272,7 +272,6 @@ impl Evaluator {
 /// Resamples of [`Evaluator::f_se`]'s bootstrap.
 pub const BOOTSTRAP: usize = 200;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
