@@ -1,5 +1,6 @@
-"""The bridge's Python client (docs/bridge.md) against a stand-in for playforge's side: the
-handshake with the nonce, a prefix replayed then the default policy (SplitMix64, the same
+"""The bridge's clients (docs/bridge.md) — Python's (playforge.bridge) and JavaScript's
+(games/external/bridge.js, where Node is installed) — against one stand-in for playforge's side:
+the handshake with the nonce, a prefix replayed then the default policy (SplitMix64: the same
 numbers in every client), the trace, a prefix the game cannot follow, stop, stdin/stdout, and
 a process not started by playforge."""
 
@@ -7,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 
 import pytest
 
+from conftest import ROOT
 from playforge import bridge
 
 # A game of three decisions (3, 2 and 4 options, the last by weights when asked); its score is
@@ -26,6 +29,32 @@ for ep in game.episodes():
     print("noise on stdout", picks)
     ep.outcome(sum(picks), turns=3)
 """
+
+
+JS_GAME = """
+const bridge = require(%s);
+(async () => {
+  const game = await bridge.connect({ game: "toy", measures: ["turns"], styles: ["plain"], variants: ["a"] });
+  for await (const ep of game.episodes()) {
+    const picks = [ep.select(3), ep.select(2), ep.select(4, ep.settings.weights)];
+    console.log("noise on stdout", picks);
+    ep.outcome(picks[0] + picks[1] + picks[2], { turns: 3 });
+  }
+})();
+""" % json.dumps(str(ROOT / "games/external/bridge.js"))
+
+
+def game_command(language):
+    """The toy game's command line in `language`, or a skip where Node is not installed."""
+    if language == "python":
+        return [sys.executable, "-c", GAME]
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed: the JavaScript client is not tested here")
+    return [node, "-e", JS_GAME]
+
+
+LANGUAGES = ["python", "javascript"]
 
 
 def test_splitmix64_is_the_specified_generator():
@@ -82,11 +111,12 @@ def check(outcomes):
     assert [c for c, _ in b["trace"]] == picks and b["id"] == 1
 
 
-def test_a_game_on_the_socket_replays_the_prefix_then_plays_the_default_policy(tmp_path):
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_game_on_the_socket_replays_the_prefix_then_plays_the_default_policy(language):
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     env = {**os.environ, "PLAYFORGE_PROTOCOL": "1", "PLAYFORGE_ADDR": "127.0.0.1", "PLAYFORGE_PORT": str(port), "PLAYFORGE_NONCE": "ab" * 16}
-    proc = subprocess.Popen([sys.executable, "-c", GAME], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(game_command(language), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     conn, _ = server.accept()
     conn.settimeout(30)
     f_in, f_out = conn.makefile("r"), conn.makefile("w")
@@ -96,18 +126,20 @@ def test_a_game_on_the_socket_replays_the_prefix_then_plays_the_default_policy(t
     assert out.count("noise on stdout") == 2
 
 
-def test_a_game_on_stdin_and_stdout_keeps_its_prints_off_the_protocol():
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_game_on_stdin_and_stdout_keeps_its_prints_off_the_protocol(language):
     env = {**os.environ, "PLAYFORGE_PROTOCOL": "1", "PLAYFORGE_STDIO": "1", "PLAYFORGE_NONCE": "cd" * 16}
-    proc = subprocess.Popen([sys.executable, "-c", GAME], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(game_command(language), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(talk(proc.stdout, proc.stdin, "cd" * 16, episodes()))
     proc.stdin.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=30) == 0 and err.count("noise on stdout") == 2
 
 
-def test_a_prefix_the_game_cannot_follow_is_an_error_message_and_an_exit():
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_prefix_the_game_cannot_follow_is_an_error_message_and_an_exit(language):
     env = {**os.environ, "PLAYFORGE_PROTOCOL": "1", "PLAYFORGE_STDIO": "1", "PLAYFORGE_NONCE": ""}
-    proc = subprocess.Popen([sys.executable, "-c", GAME], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(game_command(language), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     bad = [{"type": "episode", "id": 0, "seed": "1", "policy_seed": "1", "settings": {}, "prefix": [0, 5]}]
     (reply,) = talk(proc.stdout, proc.stdin, "", bad)
     assert reply["type"] == "error" and "prefix entry 1 is 5" in reply["message"]
