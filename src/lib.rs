@@ -5,6 +5,7 @@
 //! invariants, where to start reading); docs/internals.md has the compiler's details.
 
 pub mod balance;
+pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod doors;

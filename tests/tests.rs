@@ -11,6 +11,8 @@ mod balance;
 mod board_commands;
 /// The board games held to OpenSpiel 2.0.2: perft from the start, reproducible random games.
 mod board_perft;
+/// Games in their own process: the bridge's episodes and every fault of a game process.
+mod bridge;
 /// The closure compiler against the bytecode it lowers, on every shipped game.
 mod closures;
 /// Connect Four: perft counts, random games and hand-checked wins against its native twin.

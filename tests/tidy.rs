@@ -71,6 +71,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("evolve", 4),
     ("gdl", 4),
     ("players", 4),
+    ("bridge", 4),
     ("exec", 5),
     ("drive", 6),
     ("experiment", 7),

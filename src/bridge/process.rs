@@ -1,0 +1,282 @@
+//! One game process on the bridge: launched with its command, a loopback port and a nonce in
+//! its environment; heard only once it connects and says `hello` with that nonce (any other
+//! connection is closed unanswered); then episodes, one at a time. Every wait has a deadline
+//! (`connect_timeout` for the hello, `episode_timeout` for an outcome), the process's stderr is
+//! kept (its last 4 000 characters) for the error that names it, and a dropped worker kills
+//! its process: a game that hangs, dies or talks garbage is a [`Fault`], never a hung run.
+
+use super::protocol::{self, Episode, FromGame, Hello, MAX_LINE, Outcome, PROTOCOL};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How to start a game.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Where it runs.
+    pub dir: PathBuf,
+    /// The worker's settings (`PLAYFORGE_SETTINGS`).
+    pub settings: serde_json::Value,
+    pub connect_timeout: Duration,
+    pub episode_timeout: Duration,
+}
+
+/// What went wrong with a game process.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The command could not start, or the game speaks another protocol.
+    Refused,
+    /// No hello or no outcome before the deadline.
+    Timeout,
+    /// The process exited or closed the connection.
+    Died,
+    /// A line that is not a message of the protocol.
+    Garbage,
+    /// An outcome that breaks its episode (its prefix, its n, its id): the game is not
+    /// deterministic under its seed, or lies.
+    Broken,
+    /// The game reported an error of its own.
+    Game,
+}
+
+impl FaultKind {
+    /// Whether a fresh process may be tried on the same episode (a crash, a hang, garbage), or
+    /// the episode is recorded as failed (a broken trace would break again).
+    pub fn retry(self) -> bool {
+        matches!(self, FaultKind::Timeout | FaultKind::Died | FaultKind::Garbage)
+    }
+}
+
+fn fault(kind: FaultKind, message: impl Into<String>) -> Fault {
+    Fault { kind, message: message.into() }
+}
+
+/// A running game process, introduced and ready for episodes.
+pub struct Worker {
+    child: Child,
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    pub hello: Hello,
+    stderr: Arc<Mutex<String>>,
+    episode_timeout: Duration,
+    command: String,
+    /// The game's `log` messages (the last 100).
+    pub logs: Vec<String>,
+}
+
+/// The last characters a stream wrote, kept by a thread that drains it.
+fn keep_tail(mut from: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let tail = Arc::new(Mutex::new(String::new()));
+    let keep = tail.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut t = keep.lock().unwrap_or_else(|e| e.into_inner());
+            t.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if t.len() > 8000 {
+                let cut = t.len() - 4000;
+                let cut = (cut..t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(t.len());
+                t.drain(..cut);
+            }
+        }
+    });
+    tail
+}
+
+impl Worker {
+    /// Starts the game and waits for its hello.
+    pub fn start(launch: &Launch) -> Result<Worker, Fault> {
+        let Some((program, args)) = launch.command.split_first() else {
+            return Err(fault(FaultKind::Refused, "command = []; expected a program and its arguments"));
+        };
+        // As errors name it: one line, at most 100 characters.
+        let mut command = launch.command.join(" ").lines().next().unwrap_or("").to_string();
+        if command.len() > 100 || launch.command.iter().any(|a| a.contains('\n')) {
+            command = format!("{}…", command.chars().take(100).collect::<String>());
+        }
+        let io = |e: std::io::Error| fault(FaultKind::Refused, format!("`{command}`: {e}"));
+        let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(io)?;
+        let port = listener.local_addr().map_err(io)?.port();
+        let nonce = format!("{:032x}", rand::random::<u128>());
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(&launch.dir)
+            .env("PLAYFORGE_PROTOCOL", PROTOCOL.to_string())
+            .env("PLAYFORGE_ADDR", "127.0.0.1")
+            .env("PLAYFORGE_PORT", port.to_string())
+            .env("PLAYFORGE_NONCE", &nonce)
+            .env("PLAYFORGE_SETTINGS", launch.settings.to_string())
+            .env_remove("PLAYFORGE_STDIO")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))?;
+        let stderr = keep_tail(child.stderr.take().expect("stderr is piped"));
+        let deadline = Instant::now() + launch.connect_timeout;
+        listener.set_nonblocking(true).map_err(io)?;
+        let mut w = loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    if let Some(w) = Self::introduce(stream, &nonce, deadline, &command)? {
+                        break w;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        let err = tail(&stderr);
+                        return Err(fault(FaultKind::Died, format!("`{command}` exited ({status}) before it said hello{err}")));
+                    }
+                    if Instant::now() >= deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        let err = tail(&stderr);
+                        return Err(fault(
+                            FaultKind::Timeout,
+                            format!("`{command}` said no hello with its nonce within {:?} of its launch{err}", launch.connect_timeout),
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(io(e)),
+            }
+        };
+        w.0.write_all(protocol::welcome().as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{command}`: {e}")))?;
+        let (writer, reader, hello) = w;
+        Ok(Worker { child, reader, writer, hello, stderr, episode_timeout: launch.episode_timeout, command, logs: Vec::new() })
+    }
+
+    /// Reads a connection's hello: `None` for a connection that is not the game's (a wrong
+    /// nonce, or no hello: closed unanswered).
+    fn introduce(
+        stream: TcpStream,
+        nonce: &str,
+        deadline: Instant,
+        command: &str,
+    ) -> Result<Option<(TcpStream, BufReader<TcpStream>, Hello)>, Fault> {
+        let io = |e: std::io::Error| fault(FaultKind::Died, format!("`{command}`: {e}"));
+        stream.set_nonblocking(false).map_err(io)?;
+        let mut reader = BufReader::new(stream.try_clone().map_err(io)?);
+        let Ok(line) = read_line(&mut reader, deadline) else { return Ok(None) };
+        let Ok(FromGame::Hello(hello)) = protocol::parse(&line) else { return Ok(None) };
+        if hello.nonce != nonce {
+            return Ok(None);
+        }
+        let mut stream = stream;
+        if hello.protocol != PROTOCOL {
+            let message = format!("protocol {}; this playforge speaks {PROTOCOL}", hello.protocol);
+            let _ = stream.write_all(protocol::error(&message).as_bytes());
+            return Err(fault(FaultKind::Refused, format!("`{command}` (game {:?}) speaks {message}", hello.game)));
+        }
+        Ok(Some((stream, reader, hello)))
+    }
+
+    /// Plays one episode: its outcome, checked against it.
+    pub fn play(&mut self, episode: &Episode) -> Result<Outcome, Fault> {
+        if let Err(e) = self.send(&episode.line()) {
+            return Err(self.fault(FaultKind::Died, &format!("closed the connection ({})", e.message), episode.id));
+        }
+        let deadline = Instant::now() + self.episode_timeout;
+        loop {
+            let line = read_line(&mut self.reader, deadline).map_err(|(kind, what)| {
+                let what = if kind == FaultKind::Timeout { format!("no outcome within {:?}", self.episode_timeout) } else { what };
+                self.fault(kind, &what, episode.id)
+            })?;
+            match protocol::parse(&line) {
+                Ok(FromGame::Outcome(o)) => {
+                    protocol::check(&o, episode).map_err(|e| fault(FaultKind::Broken, format!("`{}`: {e}", self.command)))?;
+                    return Ok(o);
+                }
+                Ok(FromGame::Log { message }) => {
+                    if self.logs.len() == 100 {
+                        self.logs.remove(0);
+                    }
+                    self.logs.push(message);
+                }
+                Ok(FromGame::Error { message }) => {
+                    return Err(self.fault(FaultKind::Game, &format!("reported an error: {message}"), episode.id));
+                }
+                Ok(FromGame::Hello(_)) => return Err(self.fault(FaultKind::Garbage, "said hello again; expected an outcome", episode.id)),
+                Err(e) => return Err(self.fault(FaultKind::Garbage, &e, episode.id)),
+            }
+        }
+    }
+
+    /// Asks the game to stop and waits a second for it to exit (then kills it).
+    pub fn stop(mut self) {
+        let _ = self.send(&protocol::stop());
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), Fault> {
+        self.writer.write_all(line.as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{}`: {e}", self.command)))
+    }
+
+    /// A fault in episode `id`, with the process's state and the end of its stderr; the process
+    /// is killed (its stream can no longer be trusted).
+    fn fault(&mut self, kind: FaultKind, what: &str, id: u64) -> Fault {
+        // A process that closed its end may be exiting: its own status says more than a kill.
+        let until = Instant::now() + Duration::from_millis(if kind == FaultKind::Died { 300 } else { 0 });
+        while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let status = self.child.wait().map(|s| format!(" ({s})")).unwrap_or_default();
+        std::thread::sleep(Duration::from_millis(20));
+        let err = tail(&self.stderr);
+        fault(kind, format!("`{}`{status}, episode {id}: {what}{err}", self.command))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// "; its stderr ends: …" when it wrote anything.
+fn tail(stderr: &Arc<Mutex<String>>) -> String {
+    let t = stderr.lock().unwrap_or_else(|e| e.into_inner());
+    let t = t.trim();
+    if t.is_empty() { String::new() } else { format!("; its stderr ends:\n{t}") }
+}
+
+/// One line before `deadline`, at most [`MAX_LINE`] bytes.
+fn read_line(reader: &mut BufReader<TcpStream>, deadline: Instant) -> Result<String, (FaultKind, String)> {
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    reader.get_ref().set_read_timeout(Some(left)).map_err(|e| (FaultKind::Died, e.to_string()))?;
+    let mut line = String::new();
+    match reader.by_ref().take(MAX_LINE as u64 + 1).read_line(&mut line) {
+        Ok(0) => Err((FaultKind::Died, "closed the connection".into())),
+        Ok(_) if line.len() > MAX_LINE => Err((FaultKind::Garbage, format!("a line over {MAX_LINE} bytes"))),
+        Ok(_) if !line.ends_with('\n') => Err((FaultKind::Died, "closed the connection mid-line".into())),
+        Ok(_) => Ok(line),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err((FaultKind::Timeout, format!("no answer within {left:?}")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err((FaultKind::Garbage, "a line that is not UTF-8".into())),
+        Err(e) => Err((FaultKind::Died, format!("closed the connection ({e})"))),
+    }
+}
