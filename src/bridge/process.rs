@@ -132,11 +132,15 @@ impl Worker {
         listener.set_nonblocking(true).map_err(io)?;
         let mut w = loop {
             match listener.accept() {
-                Ok((stream, _)) => {
-                    if let Some(w) = Self::introduce(stream, &nonce, deadline, &command)? {
-                        break w;
+                Ok((stream, _)) => match Self::introduce(stream, &nonce, deadline, &command) {
+                    Ok(Some(w)) => break w,
+                    Ok(None) => {}
+                    Err(e) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(e);
                     }
-                }
+                },
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     if let Ok(Some(status)) = child.try_wait() {
                         let err = tail(&stderr);
@@ -153,7 +157,11 @@ impl Worker {
                     }
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                Err(e) => return Err(io(e)),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(io(e));
+                }
             }
         };
         w.0.write_all(protocol::welcome().as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{command}`: {e}")))?;
