@@ -238,7 +238,8 @@ fn cut_off_reaches_the_exhaustive_optimum_of_a_tiny_board_and_stops() {
     let c = &s.conditions[0];
     let mut optima = Vec::new();
     for rep in &o.reps[0] {
-        let mut game = c.game.clone();
+        let playforge::playtest::setup::Play::Wgdl { game, .. } = &c.play else { panic!("a WGDL condition") };
+        let mut game = game.clone();
         game.game.seed = rep.game_seed;
         let mut nodes = 0;
         let optimum = exhaustive(&game, &game.initial().unwrap(), &mut nodes);

@@ -13,6 +13,8 @@ mod board_commands;
 mod board_perft;
 /// Games in their own process: the bridge's episodes and every fault of a game process.
 mod bridge;
+/// Monster Carlo's prefix-tree search over the bridge and on the roguelike's WGDL twin.
+mod bridge_search;
 /// The closure compiler against the bytecode it lowers, on every shipped game.
 mod closures;
 /// Connect Four: perft counts, random games and hand-checked wins against its native twin.

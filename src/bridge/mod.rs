@@ -6,8 +6,14 @@
 //!
 //! One file per concern: [`protocol`] (the messages, parsed and checked, never trusted) →
 //! [`process`] (a game process: launched with a nonce, heard only when it answers with it,
-//! every wait bounded by a timeout, killed when dropped). The searches over it (the prefix-tree
-//! search, playtest and generate on an external game) are not built yet.
+//! every wait bounded by a timeout, killed when dropped) → [`pool`] (N processes playing
+//! episodes in parallel, restarted and retried after a fault, results in the order asked) →
+//! [`tree`] (Monster Carlo's prefix-tree UCT over any [`tree::Episodes`]); [`local`] plays a
+//! WGDL game as a client would, so the same search runs on both.
 
+pub mod config;
+pub mod local;
+pub mod pool;
 pub mod process;
 pub mod protocol;
+pub mod tree;

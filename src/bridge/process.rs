@@ -65,7 +65,7 @@ fn fault(kind: FaultKind, message: impl Into<String>) -> Fault {
 
 /// A running game process, introduced and ready for episodes.
 pub struct Worker {
-    child: Child,
+    child: Arc<Mutex<Child>>,
     reader: BufReader<TcpStream>,
     writer: TcpStream,
     pub hello: Hello,
@@ -166,7 +166,16 @@ impl Worker {
         };
         w.0.write_all(protocol::welcome().as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{command}`: {e}")))?;
         let (writer, reader, hello) = w;
-        Ok(Worker { child, reader, writer, hello, stderr, episode_timeout: launch.episode_timeout, command, logs: Vec::new() })
+        Ok(Worker {
+            child: Arc::new(Mutex::new(child)),
+            reader,
+            writer,
+            hello,
+            stderr,
+            episode_timeout: launch.episode_timeout,
+            command,
+            logs: Vec::new(),
+        })
     }
 
     /// Reads a connection's hello: `None` for a connection that is not the game's (a wrong
@@ -225,12 +234,17 @@ impl Worker {
         }
     }
 
+    /// A handle that kills this worker's process.
+    pub fn killer(&self) -> Killer {
+        Killer(self.child.clone())
+    }
+
     /// Asks the game to stop and waits a second for it to exit (then kills it).
     pub fn stop(mut self) {
         let _ = self.send(&protocol::stop());
         let until = Instant::now() + Duration::from_secs(1);
         while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = lock(&self.child).try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -246,11 +260,14 @@ impl Worker {
     fn fault(&mut self, kind: FaultKind, what: &str, id: u64) -> Fault {
         // A process that closed its end may be exiting: its own status says more than a kill.
         let until = Instant::now() + Duration::from_millis(if kind == FaultKind::Died { 300 } else { 0 });
-        while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
+        while Instant::now() < until && matches!(lock(&self.child).try_wait(), Ok(None)) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let _ = self.child.kill();
-        let status = self.child.wait().map(|s| format!(" ({s})")).unwrap_or_default();
+        let status = {
+            let mut child = lock(&self.child);
+            let _ = child.kill();
+            child.wait().map(|s| format!(" ({s})")).unwrap_or_default()
+        };
         std::thread::sleep(Duration::from_millis(20));
         let err = tail(&self.stderr);
         fault(kind, format!("`{}`{status}, episode {id}: {what}{err}", self.command))
@@ -259,9 +276,25 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Killer(self.child.clone()).kill();
     }
+}
+
+/// Kills a worker's process from another thread (a run that stops while an episode is in
+/// flight): the worker's wait then ends at once with [`FaultKind::Died`].
+#[derive(Clone)]
+pub struct Killer(Arc<Mutex<Child>>);
+
+impl Killer {
+    pub fn kill(&self) {
+        let mut child = lock(&self.0);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// "; its stderr ends: …" when it wrote anything.

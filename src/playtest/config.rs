@@ -27,6 +27,10 @@ pub struct PlaytestConfig {
     pub styles: Vec<Style>,
     #[serde(default, rename = "variant")]
     pub variants: Vec<Variant>,
+    /// A game that runs in its own process (docs/bridge.md): `game` then names its main file
+    /// (read for the run's key) and this table how to start it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<crate::bridge::config::External>,
 }
 
 /// `[playtest]`.
@@ -158,6 +162,9 @@ impl PlaytestConfig {
         let mut cfg = Self::parse(path, &text)?;
         // Paths in a config are relative to the config file.
         cfg.playtest.game = crate::config::resolve_path(path, &cfg.playtest.game);
+        if let Some(e) = &mut cfg.external {
+            e.resolve(path, &cfg.playtest.game);
+        }
         for st in &mut cfg.styles {
             if let Some(f) = &st.formula_file {
                 st.formula_file = Some(crate::config::resolve_path(path, f));
@@ -178,6 +185,9 @@ impl PlaytestConfig {
             bail!("{}: game_seed = \"{}\"; expected \"per_replicate\" or \"shared\"", at("playtest", 0, "game_seed"), s.game_seed);
         }
         check_uct(s.uct, || at("playtest", 0, "uct"))?;
+        if let Some(e) = &cfg.external {
+            e.check(|k| at("external", 0, k))?;
+        }
         check_encoding(&s.encoding, || at("playtest", 0, "encoding"))?;
         for (k, a) in cfg.searches.iter().enumerate() {
             if let Some(c) = a.uct {

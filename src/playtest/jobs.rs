@@ -7,7 +7,7 @@
 use super::config::PlaytestConfig;
 use super::encode::{EState, Encoded};
 use super::selfplay;
-use super::setup::{Condition, Replicate, Setup};
+use super::setup::{Condition, Play, Replicate, Setup};
 use crate::drive::game::Context;
 use crate::exec::JobKind;
 use crate::game::Game;
@@ -98,11 +98,15 @@ impl Evaluator<EState<State>> for RawScore<'_> {
 
 /// Runs one replicate of one condition. `None` when interrupted.
 pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64) -> Result<Option<Replicate>> {
-    let Some(score) = c.score else { return selfplay::play_replicate(setup, c, r, progress) };
+    let (game, score, mcts) = match &c.play {
+        Play::External { .. } => return super::external::run_replicate(setup, c, r, progress),
+        Play::Wgdl { score: None, .. } => return selfplay::play_replicate(setup, c, r, progress),
+        Play::Wgdl { game, score: Some(score), mcts } => (game, *score, mcts),
+    };
     let t0 = Instant::now();
     let s = &setup.cfg.playtest;
     let game_seed = setup.game_seed(r);
-    let mut game = c.game.clone();
+    let mut game = game.clone();
     game.game.seed = game_seed;
     let root = game.initial().map_err(|e| anyhow!("{}: the start state: {e}", c.name))?;
     let eval = RawScore { program: &game.game.program, score };
@@ -112,7 +116,7 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
     let mut pending = 0u64;
     let mut interrupted = false;
     let sub = SubGame { goal_target: usize::MAX };
-    let res = mcts::search_observed(&game, &root, sub, &c.mcts, &eval, Budget::Iterations(s.rollouts), &mut rng, |ro: Rollout| {
+    let res = mcts::search_observed(&game, &root, sub, mcts, &eval, Budget::Iterations(s.rollouts), &mut rng, |ro: Rollout| {
         if ro.best > last {
             last = ro.best;
             improvements.push((ro.iteration, ro.best));
@@ -166,5 +170,6 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         seconds: t0.elapsed().as_secs_f64(),
         trace,
         game: None,
+        failures: Vec::new(),
     }))
 }

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod encode;
+pub mod external;
 pub mod jobs;
 pub mod run;
 pub mod selfplay;

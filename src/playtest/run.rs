@@ -225,7 +225,27 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
             exhausted: reps.iter().filter(|r| r.exhausted).count(),
         });
         // The best trace of the condition (first replicate among equals).
-        if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate))) {
+        if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate)))
+            && setup.cfg.external.is_some()
+        {
+            // An external game's line: its choices, to be sent as an episode's prefix.
+            let prefix: Vec<&str> = best.trace.iter().map(|t| t.split(' ').next().unwrap_or("")).collect();
+            let mut text = format!(
+                "// {}: best of {} replicates, score {} (replicate {}, seed {})\n// {}\n// replay: an episode with this seed, these settings and the prefix [{}]\n// each line: the choice and the number of options\n",
+                c.name,
+                reps.len(),
+                fmt_num(best.best),
+                best.replicate + 1,
+                best.game_seed,
+                c.describe,
+                prefix.join(", "),
+            );
+            for m in &best.trace {
+                text.push_str(m);
+                text.push('\n');
+            }
+            write_atomic(&dir.join("best").join(format!("{}.trace", c.file)), text.as_bytes())?;
+        } else if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate))) {
             let mut text = format!(
                 "// {}: best of {} replicates, score {} (replicate {}, chance seed {})\n// {}\n// replay: playforge run {} --moves <this file> --chance-seed {}{}{}\n",
                 c.name,
@@ -316,6 +336,21 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
             r.exhausted
         );
     }
+    let failed: Vec<(&str, &crate::bridge::tree::Failure, usize)> = setup
+        .conditions
+        .iter()
+        .zip(&out.reps)
+        .filter_map(|(c, reps)| {
+            let n: usize = reps.iter().map(|r| r.failures.len()).sum();
+            reps.iter().flat_map(|r| r.failures.first()).next().map(|f| (c.name.as_str(), f, n))
+        })
+        .collect();
+    if !failed.is_empty() {
+        md.push_str("\nRollouts that ended without an outcome (after their retries; each in its replicate's file):\n\n");
+        for (name, f, n) in failed {
+            let _ = writeln!(md, "- {name}: {n}; the first, rollout {} (prefix {:?}): {}", f.rollout, f.prefix, f.reason);
+        }
+    }
     let mut order: Vec<&ConditionSummary> = rows.iter().collect();
     order.sort_by(|a, b| b.mean.total_cmp(&a.mean));
     let _ = writeln!(md, "\nOrdering by mean: {}\n", order.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" > "));
@@ -337,7 +372,11 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
             }
         }
     }
-    md.push_str("\nFiles: curves/<condition>.csv (highest score seen after each rollout, one column per replicate), finals.csv, mann_whitney.csv, playtest.png, best/<condition>.moves (the best trace, replayable with `playforge run`), runs/ (one file per replicate: the checkpoint).\n");
+    md.push_str(if setup.cfg.external.is_some() {
+        "\nFiles: curves/<condition>.csv (highest score seen after each rollout, one column per replicate), finals.csv, mann_whitney.csv, playtest.png, best/<condition>.trace (the best line's choices, an episode's prefix), runs/ (one file per replicate: the checkpoint).\n"
+    } else {
+        "\nFiles: curves/<condition>.csv (highest score seen after each rollout, one column per replicate), finals.csv, mann_whitney.csv, playtest.png, best/<condition>.moves (the best trace, replayable with `playforge run`), runs/ (one file per replicate: the checkpoint).\n"
+    });
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     Ok((rows, md))
 }

@@ -14,7 +14,7 @@
 //! game of each condition, for `playforge replay` and the report's viewer) and `timing.csv`.
 
 use super::encode::{EMove, Encoded};
-use super::setup::{Condition, Outcome, Played, Replicate, Setup, fmt_num};
+use super::setup::{Condition, Outcome, Play, Played, Replicate, Setup, fmt_num};
 use crate::game::{Game, Status, WgdlGame};
 use crate::players::Replay;
 use crate::players::agents::WinEval;
@@ -53,10 +53,11 @@ fn result_name(sides: &[String], status: Status) -> String {
 
 /// Plays replicate `r` of condition `c`: one self-play game. `None` when interrupted.
 pub(super) fn play_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64) -> Result<Option<Replicate>> {
+    let Play::Wgdl { game, mcts, .. } = &c.play else { anyhow::bail!("{}: self-play needs a WGDL game", c.name) };
     let t0 = Instant::now();
     let s = &setup.cfg.playtest;
     let game_seed = setup.game_seed(r);
-    let mut game: Encoded<WgdlGame> = c.game.clone();
+    let mut game: Encoded<WgdlGame> = game.clone();
     game.game.seed = game_seed;
     let program = game.game.program.clone();
     let fail = |e: crate::wgdl::RuntimeError| anyhow!("{} replicate {}: {}", c.name, r + 1, e.render(&program));
@@ -82,7 +83,7 @@ pub(super) fn play_replicate(setup: &Setup, c: &Condition, r: u64, progress: &At
         } else {
             rollouts += s.rollouts;
             searched += 1;
-            mcts::decide_with(&game, &st, &c.mcts, &eval, s.rollouts, &mut rng, FinalChoice::BestMean).map_err(fail)?.0
+            mcts::decide_with(&game, &st, mcts, &eval, s.rollouts, &mut rng, FinalChoice::BestMean).map_err(fail)?.0
         };
         if let EMove::Move(a) = m {
             trace.push(program.action_name(&st.st, a));
@@ -110,6 +111,7 @@ pub(super) fn play_replicate(setup: &Setup, c: &Condition, r: u64, progress: &At
         seconds: t0.elapsed().as_secs_f64(),
         trace,
         game: Some(played),
+        failures: Vec::new(),
     }))
 }
 
@@ -229,7 +231,10 @@ pub(super) fn write_reports(setup: &Setup, out: &Outcome) -> Result<String> {
     write_atomic(&dir.join("rates.csv"), &csv_bytes(&header, &rate_rows))?;
     // The wall clock apart: the other files are the same on every rerun and resume; this is not.
     write_atomic(&dir.join("timing.csv"), &csv_bytes(&["condition", "replicate", "seconds"].map(String::from), &timing_rows))?;
-    let first = setup.conditions.first().and_then(|c| c.game.game.initial().ok().map(|st| c.game.game.to_move(&st)));
+    let first = setup.conditions.first().and_then(|c| match &c.play {
+        Play::Wgdl { game, .. } => game.game.initial().ok().map(|st| game.game.to_move(&st)),
+        Play::External { .. } => None,
+    });
     let mut md = format!(
         "# Playtest `{}`\n\nGame `{}`, sides {}; each condition plays itself (the same search on every side): {} games × {} rollouts per move; seed {}; chance seed {}.{}\n\n",
         s.name,

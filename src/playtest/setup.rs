@@ -22,16 +22,24 @@ pub struct Condition {
     pub name: String,
     /// The name as a file name ("lazy-regular").
     pub file: String,
-    pub game: Encoded<WgdlGame>,
-    /// The score searched; `None` in a game of sides, where a self-play game records wins.
-    pub score: Option<ValueRef>,
-    pub mcts: MctsConfig,
+    /// What is searched, and how.
+    pub play: Play,
     /// What the condition is, for the summary: overlays, parameters, encoding, c, weights.
     pub describe: String,
     /// Where the condition's random streams come from (a hash of its full name).
     pub stream: u64,
     pub overlays: Vec<String>,
     pub params: Vec<(String, f64)>,
+}
+
+/// A condition's game and search.
+pub enum Play {
+    /// A WGDL game under MCTS. `score`: the value searched; `None` in a game of sides, where a
+    /// self-play game records wins.
+    Wgdl { game: Encoded<WgdlGame>, score: Option<ValueRef>, mcts: MctsConfig },
+    /// A game in its own process ([`super::external`]): the episodes' settings and the
+    /// prefix-tree search.
+    External { settings: serde_json::Value, tree: crate::bridge::tree::TreeConfig },
 }
 
 /// Everything a run needs.
@@ -68,6 +76,9 @@ impl Setup {
     /// Compiles one program per condition and checks every name the config uses against the
     /// game. `text` is the config's text (for error locations and the key).
     pub fn new(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
+        if cfg.external.is_some() {
+            return super::external::setup(cfg, text, config_path, out_root);
+        }
         let at = |table: &str, nth: usize, key: &str| crate::config::locate(config_path, text, table, nth, key);
         let s = &cfg.playtest;
         let game_path = s.game.clone();
@@ -205,9 +216,7 @@ impl Setup {
             conditions.push(Condition {
                 file: cname.replace('/', "-"),
                 name: cname,
-                game,
-                score,
-                mcts,
+                play: Play::Wgdl { game, score, mcts },
                 describe,
                 stream: fnv(&full),
                 overlays,
@@ -288,6 +297,9 @@ pub struct Replicate {
     /// `rollouts` the searches' rollouts over the whole game and `nodes` the moves searched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub game: Option<Played>,
+    /// An external game's rollouts that ended without an outcome (after their retries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<crate::bridge::tree::Failure>,
 }
 
 impl Replicate {
