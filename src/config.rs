@@ -204,6 +204,9 @@ pub fn anchor_game(table: &mut toml::Table, section: &str, config_path: &Path) {
 pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> String {
     let mut seen: usize = 0;
     let mut in_target = table.is_empty();
+    // The key inside an inline table of the target (`parameters = { rooms = 12 }`), if no line
+    // of the table starts with it.
+    let mut inline: Option<String> = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         // A header is `[name]` or `[[name]]` on its own; `["a", "b"],` inside a value is not.
@@ -231,9 +234,18 @@ pub fn locate(path: &Path, text: &str, table: &str, nth: usize, key: &str) -> St
                 let col = line.len() - t.len() + 1;
                 return format!("{}:{}:{}", path.display(), i + 1, col);
             }
+            if inline.is_none() && !key.is_empty() && line.contains('{') {
+                let word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+                inline = line
+                    .match_indices(key)
+                    .find(|&(at, _)| {
+                        !line[..at].ends_with(word) && line[at + key.len()..].trim_start().starts_with('=') && line[..at].contains('{')
+                    })
+                    .map(|(at, _)| format!("{}:{}:{}", path.display(), i + 1, line[..at].chars().count() + 1));
+            }
         }
     }
-    format!("{} ([{table}] {key})", path.display())
+    inline.unwrap_or_else(|| format!("{} ([{table}] {key})", path.display()))
 }
 
 /// A name that becomes a folder under the output folder (`outputs/<name>/`): not empty, no
@@ -323,5 +335,24 @@ impl CmaConfig {
             return Err(format!("{}: sigma_min = {}; expected 0 ≤ sigma_min < sigma0 ({})", at("sigma_min"), self.sigma_min, self.sigma0));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locate;
+    use std::path::Path;
+
+    #[test]
+    fn locate_finds_a_key_at_its_line_or_inside_an_inline_table() {
+        let text = "[a]\nx = 1\n\n[[v]]\nname = \"p\"\n\n[[v]]\nname = \"q\"\nparameters = { rooms = 12, hp = 3 }\n";
+        let p = Path::new("c.toml");
+        assert_eq!(locate(p, text, "a", 0, "x"), "c.toml:2:1");
+        assert_eq!(locate(p, text, "v", 1, "name"), "c.toml:8:1");
+        assert_eq!(locate(p, text, "v", 1, "hp"), "c.toml:9:28");
+        assert_eq!(locate(p, text, "v", 1, "rooms"), "c.toml:9:16");
+        // Not in the first [[v]], and not a key at all: the table and key instead.
+        assert_eq!(locate(p, text, "v", 0, "rooms"), "c.toml ([v] rooms)");
+        assert_eq!(locate(p, text, "v", 1, "oom"), "c.toml ([v] oom)");
     }
 }

@@ -23,6 +23,7 @@ fn python(body: &str) -> Launch {
         settings: serde_json::json!({"style": "plain"}),
         connect_timeout: Duration::from_secs(20),
         episode_timeout: Duration::from_secs(20),
+        stdio: false,
     }
 }
 

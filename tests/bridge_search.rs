@@ -2,7 +2,7 @@
 //! its WGDL twin: the Python roguelike floor (games/external/roguelike.py) and
 //! games/external/roguelike.wgdl find the same best scores where CUT_OFF exhausts both, rollout
 //! for rollout the same search (the same options in the same order, the same default policy);
-//! one process or two give the same search; a game that crashes or hangs now and then has its
+//! one process or two, a socket or stdin/stdout, give the same search; a game that crashes or hangs now and then has its
 //! episodes retried on a fresh process, one that lies about n has them recorded as failed.
 
 use playforge::bridge::local::WgdlEpisodes;
@@ -36,6 +36,7 @@ fn launch(command: Vec<String>) -> Launch {
         settings: serde_json::json!({}),
         connect_timeout: Duration::from_secs(20),
         episode_timeout: Duration::from_secs(20),
+        stdio: false,
     }
 }
 
@@ -56,7 +57,7 @@ fn streams(replicate: u64) -> Streams {
 }
 
 fn run(source: &mut impl playforge::bridge::tree::Episodes, cfg: &TreeConfig, seed: u64, set: &serde_json::Value, rollouts: u64) -> Found {
-    search(source, cfg, seed, set, rollouts, &streams(seed), |_, _| true).unwrap().unwrap()
+    search(source, cfg, seed, set, rollouts, &streams(seed), |_, _| true).unwrap()
 }
 
 #[test]
@@ -110,6 +111,12 @@ fn one_process_or_two_and_save_best_path_change_nothing_but_what_they_should() {
     let one = run(&mut Pool::new(&python_game(), 1, 1), &c, 11, &set, 300);
     let two = run(&mut Pool::new(&python_game(), 2, 1), &c, 11, &set, 300);
     assert_eq!((one.rollouts, one.nodes, &one.improvements), (two.rollouts, two.nodes, &two.improvements));
+    // On the game's stdin/stdout instead of a socket: the same search.
+    let mut stdio = python_game();
+    stdio.stdio = true;
+    let piped = run(&mut Pool::new(&stdio, 2, 1), &c, 11, &set, 300);
+    assert_eq!((one.rollouts, one.nodes, &one.improvements), (piped.rollouts, piped.nodes, &piped.improvements));
+    assert!(piped.failures.is_empty(), "{:?}", piped.failures);
     assert_eq!((one.rollouts, one.exhausted), (300, false));
     // Without CUT_OFF every rollout adds at most one node; saving the best path adds whole lines.
     assert!(one.nodes <= 300);
@@ -131,6 +138,8 @@ fn faulty(fault: &str) -> Launch {
 
 #[test]
 fn crashes_and_hangs_are_retried_on_a_fresh_process_and_lies_are_recorded() {
+    // Its timeouts are short: not beside the tests that load every core.
+    let _alone = crate::util::wall_clock();
     let set = serde_json::json!({});
     let c = cfg(2);
     let clean = run(&mut WgdlLikeToy, &c, 1, &set, 40);

@@ -1,4 +1,5 @@
-//! Nothing lost: each long command (balance, generate, personas, playtest, experiment) is
+//! Nothing lost: each long command (balance, generate, personas, playtest — of a WGDL game and of
+//! a game in its own process — and experiment) is
 //! killed with SIGKILL at a random point of its run, then continued with `--resume`; its outputs
 //! must be byte-identical to an uninterrupted run's. Only the files that hold the wall clock or the
 //! run's own bookkeeping are left out: `timing.csv` and a playtest replicate's `rep-NN.seconds`
@@ -82,12 +83,14 @@ fn kill_9_then_resume_gives_byte_identical_outputs() {
         ),
     )
     .unwrap();
-    let cases: [(&str, Vec<&str>); 5] = [
+    let cases: [(&str, Vec<&str>); 6] = [
         ("balance", vec!["balance", balance.to_str().unwrap()]),
         ("generate", vec!["generate", "configs/generate_hex_map.toml", "--evaluations", "800"]),
         ("personas", vec!["personas", "configs/personas_quick.toml", "--only", "MaxS", "--generations", "3"]),
         ("playtest", vec!["playtest", "configs/playtest_stacker.toml", "--replicates", "3", "--rollouts", "3000"]),
         ("experiment", vec!["experiment", experiment.to_str().unwrap()]),
+        // A game in its own process (Python, over the bridge): its processes die with the run.
+        ("playtest_external", vec!["playtest", "configs/playtest_external_roguelike.toml", "--replicates", "4", "--rollouts", "1500"]),
     ];
     let mut resumed_any = false;
     for (k, (tag, args)) in cases.iter().enumerate() {

@@ -77,6 +77,9 @@ mod personas;
 /// Playtest experiments: overlays, encodings, the stacker's styles, CUT_OFF against an
 /// exhaustive search, determinism over threads and resume, reports, config errors.
 mod playtest;
+/// `playtest` on games in their own process: the shipped external configs, names checked
+/// against the game's hello.
+mod playtest_external;
 /// Random play: every applied action was legal, clone/hash agree, timers fire in order.
 mod properties;
 /// Searchers: determinism, enhancements, the Simple Coins optimum, shipped configs.

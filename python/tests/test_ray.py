@@ -179,3 +179,21 @@ def test_generate_on_ray_local_writes_the_local_archive(tmp_path, tmp_path_facto
     same(local, run)
     files = outputs(run)
     assert "archive.csv" in files and any(f.startswith("elites/") for f in files), sorted(files)
+
+
+EXTERNAL = ["playtest", "configs/playtest_external_roguelike.toml", "--replicates", "2", "--rollouts", "300"]
+EXTERNAL_RUN = Path("playtest_external_roguelike/seed-1")
+
+
+def test_an_external_game_on_ray_local_writes_the_local_outputs(tmp_path, tmp_path_factory):
+    """A game in its own process (the Python roguelike over the bridge): each Ray task starts
+    its own game processes, and the outputs are the local run's."""
+    ray_or_skip()
+    local = run_into(EXTERNAL, EXTERNAL_RUN, shared_out(tmp_path_factory), tmp_path / "local")
+    run = run_into(EXTERNAL, EXTERNAL_RUN, shared_out(tmp_path_factory), tmp_path / "ray", "--ray", "local:2")
+    # A replicate's wall-clock seconds are kept beside it (rep-NN.seconds), apart from the record.
+    oa, ob = ({k: v for k, v in outputs(f).items() if not k.endswith(".seconds")} for f in (local, run))
+    assert sorted(oa) == sorted(ob)
+    for name in oa:
+        assert oa[name] == ob[name], f"{name} differs between the local run and Ray's"
+    assert "summary.md" in ob and "best/unrestricted-deep.trace" in ob, sorted(ob)

@@ -35,6 +35,9 @@ pub struct External {
     /// Seconds to wait for an episode's `outcome`.
     #[serde(default = "sixty")]
     pub episode_timeout: f64,
+    /// Speak on the game's stdin/stdout instead of a loopback socket (`PLAYFORGE_STDIO=1`).
+    #[serde(default)]
+    pub stdio: bool,
 }
 
 fn two() -> usize {
@@ -81,6 +84,7 @@ impl External {
             settings,
             connect_timeout: Duration::from_secs_f64(self.connect_timeout),
             episode_timeout: Duration::from_secs_f64(self.episode_timeout),
+            stdio: self.stdio,
         }
     }
 }

@@ -9,7 +9,8 @@ use super::protocol::{self, Episode, FromGame, Hello, MAX_LINE, Outcome, PROTOCO
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,8 @@ pub struct Launch {
     pub settings: serde_json::Value,
     pub connect_timeout: Duration,
     pub episode_timeout: Duration,
+    /// Speak on the game's stdin/stdout instead of a socket (`PLAYFORGE_STDIO=1`).
+    pub stdio: bool,
 }
 
 /// What went wrong with a game process.
@@ -66,8 +69,7 @@ fn fault(kind: FaultKind, message: impl Into<String>) -> Fault {
 /// A running game process, introduced and ready for episodes.
 pub struct Worker {
     child: Arc<Mutex<Child>>,
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
+    link: Link,
     pub hello: Hello,
     stderr: Arc<Mutex<String>>,
     episode_timeout: Duration,
@@ -110,6 +112,9 @@ impl Worker {
             command = format!("{}…", command.chars().take(100).collect::<String>());
         }
         let io = |e: std::io::Error| fault(FaultKind::Refused, format!("`{command}`: {e}"));
+        if launch.stdio {
+            return Self::start_stdio(launch, program, args, command);
+        }
         let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(io)?;
         let port = listener.local_addr().map_err(io)?.port();
         let nonce = format!("{:032x}", rand::random::<u128>());
@@ -168,14 +173,68 @@ impl Worker {
         let (writer, reader, hello) = w;
         Ok(Worker {
             child: Arc::new(Mutex::new(child)),
-            reader,
-            writer,
+            link: Link::Tcp { reader, writer },
             hello,
             stderr,
             episode_timeout: launch.episode_timeout,
             command,
             logs: Vec::new(),
         })
+    }
+
+    /// Starts the game on pipes: its stdout carries the protocol (read by a thread into a
+    /// channel, so that every wait has its deadline), its stdin playforge's messages.
+    fn start_stdio(launch: &Launch, program: &str, args: &[String], command: String) -> Result<Worker, Fault> {
+        let nonce = format!("{:032x}", rand::random::<u128>());
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(&launch.dir)
+            .env("PLAYFORGE_PROTOCOL", PROTOCOL.to_string())
+            .env("PLAYFORGE_STDIO", "1")
+            .env("PLAYFORGE_NONCE", &nonce)
+            .env("PLAYFORGE_SETTINGS", launch.settings.to_string())
+            .env_remove("PLAYFORGE_ADDR")
+            .env_remove("PLAYFORGE_PORT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))?;
+        let stderr = keep_tail(child.stderr.take().expect("stderr is piped"));
+        let lines = read_lines(child.stdout.take().expect("stdout is piped"));
+        let writer = child.stdin.take().expect("stdin is piped");
+        let mut w = Worker {
+            child: Arc::new(Mutex::new(child)),
+            link: Link::Pipe { lines, writer },
+            hello: Hello::default(),
+            stderr,
+            episode_timeout: launch.episode_timeout,
+            command,
+            logs: Vec::new(),
+        };
+        let deadline = Instant::now() + launch.connect_timeout;
+        let first = match w.link.read_line(deadline) {
+            Ok(line) => line,
+            Err((FaultKind::Timeout, _)) => {
+                let what = format!("said no hello within {:?} of its launch", launch.connect_timeout);
+                return Err(w.fault(FaultKind::Timeout, &what, START));
+            }
+            Err((kind, what)) => return Err(w.fault(kind, &format!("before its hello: {what}"), START)),
+        };
+        let hello = match protocol::parse(&first) {
+            Ok(FromGame::Hello(h)) if h.nonce == nonce => h,
+            Ok(FromGame::Hello(_)) => return Err(w.fault(FaultKind::Refused, "said hello with another nonce", START)),
+            Ok(_) => return Err(w.fault(FaultKind::Garbage, "spoke before its hello", START)),
+            Err(e) => return Err(w.fault(FaultKind::Garbage, &e, START)),
+        };
+        if hello.protocol != PROTOCOL {
+            let message = format!("protocol {}; this playforge speaks {PROTOCOL}", hello.protocol);
+            let _ = w.send(&protocol::error(&message));
+            return Err(w.fault(FaultKind::Refused, &format!("(game {:?}) speaks {message}", hello.game), START));
+        }
+        w.hello = hello;
+        w.send(&protocol::welcome())?;
+        Ok(w)
     }
 
     /// Reads a connection's hello: `None` for a connection that is not the game's (a wrong
@@ -210,7 +269,7 @@ impl Worker {
         }
         let deadline = Instant::now() + self.episode_timeout;
         loop {
-            let line = read_line(&mut self.reader, deadline).map_err(|(kind, what)| {
+            let line = self.link.read_line(deadline).map_err(|(kind, what)| {
                 let what = if kind == FaultKind::Timeout { format!("no outcome within {:?}", self.episode_timeout) } else { what };
                 self.fault(kind, &what, episode.id)
             })?;
@@ -252,7 +311,11 @@ impl Worker {
     }
 
     fn send(&mut self, line: &str) -> Result<(), Fault> {
-        self.writer.write_all(line.as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{}`: {e}", self.command)))
+        let w: &mut dyn Write = match &mut self.link {
+            Link::Tcp { writer, .. } => writer,
+            Link::Pipe { writer, .. } => writer,
+        };
+        w.write_all(line.as_bytes()).and_then(|_| w.flush()).map_err(|e| fault(FaultKind::Died, format!("`{}`: {e}", self.command)))
     }
 
     /// A fault in episode `id`, with the process's state and the end of its stderr; the process
@@ -270,7 +333,8 @@ impl Worker {
         };
         std::thread::sleep(Duration::from_millis(20));
         let err = tail(&self.stderr);
-        fault(kind, format!("`{}`{status}, episode {id}: {what}{err}", self.command))
+        let at = if id == START { String::new() } else { format!(", episode {id}") };
+        fault(kind, format!("`{}`{status}{at}: {what}{err}", self.command))
     }
 }
 
@@ -302,6 +366,56 @@ fn tail(stderr: &Arc<Mutex<String>>) -> String {
     let t = stderr.lock().unwrap_or_else(|e| e.into_inner());
     let t = t.trim();
     if t.is_empty() { String::new() } else { format!("; its stderr ends:\n{t}") }
+}
+
+/// The episode id of a fault before the first episode (the start).
+const START: u64 = u64::MAX;
+
+/// How playforge and a game talk: a loopback socket, or the game's stdin/stdout.
+enum Link {
+    Tcp { reader: BufReader<TcpStream>, writer: TcpStream },
+    Pipe { lines: Receiver<Result<String, (FaultKind, String)>>, writer: ChildStdin },
+}
+
+impl Link {
+    fn read_line(&mut self, deadline: Instant) -> Result<String, (FaultKind, String)> {
+        match self {
+            Link::Tcp { reader, .. } => read_line(reader, deadline),
+            Link::Pipe { lines, .. } => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match lines.recv_timeout(left) {
+                    Ok(r) => r,
+                    Err(RecvTimeoutError::Timeout) => Err((FaultKind::Timeout, format!("no answer within {left:?}"))),
+                    Err(RecvTimeoutError::Disconnected) => Err((FaultKind::Died, "closed its stdout".into())),
+                }
+            }
+        }
+    }
+}
+
+/// The lines a game writes on its stdout, read by a thread (each at most [`MAX_LINE`] bytes;
+/// the first fault ends the stream).
+fn read_lines(stdout: ChildStdout) -> Receiver<Result<String, (FaultKind, String)>> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = String::new();
+            let r = match reader.by_ref().take(MAX_LINE as u64 + 1).read_line(&mut line) {
+                Ok(0) => Err((FaultKind::Died, "closed its stdout".into())),
+                Ok(_) if line.len() > MAX_LINE => Err((FaultKind::Garbage, format!("a line over {MAX_LINE} bytes"))),
+                Ok(_) if !line.ends_with('\n') => Err((FaultKind::Died, "closed its stdout mid-line".into())),
+                Ok(_) => Ok(line),
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err((FaultKind::Garbage, "a line that is not UTF-8".into())),
+                Err(e) => Err((FaultKind::Died, format!("its stdout failed ({e})"))),
+            };
+            let end = r.is_err();
+            if tx.send(r).is_err() || end {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// One line before `deadline`, at most [`MAX_LINE`] bytes.

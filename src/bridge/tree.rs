@@ -67,6 +67,10 @@ pub struct Found {
     pub exhausted: bool,
     pub nodes: usize,
     pub failures: Vec<Failure>,
+    /// Decisions in every outcome (for throughput figures).
+    pub decisions: u64,
+    /// `observe` stopped the search before its budget (an interrupted run).
+    pub stopped: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -219,7 +223,7 @@ impl Streams {
 
 /// Runs `rollouts` rollouts (fewer when CUT_OFF exhausts the tree) of the game under
 /// `game_seed` and `settings`. `observe(rollouts done, best so far)` after each; returning false
-/// stops the search (`None`). A run whose last [`MAX_FAILURES_IN_A_ROW`] rollouts all failed
+/// stops the search (`stopped`). A run whose last [`MAX_FAILURES_IN_A_ROW`] rollouts all failed
 /// stops with the last reason.
 pub fn search(
     source: &mut impl Episodes,
@@ -229,7 +233,7 @@ pub fn search(
     rollouts: u64,
     streams: &Streams,
     mut observe: impl FnMut(u64, f64) -> bool,
-) -> Result<Option<Found>> {
+) -> Result<Found> {
     let mut tree = Tree::new(cfg.clone());
     let mut rng = streams.select();
     let mut found = Found { best: f64::NEG_INFINITY, ..Found::default() };
@@ -264,6 +268,9 @@ pub fn search(
             Err(f) if f.kind == FaultKind::Refused => bail!("{f}"),
             Err(f) => Err(f.message),
         };
+        if let Ok((_, o)) = &scored {
+            found.decisions += o.trace.len() as u64;
+        }
         let added = scored.and_then(|(score, outcome)| {
             let whole = cfg.save_best_path && score > found.best;
             tree.add(&outcome, score, whole)?;
@@ -287,10 +294,11 @@ pub fn search(
             }
         }
         if !observe(rollout, found.best) {
-            return Ok(None);
+            found.stopped = true;
+            break;
         }
     }
     found.exhausted = tree.exhausted();
     found.nodes = tree.nodes();
-    Ok(Some(found))
+    Ok(found)
 }

@@ -356,7 +356,10 @@ where
         Command::Check { game } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game),
         Command::Check { game } => run::check(&game),
         Command::Run(args) => run::run(&args),
-        Command::Bench(args) => run::bench(&args),
+        Command::Bench(args) => match &args.external {
+            Some(config) => playtest::bench_external(&args, config),
+            None => run::bench(&args),
+        },
         Command::Perft(args) => run::perft(&args),
         Command::Play(args) => experiment::play(&args),
         Command::Experiment(args) => experiment::experiment(&args),

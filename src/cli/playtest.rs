@@ -98,3 +98,30 @@ pub fn playtest(args: &PlaytestArgs) -> Result<()> {
     super::write_report(&out)?;
     Ok(())
 }
+
+/// `playforge bench --external CONFIG`: the rollouts per second of an external game's search
+/// on 1 and 2 processes (docs/bridge.md, "Throughput").
+pub fn bench_external(args: &super::run::BenchArgs, config: &Path) -> Result<()> {
+    use std::io::Write as _;
+    let setup = setup(config, Some(args.seed), None, None, None)?;
+    if setup.cfg.external.is_none() {
+        anyhow::bail!("{}: no [external] table; expected a playtest config of a game in its own process", config.display());
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| workers | rollouts/s | decisions/s | decisions per rollout | µs per rollout |")?;
+    writeln!(out, "|---:|---:|---:|---:|---:|")?;
+    for workers in [1, 2] {
+        let t = crate::playtest::external::bench(&setup, workers, args.seconds)?;
+        let per = t.rollouts.max(1) as f64;
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {:.1} | {:.1} |",
+            t.workers,
+            per / t.seconds,
+            t.decisions as f64 / t.seconds,
+            t.decisions as f64 / per,
+            t.seconds * 1e6 / per
+        )?;
+    }
+    Ok(())
+}

@@ -72,8 +72,13 @@ fn seconds(s: &str) -> Result<f64, String> {
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// The game descriptions (.wgdl) to measure.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "external")]
     pub games: Vec<PathBuf>,
+    /// Measure a game in its own process instead: the rollouts per second of the prefix-tree
+    /// search on 1 and 2 processes, for the first condition of this playtest config (one with an
+    /// `[external]` table, e.g. configs/playtest_external_roguelike.toml).
+    #[arg(long, value_name = "CONFIG", conflicts_with_all = ["games", "mcts"])]
+    pub external: Option<PathBuf>,
     /// Seconds to measure each game for.
     #[arg(long, default_value_t = 3.0, value_parser = seconds)]
     pub seconds: f64,

@@ -19,6 +19,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+impl Setup {
+    /// Compiles one program per condition and checks every name the config uses against the
+    /// game ([`Setup::wgdl`]), or, with an `[external]` table, starts the game once and checks
+    /// them against its hello ([`setup`]). `text` is the config's text (for error locations
+    /// and the key).
+    pub fn new(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
+        if cfg.external.is_some() { setup(cfg, text, config_path, out_root) } else { Setup::wgdl(cfg, text, config_path, out_root) }
+    }
+}
+
 /// The setup of an external game's playtest: the game started once to read its `hello`, every
 /// name of the config checked against it.
 pub fn setup(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
@@ -88,7 +98,8 @@ pub fn setup(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Pat
     if let Some(e) = &mut keyed.external {
         e.dir = None;
     }
-    let hello_text = serde_json::to_string(&hello)?;
+    // The nonce is the process's, not the game's.
+    let hello_text = serde_json::to_string(&crate::bridge::protocol::Hello { nonce: String::new(), ..hello.clone() })?;
     let key = format!(
         "{:016x}",
         fnv(&format!("{}\n--- game\n{game_text}\n--- hello\n{hello_text}", toml::to_string(&keyed).unwrap_or_default()))
@@ -125,7 +136,9 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         !crate::drive::stop::requested()
     })
     .map_err(fail)?;
-    let Some(found) = found else { return Ok(None) };
+    if found.stopped {
+        return Ok(None);
+    }
     progress.fetch_add(s.rollouts - found.rollouts, Ordering::Relaxed);
     let Some(best) = &found.best_outcome else {
         let first = found.failures.first().map(|f| f.reason.as_str()).unwrap_or("none recorded");
@@ -162,4 +175,29 @@ pub fn run_replicate(setup: &Setup, c: &Condition, r: u64, progress: &AtomicU64)
         game: None,
         failures: found.failures,
     }))
+}
+
+/// Throughput of an external game: the first condition's search on `workers` processes for
+/// `seconds` (CUT_OFF off, so that it does not stop early); the process start is left out.
+pub struct Throughput {
+    pub workers: usize,
+    pub rollouts: u64,
+    pub decisions: u64,
+    pub seconds: f64,
+}
+
+pub fn bench(setup: &Setup, workers: usize, seconds: f64) -> Result<Throughput> {
+    let c = setup.conditions.first().ok_or_else(|| anyhow!("no condition"))?;
+    let Play::External { settings, tree } = &c.play else { bail!("{}: not an external game", c.name) };
+    let ext = setup.cfg.external.as_ref().ok_or_else(|| anyhow!("no [external] table"))?;
+    let tree = TreeConfig { cut_off: false, workers, ..tree.clone() };
+    let mut pool = Pool::new(&ext.launch(settings.clone()), workers, ext.retries);
+    // Warm up: every process started and introduced before the clock starts.
+    let streams = Streams { seed: setup.cfg.playtest.seed, replicate: 0, stream: c.stream };
+    tree::search(&mut pool, &tree, setup.game_seed(0), settings, workers as u64 * 2, &streams, |_, _| true)?;
+    let t0 = Instant::now();
+    let found = tree::search(&mut pool, &tree, setup.game_seed(0), settings, u64::MAX, &streams, |_, _| {
+        t0.elapsed().as_secs_f64() < seconds && !crate::drive::stop::requested()
+    })?;
+    Ok(Throughput { workers, rollouts: found.rollouts, decisions: found.decisions, seconds: t0.elapsed().as_secs_f64() })
 }

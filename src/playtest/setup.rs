@@ -73,12 +73,10 @@ pub fn fnv(s: &str) -> u64 {
 }
 
 impl Setup {
-    /// Compiles one program per condition and checks every name the config uses against the
-    /// game. `text` is the config's text (for error locations and the key).
-    pub fn new(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
-        if cfg.external.is_some() {
-            return super::external::setup(cfg, text, config_path, out_root);
-        }
+    /// A WGDL game's setup: one program compiled per condition, every name the config uses
+    /// checked against the game ([`Setup::new`], in `external.rs`, chooses this or an
+    /// external game's).
+    pub fn wgdl(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Path) -> Result<Setup> {
         let at = |table: &str, nth: usize, key: &str| crate::config::locate(config_path, text, table, nth, key);
         let s = &cfg.playtest;
         let game_path = s.game.clone();
