@@ -79,6 +79,17 @@ fn every_fault_of_a_game_is_a_clear_error_within_its_timeout() {
             "expected a JSON object",
         ),
         (python(&format!("{raw}time.sleep(30)")), FaultKind::Timeout, "no outcome within 1s"),
+        // Logging without end is no outcome either: the deadline holds across lines.
+        (
+            python(&format!("{raw}while True:\n    game.log('still thinking'); time.sleep(0.01)")),
+            FaultKind::Timeout,
+            "no outcome within 1s",
+        ),
+        (
+            python(&format!("{raw}link.send({{'type': 'outcome', 'id': 0, 'score': 1, 'trace': [[1, 3000000]]}}); time.sleep(30)")),
+            FaultKind::Broken,
+            "offers 3000000 options; expected at most 1048576",
+        ),
         (
             python(&format!("{raw}sys.stderr.write('boom: the game fell over\\n'); sys.exit(3)")),
             FaultKind::Died,

@@ -20,10 +20,17 @@ fn root() -> &'static Path {
 
 /// The WGDL twin under a style, a variant and the layout of `seed`.
 fn twin(style: &str, variant: &str, seed: u64) -> WgdlEpisodes {
+    twin_with(style, variant, seed, &[])
+}
+
+/// The twin with the game's parameters set (`rooms` is `hero.rooms` there).
+fn twin_with(style: &str, variant: &str, seed: u64, params: &[(&str, f64)]) -> WgdlEpisodes {
     let path = root().join("games/external/roguelike.wgdl");
     let text = std::fs::read_to_string(&path).unwrap();
     let overlays = [style, variant].into_iter().filter(|o| !matches!(*o, "unrestricted" | "regular")).map(String::from).collect();
-    let opts = CompileOptions { overrides: vec![("hero.layout".into(), (seed % 1000) as f64)], overlays, ..CompileOptions::default() };
+    let mut overrides = vec![("hero.layout".to_string(), (seed % 1000) as f64)];
+    overrides.extend(params.iter().map(|(k, v)| (format!("hero.{k}"), *v)));
+    let opts = CompileOptions { overrides, overlays, ..CompileOptions::default() };
     let program = playforge::wgdl::compile_str_with("roguelike.wgdl", &text, &opts).unwrap().program;
     let score = program.value_ref("game.score").unwrap();
     WgdlEpisodes::new(WgdlGame::new(program), score, 1000)
@@ -49,7 +56,7 @@ fn settings(style: &str, variant: &str) -> serde_json::Value {
 }
 
 fn cfg(workers: usize) -> TreeConfig {
-    TreeConfig { uct: 10.0, cut_off: true, save_best_path: false, workers, measure: None }
+    TreeConfig { uct: 10.0, cut_off: true, save_best_path: false, workers, measure: None, formula: None }
 }
 
 fn streams(replicate: u64) -> Streams {
@@ -63,14 +70,21 @@ fn run(source: &mut impl playforge::bridge::tree::Episodes, cfg: &TreeConfig, se
 #[test]
 fn the_python_floor_and_its_wgdl_twin_give_the_same_search_and_exhaustive_best() {
     let mut pool = Pool::new(&python_game(), 2, 1);
-    for (style, variant, seed) in
-        [("unrestricted", "regular", 1), ("brave", "regular", 42), ("hoarder", "regular", 977), ("unrestricted", "deep", 5)]
-    {
-        let set = settings(style, variant);
+    let cases: [(&str, &str, u64, &[(&str, f64)]); 5] = [
+        ("unrestricted", "regular", 1, &[]),
+        ("brave", "regular", 42, &[]),
+        ("hoarder", "regular", 977, &[]),
+        ("unrestricted", "deep", 5, &[]),
+        // The declared parameters, set on both sides.
+        ("unrestricted", "deep", 314, &[("rooms", 6.0), ("danger", 2.0), ("potions", 1.0), ("hp", 11.0)]),
+    ];
+    for (style, variant, seed, params) in cases {
+        let mut set = settings(style, variant);
+        set["params"] = params.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
         let c = cfg(2);
         let py = run(&mut pool, &c, seed, &set, 20_000);
-        let wg = run(&mut twin(style, variant, seed), &c, seed, &set, 20_000);
-        let what = format!("{style}/{variant}, seed {seed}");
+        let wg = run(&mut twin_with(style, variant, seed, params), &c, seed, &set, 20_000);
+        let what = format!("{style}/{variant}, seed {seed}, {params:?}");
         assert!(py.exhausted && wg.exhausted, "{what}: CUT_OFF exhausts both within 20 000 rollouts ({} and {})", py.rollouts, wg.rollouts);
         assert!(py.failures.is_empty(), "{what}: {:?}", py.failures);
         assert_eq!(py.best, wg.best, "{what}: the exact best");
@@ -81,7 +95,7 @@ fn the_python_floor_and_its_wgdl_twin_give_the_same_search_and_exhaustive_best()
         );
         assert_eq!(py.best_outcome.as_ref().unwrap().trace, wg.best_outcome.as_ref().unwrap().trace, "{what}: the same best line");
         // The exact best is the maximum over every line: a brute-force walk of the twin agrees.
-        assert_eq!(py.best, brute_force(&twin(style, variant, seed), &mut Vec::new()), "{what}: brute force");
+        assert_eq!(py.best, brute_force(&twin_with(style, variant, seed, params), &mut Vec::new()), "{what}: brute force");
     }
 }
 
@@ -200,4 +214,20 @@ impl playforge::bridge::tree::Episodes for WgdlLikeToy {
 }
 thread_local! {
     static TOY_DONE: std::cell::RefCell<std::collections::VecDeque<playforge::bridge::protocol::Outcome>> = Default::default();
+}
+
+#[test]
+fn a_persona_formula_drives_the_prefix_search() {
+    let set = settings("unrestricted", "deep");
+    let mut c = cfg(2);
+    c.cut_off = false;
+    let built_in = run(&mut twin("unrestricted", "deep", 8), &c, 8, &set, 500);
+    // UCB1 written as a formula over the node's quantities: the same search, number for number.
+    c.formula = Some(playforge::search::formula::Formula::parse("mean + 10 * sqrt(ln(parent) / visits)").unwrap());
+    let written = run(&mut twin("unrestricted", "deep", 8), &c, 8, &set, 500);
+    assert_eq!((built_in.nodes, &built_in.improvements), (written.nodes, &written.improvements));
+    // A greedy persona (the best score under a child, no exploration) searches otherwise.
+    c.formula = Some(playforge::search::formula::Formula::parse("best").unwrap());
+    let greedy = run(&mut twin("unrestricted", "deep", 8), &c, 8, &set, 500);
+    assert_ne!((built_in.nodes, &built_in.improvements), (greedy.nodes, &greedy.improvements));
 }

@@ -160,12 +160,21 @@ fn a_config_is_checked_against_what_the_game_declares() {
         ),
         "{e}"
     );
+    let e = err(&[("name = \"brave\"", "name = \"persona\"\nformula = \"mean + \"")]);
+    assert!(e.contains(":28:") || e.contains(":29:"), "the formula's error at its line: {e}");
     let e = err(&[("name = \"brave\"", "name = \"brave\"\nweights = { fight = 1 }")]);
     assert!(e.contains("weights on a style of an external game"), "{e}");
     let e = err(&[("command = [\"python3\", \"roguelike.py\"]", "command = [\"no-such-program-here\"]")]);
     assert!(e.contains("cannot start `no-such-program-here`"), "{e}");
     let e = err(&[("command = [\"python3\", \"roguelike.py\"]", "command = []")]);
     assert!(e.contains("command = []; expected a program and its arguments"), "{e}");
+    // A persona's formula on a style the game does not declare: the game plays unrestricted
+    // (no style in the settings) and the formula drives the search.
+    let dir = temp_dir("persona");
+    let s = shipped("playtest_external_roguelike.toml", &[("name = \"brave\"", "name = \"persona\"\nformula = \"best\"")], &dir);
+    let c = s.conditions.iter().find(|c| c.name == "persona/regular").unwrap();
+    assert!(c.describe.contains("\"style\":null") && c.describe.contains("prefix-tree formula best"), "{}", c.describe);
+    std::fs::remove_dir_all(&dir).unwrap();
     let e = err(&[("workers = 2", "workers = 0")]);
     assert!(e.contains("workers"), "{e}");
 }

@@ -3,7 +3,7 @@
 //! and then by the protocol's uniform default policy (SplitMix64 from the policy seed, the same
 //! numbers a Python or JavaScript client draws); the outcome carries the score and the trace.
 //! So the prefix-tree search runs on a WGDL game and on an external one alike, and a WGDL twin
-//! of an external game can be checked against it (tests/bridge.rs).
+//! of an external game can be checked against it (tests/bridge_search.rs).
 
 use super::process::{Fault, FaultKind};
 use super::protocol::{Episode, Outcome};

@@ -97,6 +97,11 @@ fn serve(slot: usize, launch: &Launch, retries: u32, sh: &Shared) {
                 match start(launch) {
                     Ok(w) => {
                         set_killer(Some(w.killer()));
+                        // A pool dropped while this process started: no episode on it.
+                        if sh.closed.load(Ordering::Relaxed) {
+                            set_killer(None);
+                            return;
+                        }
                         worker = Some(w);
                     }
                     Err(f) => break Err(Fault { kind: FaultKind::Refused, message: f.message }),

@@ -134,8 +134,12 @@ impl Worker {
             .map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))?;
         let stderr = keep_tail(child.stderr.take().expect("stderr is piped"));
         let deadline = Instant::now() + launch.connect_timeout;
-        listener.set_nonblocking(true).map_err(io)?;
-        let mut w = loop {
+        if let Err(e) = listener.set_nonblocking(true) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io(e));
+        }
+        let w = loop {
             match listener.accept() {
                 Ok((stream, _)) => match Self::introduce(stream, &nonce, deadline, &command) {
                     Ok(Some(w)) => break w,
@@ -169,9 +173,11 @@ impl Worker {
                 }
             }
         };
-        w.0.write_all(protocol::welcome().as_bytes()).map_err(|e| fault(FaultKind::Died, format!("`{command}`: {e}")))?;
         let (writer, reader, hello) = w;
-        Ok(Worker {
+        // A game that stops reading cannot block a write for longer than an episode may take.
+        let _ = writer.set_write_timeout(Some(launch.episode_timeout.max(Duration::from_millis(1))));
+        // The worker first, so that a failed welcome kills the process (its drop).
+        let mut w = Worker {
             child: Arc::new(Mutex::new(child)),
             link: Link::Tcp { reader, writer },
             hello,
@@ -179,7 +185,9 @@ impl Worker {
             episode_timeout: launch.episode_timeout,
             command,
             logs: Vec::new(),
-        })
+        };
+        w.send(&protocol::welcome())?;
+        Ok(w)
     }
 
     /// Starts the game on pipes: its stdout carries the protocol (read by a thread into a
@@ -269,6 +277,12 @@ impl Worker {
         }
         let deadline = Instant::now() + self.episode_timeout;
         loop {
+            // Checked on every line, not only when a read times out: a game that keeps
+            // logging without ever ending its episode still meets its deadline.
+            if Instant::now() >= deadline {
+                let what = format!("no outcome within {:?}", self.episode_timeout);
+                return Err(self.fault(FaultKind::Timeout, &what, episode.id));
+            }
             let line = self.link.read_line(deadline).map_err(|(kind, what)| {
                 let what = if kind == FaultKind::Timeout { format!("no outcome within {:?}", self.episode_timeout) } else { what };
                 self.fault(kind, &what, episode.id)

@@ -106,6 +106,9 @@ pub fn parse(line: &str) -> Result<FromGame, String> {
     })
 }
 
+/// The most options one decision may offer (a tree node keeps one slot per option).
+pub const MAX_OPTIONS: u64 = 1 << 20;
+
 /// Checks an outcome against the episode it answers: its id, every choice below its n, the
 /// prefix followed, a finite score and measures.
 pub fn check(outcome: &Outcome, episode: &Episode) -> Result<(), String> {
@@ -116,6 +119,9 @@ pub fn check(outcome: &Outcome, episode: &Episode) -> Result<(), String> {
         return Err(format!("episode {}: a score or measure that is not a finite number; expected numbers", episode.id));
     }
     for (k, &[choice, n]) in outcome.trace.iter().enumerate() {
+        if n > MAX_OPTIONS {
+            return Err(format!("episode {}: decision {k} offers {n} options; expected at most {MAX_OPTIONS}", episode.id));
+        }
         if n == 0 || choice >= n {
             return Err(format!("episode {}: decision {k} chose {choice} of {n} options; expected a choice in [0, n)", episode.id));
         }

@@ -42,6 +42,10 @@ pub struct TreeConfig {
     pub workers: usize,
     /// The measure searched (`None`: the outcome's score).
     pub measure: Option<String>,
+    /// A selection formula replacing UCB1 (a persona's), over each child's raw-score
+    /// statistics: `mean`, `wins` (the sum), `visits`, `parent` (the node's visits), `sumsq`,
+    /// `best`, `moves` (the child's options).
+    pub formula: Option<crate::search::formula::Formula>,
 }
 
 /// A rollout that ended without an outcome.
@@ -82,6 +86,8 @@ struct Node {
     children: Vec<u32>,
     visits: u64,
     total: f64,
+    sumsq: f64,
+    best: f64,
     exhausted: bool,
 }
 
@@ -125,6 +131,7 @@ impl Tree {
                 return path;
             }
             let ln = (node.visits.max(1) as f64).ln();
+            // A formula's NaN (0/0, ln of a negative) never wins; all NaN: the first child.
             let mut best: Option<(usize, f64)> = None;
             for (i, &c) in node.children.iter().enumerate() {
                 let child = &self.nodes[c as usize];
@@ -132,8 +139,19 @@ impl Tree {
                     continue;
                 }
                 let v = child.visits.max(1) as f64;
-                let u = child.total / v + self.cfg.uct * (ln / v).sqrt();
-                if best.is_none_or(|(_, b)| u > b) {
+                let u = match &self.cfg.formula {
+                    None => child.total / v + self.cfg.uct * (ln / v).sqrt(),
+                    Some(f) => f.eval(&crate::search::formula::Stats {
+                        mean: child.total / v,
+                        wins: child.total,
+                        visits: v,
+                        parent: node.visits as f64,
+                        sumsq: child.sumsq,
+                        best: child.best,
+                        moves: child.n as f64,
+                    }),
+                };
+                if !u.is_nan() && best.is_none_or(|(_, b)| u > b) {
                     best = Some((i, u));
                 }
             }
@@ -152,7 +170,15 @@ impl Tree {
     pub fn add(&mut self, outcome: &Outcome, score: f64, whole: bool) -> Result<(), String> {
         let trace = &outcome.trace;
         let n_at = |d: usize| if d < trace.len() { trace[d][1] as u32 } else { 0 };
-        let new_node = |n: u32| Node { n, children: vec![NONE; n as usize], visits: 0, total: 0.0, exhausted: false };
+        let new_node = |n: u32| Node {
+            n,
+            children: vec![NONE; n as usize],
+            visits: 0,
+            total: 0.0,
+            sumsq: 0.0,
+            best: f64::NEG_INFINITY,
+            exhausted: false,
+        };
         if self.nodes.is_empty() {
             self.nodes.push(new_node(n_at(0)));
         }
@@ -191,6 +217,8 @@ impl Tree {
             let node = &mut self.nodes[id as usize];
             node.visits += 1;
             node.total += score;
+            node.sumsq += score * score;
+            node.best = node.best.max(score);
         }
         for &id in path.iter().rev() {
             let node = &self.nodes[id as usize];

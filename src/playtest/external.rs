@@ -54,13 +54,17 @@ pub fn setup(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Pat
                 bail!("{}: {key} on a style of an external game; {own}", at("style", st, key));
             }
         }
-        if style.formula.is_some() || style.formula_file.is_some() {
-            bail!("{}: a selection formula on an external game; {own}", at("style", st, "name"));
-        }
+        // A persona's formula drives the search; the game then plays its own unrestricted
+        // style unless the style's name is one it declares.
+        let formula = super::setup::style_formula(style, &|key| at("style", st, key))?;
+        let formula_text = formula.as_ref().map(|(_, t)| t.clone());
         if variant.overlays.is_some() {
             bail!("{}: overlays on an external game; expected a variant it declares and parameters", at("variant", v, "overlays"));
         }
-        let style_name = declared(&hello, "style", &style.name, "unrestricted", || at("style", st, "name"))?;
+        let style_name = match &formula {
+            Some(_) if !hello.styles.contains(&style.name) => None,
+            _ => declared(&hello, "style", &style.name, "unrestricted", || at("style", st, "name"))?,
+        };
         let variant_name = declared(&hello, "variant", &variant.name, "base", || at("variant", v, "name"))?;
         check_params(&hello, &variant.parameters, |n| at("variant", v, n))?;
         let mut params = cfg.parameters.clone();
@@ -72,10 +76,14 @@ pub fn setup(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Pat
             save_best_path: arm.save_best_path.unwrap_or(s.save_best_path),
             workers: ext.workers,
             measure: measure.clone(),
+            formula: formula.as_ref().map(|(f, _)| f.clone()),
+        };
+        let selection = match &formula_text {
+            Some(text) => format!("formula {text}"),
+            None => format!("UCT c = {}", tree.uct),
         };
         let describe = format!(
-            "settings {settings}; prefix-tree UCT c = {}; CUT_OFF {}; save best path {}; {} workers",
-            tree.uct,
+            "settings {settings}; prefix-tree {selection}; CUT_OFF {}; save best path {}; {} workers",
             if tree.cut_off { "on" } else { "off" },
             if tree.save_best_path { "on" } else { "off" },
             tree.workers

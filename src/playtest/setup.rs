@@ -156,20 +156,9 @@ impl Setup {
                 }
                 Some(kinds.iter().map(|k| style.weights.get(k).copied().unwrap_or(0.0).exp()).collect())
             };
-            let formula_text = match (&style.formula, &style.formula_file) {
-                (Some(f), _) => Some((f.clone(), "formula")),
-                (None, Some(path)) => {
-                    let text = std::fs::read_to_string(path)
-                        .map_err(|e| anyhow!("{}: cannot read {}: {e}", at("style", st, "formula_file"), path.display()))?;
-                    let line = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-                    let line =
-                        line.ok_or_else(|| anyhow!("{}: {} holds no formula line", at("style", st, "formula_file"), path.display()))?;
-                    Some((line.to_string(), "formula_file"))
-                }
-                (None, None) => None,
-            };
+            let formula_text = style_formula(style, &|key| at("style", st, key))?;
             let formula = match &formula_text {
-                Some((f, key)) => Formula::parse(f).map_err(|e| anyhow!("{}: {e}", at("style", st, key)))?,
+                Some((f, _)) => f.clone(),
                 None => Formula::ucb1(uct, 1.0),
             };
             // CUT_OFF and the best path are one-player devices (an exhausted subtree's best is
@@ -183,7 +172,7 @@ impl Setup {
                 ..MctsConfig::default()
             };
             let selection = match &formula_text {
-                Some((f, _)) => format!("formula {f}"),
+                Some((_, f)) => format!("formula {f}"),
                 None => format!("UCT c = {uct}"),
             };
             let mut describe = if versus {
@@ -359,6 +348,23 @@ fn check_settings(s: &Settings, at: &impl Fn(&str, usize, &str) -> String) -> Re
         );
     }
     Ok(())
+}
+
+/// A style's selection formula (`formula`, or the first line of `formula_file` that is not a
+/// `#` comment) with its text; `None` for UCB1. `at(key)` locates a key of the style.
+pub(super) fn style_formula(style: &super::config::Style, at: &dyn Fn(&str) -> String) -> Result<Option<(Formula, String)>> {
+    let (text, key) = match (&style.formula, &style.formula_file) {
+        (Some(f), _) => (f.clone(), "formula"),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{}: cannot read {}: {e}", at("formula_file"), path.display()))?;
+            let line = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+            let line = line.ok_or_else(|| anyhow!("{}: {} holds no formula line", at("formula_file"), path.display()))?;
+            (line.to_string(), "formula_file")
+        }
+        (None, None) => return Ok(None),
+    };
+    let f = Formula::parse(&text).map_err(|e| anyhow!("{}: {e}", at(key)))?;
+    Ok(Some((f, text)))
 }
 
 /// Whole numbers without a fraction, others with up to 4 decimals (trailing zeros dropped).
