@@ -94,6 +94,13 @@ mod every_config {
             copy: None,
         },
         Case { config: "configs/playtest_uct.toml", command: "playtest", flags: &["--replicates", "3", "--rollouts", "300"], copy: None },
+        // A game in its own process (Python): no WGDL is run, so both tiers must agree trivially.
+        Case {
+            config: "configs/playtest_external_roguelike.toml",
+            command: "playtest",
+            flags: &["--replicates", "2", "--rollouts", "300"],
+            copy: None,
+        },
         Case { config: "configs/hexmage_balance.toml", command: "balance", flags: &["--iterations", "4"], copy: None },
         Case { config: "configs/hex_tournament.toml", command: "tournament", flags: &["--encounters", "2"], copy: None },
         Case {
@@ -109,8 +116,11 @@ mod every_config {
         Case { config: "configs/simple_coins.toml", command: "play", flags: &[], copy: Some(play_short) },
     ];
 
-    /// Shipped configs this test does not run, each with its reason (none today).
-    const SKIPPED: &[(&str, &str)] = &[];
+    /// Shipped configs this test does not run, each with its reason.
+    const SKIPPED: &[(&str, &str)] = &[(
+        "configs/playtest_external_deckbuilder.toml",
+        "a JavaScript game in its own process: no WGDL runs, so the tier changes nothing, and it needs `node` (tests/playtest_external.rs runs it where Node is installed)",
+    )];
 
     /// The section `name` of `t` (a table), created if missing.
     fn section<'a>(t: &'a mut toml::Table, name: &str) -> &'a mut toml::Table {
