@@ -118,20 +118,7 @@ impl Worker {
         let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(io)?;
         let port = listener.local_addr().map_err(io)?.port();
         let nonce = format!("{:032x}", rand::random::<u128>());
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(&launch.dir)
-            .env("PLAYFORGE_PROTOCOL", PROTOCOL.to_string())
-            .env("PLAYFORGE_ADDR", "127.0.0.1")
-            .env("PLAYFORGE_PORT", port.to_string())
-            .env("PLAYFORGE_NONCE", &nonce)
-            .env("PLAYFORGE_SETTINGS", launch.settings.to_string())
-            .env_remove("PLAYFORGE_STDIO")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))?;
+        let mut child = spawn(launch, program, args, &nonce, Some(port), &command)?;
         let stderr = keep_tail(child.stderr.take().expect("stderr is piped"));
         let deadline = Instant::now() + launch.connect_timeout;
         if let Err(e) = listener.set_nonblocking(true) {
@@ -194,20 +181,7 @@ impl Worker {
     /// channel, so that every wait has its deadline), its stdin playforge's messages.
     fn start_stdio(launch: &Launch, program: &str, args: &[String], command: String) -> Result<Worker, Fault> {
         let nonce = format!("{:032x}", rand::random::<u128>());
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(&launch.dir)
-            .env("PLAYFORGE_PROTOCOL", PROTOCOL.to_string())
-            .env("PLAYFORGE_STDIO", "1")
-            .env("PLAYFORGE_NONCE", &nonce)
-            .env("PLAYFORGE_SETTINGS", launch.settings.to_string())
-            .env_remove("PLAYFORGE_ADDR")
-            .env_remove("PLAYFORGE_PORT")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))?;
+        let mut child = spawn(launch, program, args, &nonce, None, &command)?;
         let stderr = keep_tail(child.stderr.take().expect("stderr is piped"));
         let lines = read_lines(child.stdout.take().expect("stdout is piped"));
         let writer = child.stdin.take().expect("stdin is piped");
@@ -380,6 +354,29 @@ fn tail(stderr: &Arc<Mutex<String>>) -> String {
     let t = stderr.lock().unwrap_or_else(|e| e.into_inner());
     let t = t.trim();
     if t.is_empty() { String::new() } else { format!("; its stderr ends:\n{t}") }
+}
+
+/// Starts the game with the protocol's environment: a loopback `port` to connect to, or
+/// (`None`) its stdin/stdout for the protocol; its stderr always piped (kept for errors).
+fn spawn(launch: &Launch, program: &str, args: &[String], nonce: &str, port: Option<u16>, command: &str) -> Result<Child, Fault> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(&launch.dir)
+        .env("PLAYFORGE_PROTOCOL", PROTOCOL.to_string())
+        .env("PLAYFORGE_NONCE", nonce)
+        .env("PLAYFORGE_SETTINGS", launch.settings.to_string())
+        .stderr(Stdio::piped());
+    match port {
+        Some(port) => {
+            cmd.env("PLAYFORGE_ADDR", "127.0.0.1").env("PLAYFORGE_PORT", port.to_string()).env_remove("PLAYFORGE_STDIO");
+            cmd.stdin(Stdio::null()).stdout(Stdio::null());
+        }
+        None => {
+            cmd.env("PLAYFORGE_STDIO", "1").env_remove("PLAYFORGE_ADDR").env_remove("PLAYFORGE_PORT");
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        }
+    }
+    cmd.spawn().map_err(|e| fault(FaultKind::Refused, format!("cannot start `{command}` in {}: {e}", launch.dir.display())))
 }
 
 /// The episode id of a fault before the first episode (the start).

@@ -225,45 +225,40 @@ pub fn write_reports(setup: &Setup, out: &Outcome) -> Result<(Vec<ConditionSumma
             exhausted: reps.iter().filter(|r| r.exhausted).count(),
         });
         // The best trace of the condition (first replicate among equals).
-        if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate)))
-            && setup.cfg.external.is_some()
-        {
-            // An external game's line: its choices, to be sent as an episode's prefix.
-            let prefix: Vec<&str> = best.trace.iter().map(|t| t.split(' ').next().unwrap_or("")).collect();
+        if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate))) {
+            // An external game's line is its choices, sent as an episode's prefix; a WGDL
+            // game's, moves that `playforge run` replays.
+            let (seed_word, replay, ext) = if setup.cfg.external.is_some() {
+                let prefix: Vec<&str> = best.trace.iter().map(|t| t.split(' ').next().unwrap_or("")).collect();
+                let replay = format!(
+                    "an episode with this seed, these settings and the prefix [{}]\n// each line: the choice and the number of options",
+                    prefix.join(", ")
+                );
+                ("seed", replay, "trace")
+            } else {
+                let replay = format!(
+                    "playforge run {} --moves <this file> --chance-seed {}{}{}",
+                    setup.game_path.display(),
+                    best.game_seed,
+                    c.overlays.iter().map(|o| format!(" --overlay {o}")).collect::<String>(),
+                    c.params.iter().map(|(k, x)| format!(" --set {k}={x}")).collect::<String>(),
+                );
+                ("chance seed", replay, "moves")
+            };
             let mut text = format!(
-                "// {}: best of {} replicates, score {} (replicate {}, seed {})\n// {}\n// replay: an episode with this seed, these settings and the prefix [{}]\n// each line: the choice and the number of options\n",
+                "// {}: best of {} replicates, score {} (replicate {}, {seed_word} {})\n// {}\n// replay: {replay}\n",
                 c.name,
                 reps.len(),
                 fmt_num(best.best),
                 best.replicate + 1,
                 best.game_seed,
                 c.describe,
-                prefix.join(", "),
             );
             for m in &best.trace {
                 text.push_str(m);
                 text.push('\n');
             }
-            write_atomic(&dir.join("best").join(format!("{}.trace", c.file)), text.as_bytes())?;
-        } else if let Some(best) = reps.iter().max_by(|a, b| a.best.total_cmp(&b.best).then(b.replicate.cmp(&a.replicate))) {
-            let mut text = format!(
-                "// {}: best of {} replicates, score {} (replicate {}, chance seed {})\n// {}\n// replay: playforge run {} --moves <this file> --chance-seed {}{}{}\n",
-                c.name,
-                reps.len(),
-                fmt_num(best.best),
-                best.replicate + 1,
-                best.game_seed,
-                c.describe,
-                setup.game_path.display(),
-                best.game_seed,
-                c.overlays.iter().map(|o| format!(" --overlay {o}")).collect::<String>(),
-                c.params.iter().map(|(k, x)| format!(" --set {k}={x}")).collect::<String>(),
-            );
-            for m in &best.trace {
-                text.push_str(m);
-                text.push('\n');
-            }
-            write_atomic(&dir.join("best").join(format!("{}.moves", c.file)), text.as_bytes())?;
+            write_atomic(&dir.join("best").join(format!("{}.{ext}", c.file)), text.as_bytes())?;
         }
     }
     write_atomic(
