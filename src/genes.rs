@@ -18,6 +18,24 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A parameter as a game declares it: a WGDL `parameter` line, or an external game's hello
+/// (docs/bridge.md), whose parameters have no value of their own here.
+#[derive(Clone, Debug)]
+pub struct Declared {
+    pub name: String,
+    pub min: f64,
+    pub max: f64,
+    pub integer: bool,
+    /// The value when nothing sets it.
+    pub default: f64,
+}
+
+impl Declared {
+    fn of(p: &ParamInfo) -> Declared {
+        Declared { name: p.name.clone(), min: p.min, max: p.max, integer: p.integer, default: p.default }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Gene {
     /// `description.attribute`.
@@ -97,7 +115,7 @@ impl LinearConstraint {
 
 /// Every declared parameter's value: the file's, or the one a config's `[parameters]` holds it
 /// at. An error names the offending key and says what was expected (its caller adds where).
-pub fn held_values(params: &[ParamInfo], held: &BTreeMap<String, f64>) -> Result<Vec<f64>, (String, String)> {
+pub fn held_values(params: &[Declared], held: &BTreeMap<String, f64>) -> Result<Vec<f64>, (String, String)> {
     let mut values: Vec<f64> = params.iter().map(|p| p.default).collect();
     for (name, &v) in held {
         let Some(i) = params.iter().position(|p| &p.name == name) else {
@@ -116,12 +134,13 @@ pub fn held_values(params: &[ParamInfo], held: &BTreeMap<String, f64>) -> Result
 
 /// A hash of a game's text and its compiled map: what a checkpoint and a job belong to.
 pub fn game_hash(text: &str, program: &Program) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let map = program.hex.as_ref().map(|m| m.render(|_| None)).unwrap_or_default();
-    for b in text.bytes().chain(map.bytes()) {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    fnv(text.bytes().chain(map.bytes()))
+}
+
+/// FNV-1a over bytes.
+fn fnv(bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// `pattern` with `*` standing for any run of characters (`red*`, `*.maxHp`) matches `name`.
@@ -146,7 +165,8 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 pub struct Codec {
     pub game: PathBuf,
     text: Arc<String>,
-    /// Every declared parameter's name and the value it has when no gene sets it.
+    /// Every declared parameter, its name and the value it has when no gene sets it.
+    declared: Vec<Declared>,
     names: Vec<String>,
     held: Vec<f64>,
     pub genes: Vec<Gene>,
@@ -157,7 +177,8 @@ pub struct Codec {
     /// The full DNA when nothing evolves: every gene at its file / `[parameters]` value.
     pub template: Vec<f64>,
     pub constraints: Vec<LinearConstraint>,
-    /// The compiled game of each overlay set at the file's values (index 0: the game as written).
+    /// The compiled game of each overlay set at the file's values (index 0: the game as written);
+    /// none for a game that runs in its own process ([`Codec::declared`]).
     pub probes: Vec<Arc<Program>>,
     options: CompileOptions,
 }
@@ -171,6 +192,7 @@ impl Codec {
         Ok(Codec {
             game: game.to_path_buf(),
             text: Arc::new(text),
+            declared: probe.params.iter().map(Declared::of).collect(),
             names: probe.params.iter().map(|p| p.name.clone()).collect(),
             held: probe.params.iter().map(|p| p.default).collect(),
             genes: Vec::new(),
@@ -183,11 +205,31 @@ impl Codec {
         })
     }
 
+    /// The codec of a game that runs in its own process: its source's text (what a checkpoint
+    /// belongs to) and the parameters it declares, with no program (a candidate builds to its
+    /// values alone, checked against the config's constraints).
+    pub fn declared(game: &Path, text: String, declared: Vec<Declared>) -> Codec {
+        Codec {
+            game: game.to_path_buf(),
+            text: Arc::new(text),
+            names: declared.iter().map(|p| p.name.clone()).collect(),
+            held: declared.iter().map(|p| p.default).collect(),
+            declared,
+            genes: Vec::new(),
+            gene_param: Vec::new(),
+            evolving: Vec::new(),
+            template: Vec::new(),
+            constraints: Vec::new(),
+            probes: Vec::new(),
+            options: CompileOptions::default(),
+        }
+    }
+
     /// Holds every parameter a config's `[parameters]` names at its value (`at_held` says where
     /// a key is); before any gene is added.
     pub fn hold(&mut self, held: &BTreeMap<String, f64>, at_held: &dyn Fn(&str) -> String) -> Result<()> {
-        self.held = held_values(&self.probes[0].params, held)
-            .map_err(|(key, msg)| anyhow!("{}: {msg} ({})", at_held(&key), self.game.display()))?;
+        self.held =
+            held_values(&self.declared, held).map_err(|(key, msg)| anyhow!("{}: {msg} ({})", at_held(&key), self.game.display()))?;
         Ok(())
     }
 
@@ -220,7 +262,7 @@ impl Codec {
     /// narrowed by `range` (`at` says where the config gives it); an evolving gene is moved by
     /// the search, the others stay at their held value. Returns the gene's index.
     pub fn add_gene(&mut self, param: usize, range: Option<[f64; 2]>, evolves: bool, at: &dyn Fn() -> String) -> Result<usize> {
-        let p = &self.probes[0].params[param];
+        let p = &self.declared[param];
         let n = &self.names[param];
         let (mut lo, mut hi) = (p.min, p.max);
         if let Some([a, b]) = range {
@@ -255,7 +297,10 @@ impl Codec {
 
     /// A hash of the game's text and its compiled map: what a checkpoint and a job belong to.
     pub fn game_hash(&self) -> u64 {
-        game_hash(&self.text, &self.probes[0])
+        match self.probes.first() {
+            Some(p) => game_hash(&self.text, p),
+            None => fnv(self.text.bytes()),
+        }
     }
 
     /// The full DNA of a search vector.
@@ -298,11 +343,15 @@ impl Codec {
     }
 
     /// A full DNA's programs (one per overlay set, the values written into each compiled probe:
-    /// nothing is compiled again), or `None` when a constraint of the config or the game fails.
+    /// nothing is compiled again; none for a game in its own process), or `None` when a
+    /// constraint of the config or the game fails.
     pub fn build(&self, dna: &[f64]) -> Result<Option<Vec<Arc<Program>>>> {
         let values = self.values(dna);
         if !self.constraints.iter().all(|c| c.holds(&values)) {
             return Ok(None);
+        }
+        if self.probes.is_empty() {
+            return Ok(Some(Vec::new()));
         }
         let mut out = Vec::with_capacity(self.probes.len());
         for probe in &self.probes {

@@ -40,6 +40,9 @@ mod gdl_rulesheets;
 /// Content for any game (`generate`): config errors, determinism over threads and the job
 /// seam, resume, feasibility, verify.
 mod generate;
+/// `generate` on a game in its own process: the roguelike's designer target verified on fresh
+/// seeds, threads and restarts changing nothing, names checked against the game's hello.
+mod generate_external;
 /// Golden run folders: a small run of every search command through the CLI, compared file for
 /// file with the copies under tests/data/runs/ (`UPDATE_GOLDEN=1` writes them).
 mod golden_runs;

@@ -117,10 +117,16 @@ mod every_config {
     ];
 
     /// Shipped configs this test does not run, each with its reason.
-    const SKIPPED: &[(&str, &str)] = &[(
-        "configs/playtest_external_deckbuilder.toml",
-        "a JavaScript game in its own process: no WGDL runs, so the tier changes nothing, and it needs `node` (tests/playtest_external.rs runs it where Node is installed)",
-    )];
+    const SKIPPED: &[(&str, &str)] = &[
+        (
+            "configs/generate_external_roguelike.toml",
+            "a Python game in its own process: no WGDL runs, so the tier changes nothing (tests/generate_external.rs runs it and verifies its answer)",
+        ),
+        (
+            "configs/playtest_external_deckbuilder.toml",
+            "a JavaScript game in its own process: no WGDL runs, so the tier changes nothing, and it needs `node` (tests/playtest_external.rs runs it where Node is installed)",
+        ),
+    ];
 
     /// The section `name` of `t` (a table), created if missing.
     fn section<'a>(t: &'a mut toml::Table, name: &str) -> &'a mut toml::Table {

@@ -4,9 +4,12 @@
 //! value. A candidate is valid when the config's `constraints` and the game's `constraint` lines
 //! hold; [`crate::genes::Codec::build`] writes its values into the compiled program of every overlay set the
 //! players need (play styles switch tagged lines on), so a candidate is never compiled again.
+//! A game in its own process has no program: its hello declares the parameters, and a
+//! candidate is its values alone.
 
 use super::config::{GenerateConfig, locate};
-use crate::genes::glob;
+use crate::bridge::protocol::Hello;
+use crate::genes::{Declared, glob};
 use crate::rng::Rng;
 use crate::wgdl::{CompileOptions, Program};
 use anyhow::{Result, bail};
@@ -14,8 +17,13 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A candidate's programs, one per overlay set (index 0: the game as written).
-pub type Built = Vec<Arc<Program>>;
+/// A candidate: its programs, one per overlay set (index 0: the game as written; none for a
+/// game in its own process), and every parameter's value.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub programs: Vec<Arc<Program>>,
+    pub values: Vec<(String, f64)>,
+}
 
 /// The generic codec (every gene evolves: a search vector is a full DNA) and the overlay sets
 /// its probes were compiled with.
@@ -35,36 +43,48 @@ impl Deref for Codec {
 impl Codec {
     /// The codec of a checked config; `overlay_sets` are the sets the tables play with (the
     /// first must be empty).
-    pub fn new(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str, overlay_sets: &[Vec<String>]) -> Result<Codec> {
+    pub fn new(
+        cfg: &GenerateConfig,
+        cfg_path: &Path,
+        cfg_text: &str,
+        overlay_sets: &[Vec<String>],
+        hello: Option<&Hello>,
+    ) -> Result<Codec> {
         let at = |table: &str, nth: usize, key: &str| locate(cfg_path, cfg_text, table, nth, key);
         let game = cfg.generate.game.clone();
-        let options = CompileOptions {
-            base_dir: game.parent().map(Path::to_path_buf),
-            turn_order: cfg.generate.turn_order.clone(),
-            ..CompileOptions::default()
-        };
-        let mut codec = crate::genes::Codec::open(&game, options, &|| at("generate", 0, "game"))?;
-        let base = codec.probe().clone();
-        if base.params.is_empty() {
-            bail!("{}: {} declares no `parameter`; expected parameters to generate", at("generate", 0, "game"), game.display());
-        }
-        for set in overlay_sets.iter().skip(1) {
-            for o in set {
-                if !base.overlays.iter().any(|(_, n)| n == o) {
-                    let known: Vec<String> = base.overlays.iter().map(|(k, n)| format!("{} {n}", k.word())).collect();
-                    let k = cfg.players.iter().position(|p| p.overlays.contains(o)).unwrap_or(0);
-                    bail!(
-                        "{}: overlay \"{o}\" is not in {}; expected one of: {}",
-                        at("player", k, "overlays"),
-                        game.display(),
-                        if known.is_empty() { "(the file declares no `style`/`variant` lines)".into() } else { known.join(", ") }
-                    );
+        let (mut codec, all_names) = match hello {
+            Some(hello) => external(cfg, hello, overlay_sets, &at)?,
+            None => {
+                let options = CompileOptions {
+                    base_dir: game.parent().map(Path::to_path_buf),
+                    turn_order: cfg.generate.turn_order.clone(),
+                    ..CompileOptions::default()
+                };
+                let mut codec = crate::genes::Codec::open(&game, options, &|| at("generate", 0, "game"))?;
+                let base = codec.probe().clone();
+                if base.params.is_empty() {
+                    bail!("{}: {} declares no `parameter`; expected parameters to generate", at("generate", 0, "game"), game.display());
                 }
+                for set in overlay_sets.iter().skip(1) {
+                    for o in set {
+                        if !base.overlays.iter().any(|(_, n)| n == o) {
+                            let known: Vec<String> = base.overlays.iter().map(|(k, n)| format!("{} {n}", k.word())).collect();
+                            let k = cfg.players.iter().position(|p| p.overlays.contains(o)).unwrap_or(0);
+                            bail!(
+                                "{}: overlay \"{o}\" is not in {}; expected one of: {}",
+                                at("player", k, "overlays"),
+                                game.display(),
+                                if known.is_empty() { "(the file declares no `style`/`variant` lines)".into() } else { known.join(", ") }
+                            );
+                        }
+                    }
+                    codec.add_overlay_set(set)?;
+                }
+                let names = codec.names().to_vec();
+                (codec, names)
             }
-            codec.add_overlay_set(set)?;
-        }
+        };
         codec.hold(&cfg.parameters, &|key| at("parameters", 0, key))?;
-        let all_names = codec.names().to_vec();
         for pat in &cfg.generate.params {
             if !all_names.iter().any(|n| glob(pat, n)) {
                 bail!(
@@ -75,7 +95,7 @@ impl Codec {
                 );
             }
         }
-        for (i, n) in all_names.iter().enumerate() {
+        for (i, n) in codec.names().to_vec().iter().enumerate() {
             if cfg.generate.params.iter().any(|p| glob(p, n)) && !cfg.parameters.contains_key(n) {
                 codec.add_gene(i, cfg.ranges.get(n).copied(), true, &|| at("ranges", 0, n))?;
             }
@@ -101,4 +121,56 @@ impl Codec {
     pub fn random(&self, rng: &mut Rng) -> Result<Vec<f64>> {
         Ok(self.genes.random(rng, "candidate")?.0)
     }
+}
+
+/// The codec of a game in its own process: the parameters its hello declares that the config
+/// names (genes by `params`, held ones by `[parameters]`; the others keep the game's own
+/// values, never sent), and every play style or variant the players name checked against it.
+/// Returns the codec and every declared name (for the errors).
+fn external(
+    cfg: &GenerateConfig,
+    hello: &Hello,
+    overlay_sets: &[Vec<String>],
+    at: &dyn Fn(&str, usize, &str) -> String,
+) -> Result<(crate::genes::Codec, Vec<String>)> {
+    let game = &cfg.generate.game;
+    let text = crate::input::read_text(game).map_err(|e| anyhow::anyhow!("{}: {e}", at("generate", 0, "game")))?;
+    if hello.params.is_empty() {
+        bail!(
+            "{}: game {:?} declares no parameter in its hello; expected parameters to generate",
+            at("external", 0, "command"),
+            hello.game
+        );
+    }
+    crate::bridge::config::check_params(hello, &cfg.parameters, |n| at("parameters", 0, n))?;
+    for (k, p) in cfg.players.iter().enumerate() {
+        let styles = p.overlays.iter().filter(|o| hello.styles.contains(o)).count();
+        let variants = p.overlays.iter().filter(|o| hello.variants.contains(o)).count();
+        if let Some(o) = p.overlays.iter().find(|o| !hello.styles.contains(o) && !hello.variants.contains(o)) {
+            let known: Vec<&str> = hello.styles.iter().chain(&hello.variants).map(String::as_str).collect();
+            bail!(
+                "{}: \"{o}\" is neither a play style nor a design variant of game {:?}; expected one of: {}",
+                at("player", k, "overlays"),
+                hello.game,
+                if known.is_empty() { "(it declares none)".to_string() } else { known.join(", ") }
+            );
+        }
+        if styles > 1 || variants > 1 {
+            bail!("{}: {:?}; expected at most one play style and one design variant", at("player", k, "overlays"), p.overlays);
+        }
+    }
+    debug_assert!(overlay_sets.first().is_some_and(Vec::is_empty));
+    let used = |n: &str| cfg.generate.params.iter().any(|p| glob(p, n)) || cfg.parameters.contains_key(n);
+    let declared = hello
+        .params
+        .iter()
+        .filter(|p| used(&p.name))
+        .map(|p| {
+            let mid = (p.min + p.max) / 2.0;
+            let default = if p.integer { mid.floor().max(p.min.ceil()) } else { mid };
+            Declared { name: p.name.clone(), min: p.min, max: p.max, integer: p.integer, default }
+        })
+        .collect();
+    let all = hello.params.iter().map(|p| p.name.clone()).collect();
+    Ok((crate::genes::Codec::declared(game, text, declared), all))
 }

@@ -52,6 +52,10 @@ pub struct GenerateConfig {
     pub qd: QdConfig,
     #[serde(default)]
     pub cma: crate::config::CmaConfig,
+    /// A game that runs in its own process (docs/bridge.md): `game` is then its source (what a
+    /// checkpoint belongs to), the genes its declared parameters, the measures its outcome's.
+    #[serde(default)]
+    pub external: Option<crate::bridge::config::External>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -122,11 +126,14 @@ pub struct Settings {
 pub struct PlayerConfig {
     pub name: String,
     /// `ai` (an `[[ai]]` table by `ai = "<name>"`), `persona` (MCTS with a selection formula
-    /// that maximizes or minimizes a measure) or `random`.
+    /// that maximizes or minimizes a measure) or `random`. On an external game: `game` (the
+    /// game's own default policy) or `persona` (the prefix-tree search of `iterations`
+    /// rollouts, its formula selecting, keeping the best).
     pub kind: String,
     #[serde(default)]
     pub ai: Option<String>,
-    /// Play-style overlays of the game file switched on in this player's games.
+    /// Play-style overlays of the game file switched on in this player's games; on an external
+    /// game, at most one play style and one design variant it declares.
     #[serde(default)]
     pub overlays: Vec<String>,
     /// persona: the selection formula (a name such as `ucb1`, or a formula's text).
@@ -399,6 +406,9 @@ impl GenerateConfig {
         let text = crate::input::read_text(path)?;
         let mut cfg = Self::parse(path, &text)?;
         cfg.generate.game = crate::config::resolve_path(path, &cfg.generate.game);
+        if let Some(e) = &mut cfg.external {
+            e.resolve(path, &cfg.generate.game);
+        }
         for p in &mut cfg.players {
             if let Some(f) = &p.formula_file {
                 p.formula_file = Some(crate::config::resolve_path(path, f));
@@ -437,6 +447,10 @@ impl GenerateConfig {
                 crate::config::show_number(b)
             );
         }
+        if let Some(e) = &cfg.external {
+            e.check(|k| at("external", 0, k))?;
+        }
+        let external = cfg.external.is_some();
         // Players: unique names, known kinds, their keys.
         let player_names: Vec<&str> = cfg.players.iter().map(|p| p.name.as_str()).collect();
         if cfg.players.is_empty() {
@@ -482,8 +496,29 @@ impl GenerateConfig {
                         _ => {}
                     }
                 }
-                "random" => {}
-                other => bail!("{}: kind = \"{other}\"; expected \"ai\", \"persona\" or \"random\"", at("player", k, "kind")),
+                "random" | "game" => {}
+                other => bail!(
+                    "{}: kind = \"{other}\"; expected {}",
+                    at("player", k, "kind"),
+                    if external { "\"game\" or \"persona\"" } else { "\"ai\", \"persona\" or \"random\"" }
+                ),
+            }
+            let fits = match p.kind.as_str() {
+                "game" => external,
+                "ai" | "random" => !external,
+                _ => true,
+            };
+            if !fits {
+                bail!(
+                    "{}: kind = \"{}\" {}",
+                    at("player", k, "kind"),
+                    p.kind,
+                    if external {
+                        "on an external game; expected \"game\" (its own default policy) or \"persona\" (the prefix-tree search)"
+                    } else {
+                        "is for an external game ([external]); expected \"ai\", \"persona\" or \"random\""
+                    }
+                );
             }
             if p.kind != "ai" && p.ai.is_some() {
                 bail!("{}: `ai` is for kind = \"ai\"; this player is kind = \"{}\"", at("player", k, "ai"), p.kind);
@@ -543,7 +578,8 @@ impl GenerateConfig {
                     );
                 }
             }
-            if !builtin && !m.of.contains('.') {
+            // An external game's measures are names in its hello (checked against it).
+            if !builtin && !m.of.contains('.') && !external {
                 bail!(
                     "{}: of = \"{}\"; expected a game value (`game.score`, `object.attribute`) or one of: {}",
                     at("measure", k, "of"),

@@ -41,13 +41,29 @@ pub struct Setup {
     pub loose: Scorer,
     pub max_moves: u64,
     built: crate::exec::BuiltCache<Built>,
+    /// A game in its own process (`[external]`): how its episodes are played.
+    pub external: Option<super::external::External>,
 }
 
 impl Setup {
     /// Builds the codec, the seats and the tables of a checked config.
     pub fn new(cfg: &GenerateConfig, cfg_path: &Path, cfg_text: &str) -> Result<Setup> {
         let (scorer, overlay_sets) = Scorer::new(cfg);
-        let codec = Codec::new(cfg, cfg_path, cfg_text, &overlay_sets)?;
+        let loose = scorer.on_estimates();
+        let built = crate::exec::BuiltCache::new(8);
+        if let Some(ext) = &cfg.external {
+            // A config parsed without `load` (a test, a fuzzed input) runs the game in its folder.
+            let mut ext = ext.clone();
+            if ext.dir.is_none() {
+                ext.resolve(cfg_path, &cfg.generate.game);
+            }
+            let at = || crate::config::locate(cfg_path, cfg_text, "external", 0, "command");
+            let hello = crate::bridge::pool::probe(&ext.launch(serde_json::json!({}))).map_err(|e| anyhow!("{}: {e}", at()))?;
+            let codec = Codec::new(cfg, cfg_path, cfg_text, &overlay_sets, Some(&hello))?;
+            let external = Some(super::external::External::new(cfg, cfg_path, cfg_text, &ext, hello)?);
+            return Ok(Setup { codec, seats: Vec::new(), scorer, loose, max_moves: cfg.generate.max_moves, built, external });
+        }
+        let codec = Codec::new(cfg, cfg_path, cfg_text, &overlay_sets, None)?;
         let seats = seats(cfg, &codec.probes[0]).map_err(|e| anyhow!("{}: {e}", cfg_path.display()))?;
         let seats_n = super::play::n_seats(&codec.probes[0]);
         for (k, m) in cfg.measures.iter().enumerate() {
@@ -82,8 +98,7 @@ impl Setup {
                 ));
             }
         }
-        let loose = scorer.on_estimates();
-        Ok(Setup { codec, seats, scorer, loose, max_moves: cfg.generate.max_moves, built: crate::exec::BuiltCache::new(8) })
+        Ok(Setup { codec, seats, scorer, loose, max_moves: cfg.generate.max_moves, built, external: None })
     }
 
     pub fn tables(&self) -> &[Table] {
@@ -92,13 +107,19 @@ impl Setup {
 
     /// The programs of a candidate (the last few are kept: a batch's jobs mostly share one).
     pub fn built(&self, x: &[f64]) -> Result<Built> {
-        self.built
-            .get(x, || self.codec.build(x)?.ok_or_else(|| anyhow!("a job's candidate breaks a constraint; expected a valid candidate")))
+        self.built.get(x, || {
+            let programs =
+                self.codec.build(x)?.ok_or_else(|| anyhow!("a job's candidate breaks a constraint; expected a valid candidate"))?;
+            Ok(Built { programs, values: self.codec.overrides(x) })
+        })
     }
 
     pub fn play(&self, built: &Built, t: usize, seed: u64) -> Result<GameRecord> {
         let table = &self.scorer.tables[t];
-        play(&built[table.overlay_set], table, &self.seats, seed, self.max_moves)
+        match &self.external {
+            Some(ext) => ext.play(&built.values, table, seed),
+            None => play(&built.programs[table.overlay_set], table, &self.seats, seed, self.max_moves),
+        }
     }
 }
 

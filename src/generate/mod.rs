@@ -5,7 +5,7 @@
 //!
 //! One file per concern: [`config`] (the TOML and its checks) → [`expr`] (measure expressions
 //! and their standard errors) → [`codec`] (parameters ⇄ genes, overlay sets) → [`play`] (one game
-//! at a table, its record) → [`quality`] (tables, measures, targets, F, feasibility; [`pool`] games pooled) →
+//! at a table, its record; [`external`] one episode of a game in its own process) → [`quality`] (tables, measures, targets, F, feasibility; [`pool`] games pooled) →
 //! [`archive`] (the map; [`mae`] CMA-MAE's thresholds, [`revisit`] elites gathering games) → [`run`] (the loop, checkpoints, outputs; [`sequential`] confirmation); [`jobs`] is the executor's
 //! job kind, [`verify`] checks a result on fresh seeds, [`asktell`] hands the evaluations out.
 
@@ -14,6 +14,7 @@ pub mod asktell;
 pub mod codec;
 pub mod config;
 pub mod expr;
+pub mod external;
 pub mod jobs;
 pub mod mae;
 pub mod outputs;

@@ -77,10 +77,15 @@ impl crate::drive::history::Row for Row {
 /// every parameter's value, and what the confirmation measured (mean and 95% interval).
 pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &str) -> String {
     let ev = &e.eval;
+    let play = match &cfg.external {
+        // A game in its own process plays the values as its settings' parameters.
+        Some(_) => "Play it: the [held] values as [parameters] of a playtest config with the same [external] table".to_string(),
+        None => format!("Play it: playforge run {} --params <this file>", cfg.generate.game.display()),
+    };
     let header = format!(
         "# playforge generate: {title} of `{}` (algorithm {}, seed {}, iteration {}).\n\
          # Quality F = {:.4}, confirmed over {} games per table; {}.\n\
-         # Check it on fresh seeds: playforge verify <this file>. Play it: playforge run {} --params <this file>.\n",
+         # Check it on fresh seeds: playforge verify <this file>. {play}.\n",
         cfg.generate.name,
         cfg.generate.algorithm,
         cfg.generate.seed,
@@ -88,7 +93,6 @@ pub fn candidate_toml(cfg: &GenerateConfig, setup: &Setup, e: &Elite, title: &st
         ev.f,
         ev.games,
         if ev.feasible { "feasible".to_string() } else { format!("infeasible: {}", ev.why) },
-        cfg.generate.game.display()
     );
     let mut w = content::Writer::new(&header, &cfg.generate.game, cfg.generate.turn_order.as_deref());
     w.key("kind", "\"generate\"");

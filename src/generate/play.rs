@@ -110,7 +110,7 @@ pub struct PersonaSeat {
 }
 
 /// The formula of a persona player: its text, its file's first non-comment line, or UCB1.
-fn persona_formula(p: &PlayerConfig) -> Result<Formula> {
+pub(super) fn persona_formula(p: &PlayerConfig) -> Result<Formula> {
     let c = p.c.unwrap_or(std::f64::consts::SQRT_2);
     let text = match (&p.formula, &p.formula_file) {
         (Some(f), _) => f.clone(),
