@@ -573,12 +573,12 @@ fn section_tiers(o: &Opts) {
         let setup = Setup::new(cfg, text, &path, &std::env::temp_dir()).expect("persona setup");
         Tier::set_default(Tier::Interpreted);
         let p = setup.cfg.list.iter().find(|p| p.name == "MaxS").expect("MaxS in the paper config").clone();
-        let m = setup.measured(&p);
+        let m = setup.measured(&p).expect("a WGDL game");
         let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(&p, 2700.0) };
         move |secs: f64| {
             let (n, el) = timed(secs, |i| {
                 let mut rng = playforge::rng::stream(1, 0, 0, i);
-                play_game(&m, 1000 + i, setup.score, &agent, &setup.search, &mut rng).expect("game");
+                play_game(&m, 1000 + i, setup.score.expect("a WGDL game"), &agent, &setup.search, &mut rng).expect("game");
             });
             n as f64 / el
         }
@@ -638,14 +638,14 @@ fn section_match3(o: &Opts) {
     println!("|---|---:|---:|---:|");
     for name in ["MaxS", "MaxM"] {
         let p = setup.cfg.list.iter().find(|p| p.name == name).expect("persona in the paper config");
-        let m = setup.measured(p);
+        let m = setup.measured(p).expect("a WGDL game");
         // A fixed goal near the random player's mean: the speed does not depend on it.
         let goal = if name == "MaxS" { 2700.0 } else { 7.6 };
         let agent = Agent::Mcts { formula: setup.vanilla(), reward: setup.reward(p, goal) };
         let mut iterations = 0u64;
         let (n, el) = timed(o.secs(6.0), |i| {
             let mut rng = playforge::rng::stream(1, 0, 0, i);
-            let r = play_game(&m, 1000 + i, setup.score, &agent, &setup.search, &mut rng).expect("game");
+            let r = play_game(&m, 1000 + i, setup.score.expect("a WGDL game"), &agent, &setup.search, &mut rng).expect("game");
             iterations += r.moves as u64 * setup.search.iterations;
         });
         println!("| {name} | **{:.3}** | {n} | {} |", el / n as f64, k(iterations as f64 / el));
@@ -814,7 +814,7 @@ fn section_scale(o: &Opts) {
     let s = &setup.cfg.personas;
     let mut rng = playforge::rng::stream(1, 0, 0, 0);
     let pop = playforge::evolve::gp::initial_population(&setup.cfg.gp, &mut rng).expect("a population");
-    let m = setup.measured(&setup.cfg.list[0]);
+    let m = setup.measured(&setup.cfg.list[0]).expect("a WGDL game");
     let reward = Reward::Binary { goal: 2700.0, maximize: true };
     // Individuals × games measured: every individual once per seed, until the time is up.
     let (mut mcts, mut random) = (Vec::new(), Vec::new());
@@ -822,12 +822,14 @@ fn section_scale(o: &Opts) {
     let budget = o.secs(20.0);
     'outer: for j in 0..s.games {
         let t = Instant::now();
-        play_game(&m, j, setup.score, &Agent::Random, &setup.search, &mut playforge::rng::stream(2, 0, 0, j)).expect("a game");
+        play_game(&m, j, setup.score.expect("a WGDL game"), &Agent::Random, &setup.search, &mut playforge::rng::stream(2, 0, 0, j))
+            .expect("a game");
         random.push(t.elapsed().as_secs_f64());
         for (i, f) in pop.iter().enumerate() {
             let agent = Agent::Mcts { formula: f.clone(), reward };
             let t = Instant::now();
-            play_game(&m, j, setup.score, &agent, &setup.search, &mut playforge::rng::stream(1, 0, i as u64, j)).expect("a game");
+            play_game(&m, j, setup.score.expect("a WGDL game"), &agent, &setup.search, &mut playforge::rng::stream(1, 0, i as u64, j))
+                .expect("a game");
             mcts.push(t.elapsed().as_secs_f64());
             if t0.elapsed().as_secs_f64() > budget {
                 break 'outer;

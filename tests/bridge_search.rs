@@ -56,7 +56,7 @@ fn settings(style: &str, variant: &str) -> serde_json::Value {
 }
 
 fn cfg(workers: usize) -> TreeConfig {
-    TreeConfig { uct: 10.0, cut_off: true, save_best_path: false, workers, measure: None, formula: None }
+    TreeConfig { uct: 10.0, cut_off: true, save_best_path: false, workers, measure: None, formula: None, reward: None }
 }
 
 fn streams(replicate: u64) -> Streams {

@@ -144,10 +144,10 @@ fn the_measured_mean_is_the_mean_of_legal_moves_before_each_move() {
     let text = tiny_text();
     let s = setup(&text, &temp_dir("measure"));
     let p = &s.cfg.list[1];
-    let m = s.measured(p);
+    let m = s.measured(p).unwrap();
     let search = Search { iterations: 5, rollout_horizon: 20, final_choice: FinalChoice::Formula };
     let mut rng = playforge::rng::stream(1, 0, 0, 0);
-    let r = play_game(&m, 42, s.score, &Agent::Random, &search, &mut rng).unwrap();
+    let r = play_game(&m, 42, s.score.unwrap(), &Agent::Random, &search, &mut rng).unwrap();
     // Replay the same random game by hand and average the legal-move counts.
     let g = m.seeded(42);
     let mut st = g.initial().unwrap();
@@ -181,14 +181,14 @@ fn a_score_maximizing_search_beats_random_play() {
         .replace("direction = \"min\"", "direction = \"min\"\nrange = [0, 30]");
     let s = setup(&text, &temp_dir("beats"));
     let p = &s.cfg.list[0];
-    let m = s.measured(p);
+    let m = s.measured(p).unwrap();
     let f = playforge::search::formula::Formula::parse("mean + 0.5 * sqrt(ln(parent) / visits)").unwrap();
     let greedy = Agent::Mcts { formula: f, reward: s.reward(p, 0.0) };
     let (mut a, mut b) = (0.0, 0.0);
     for seed in 0..12 {
         let mut rng = playforge::rng::stream(seed, 0, 0, 0);
-        a += play_game(&m, seed, s.score, &greedy, &s.search, &mut rng).unwrap().score;
-        b += play_game(&m, seed, s.score, &Agent::Random, &s.search, &mut rng).unwrap().score;
+        a += play_game(&m, seed, s.score.unwrap(), &greedy, &s.search, &mut rng).unwrap().score;
+        b += play_game(&m, seed, s.score.unwrap(), &Agent::Random, &s.search, &mut rng).unwrap().score;
     }
     assert!(a > 1.15 * b, "search {a} vs random {b}");
 }

@@ -77,6 +77,9 @@ mod match3;
 mod match3_genes;
 /// Procedural personas: config errors, determinism over threads and resume, outputs, measures.
 mod personas;
+/// `personas` on a game in its own process: GP over the prefix tree's formula on the roguelike,
+/// threads changing nothing, the tree's limits as clear errors.
+mod personas_external;
 /// Playtest experiments: overlays, encodings, the stacker's styles, CUT_OFF against an
 /// exhaustive search, determinism over threads and resume, reports, config errors.
 mod playtest;

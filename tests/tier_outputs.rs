@@ -119,6 +119,10 @@ mod every_config {
     /// Shipped configs this test does not run, each with its reason.
     const SKIPPED: &[(&str, &str)] = &[
         (
+            "configs/personas_external_roguelike.toml",
+            "a Python game in its own process: no WGDL runs, so the tier changes nothing (tests/personas_external.rs runs it)",
+        ),
+        (
             "configs/generate_external_roguelike.toml",
             "a Python game in its own process: no WGDL runs, so the tier changes nothing (tests/generate_external.rs runs it and verifies its answer)",
         ),

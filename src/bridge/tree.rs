@@ -46,6 +46,24 @@ pub struct TreeConfig {
     /// statistics: `mean`, `wins` (the sum), `visits`, `parent` (the node's visits), `sumsq`,
     /// `best`, `moves` (the child's options).
     pub formula: Option<crate::search::formula::Formula>,
+    /// The searched value mapped onto [0, 1] before the tree sees it (a persona's continuous
+    /// reward: clamped, upward or downward); `None`: the raw value, searched upward.
+    pub reward: Option<Scale>,
+}
+
+/// `(v − lo) / (hi − lo)` clamped to [0, 1], or one minus it when minimizing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    pub lo: f64,
+    pub hi: f64,
+    pub maximize: bool,
+}
+
+impl Scale {
+    pub fn apply(&self, v: f64) -> f64 {
+        let x = ((v - self.lo) / (self.hi - self.lo)).clamp(0.0, 1.0);
+        if self.maximize { x } else { 1.0 - x }
+    }
 }
 
 /// A rollout that ended without an outcome.
@@ -60,7 +78,7 @@ pub struct Failure {
 /// What a search found.
 #[derive(Clone, Debug, Default)]
 pub struct Found {
-    /// The highest score seen (−∞ when no rollout scored).
+    /// The highest score seen, on the `reward` scale where one is set (−∞ when no rollout scored).
     pub best: f64,
     /// The best rollout's outcome (its choices and measures).
     pub best_outcome: Option<Outcome>,
@@ -287,9 +305,9 @@ pub fn search(
         let rollout = found.rollouts;
         let scored = match source.finish()? {
             Ok(outcome) => match &cfg.measure {
-                None => Ok((outcome.score, outcome)),
+                None => Ok((cfg.reward.map_or(outcome.score, |r| r.apply(outcome.score)), outcome)),
                 Some(m) => match outcome.measures.get(m) {
-                    Some(&v) => Ok((v, outcome)),
+                    Some(&v) => Ok((cfg.reward.map_or(v, |r| r.apply(v)), outcome)),
                     None => Err(format!("the outcome has no measure `{m}`; it has {:?}", outcome.measures.keys().collect::<Vec<_>>())),
                 },
             },

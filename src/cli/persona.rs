@@ -2,7 +2,7 @@
 //! library's persona module.
 
 use crate::persona::jobs::Setup;
-use crate::persona::play::{Agent, GameResult, play_game};
+use crate::persona::play::{Agent, GameResult};
 use crate::persona::run::{PersonaOutcome, finished, has_checkpoint, run_chosen};
 use crate::search::formula::Formula;
 use anyhow::{Result, anyhow, bail};
@@ -210,7 +210,6 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
         anyhow!("--persona {}: not in {}; expected one of {}", args.persona, args.config.display(), known.join(", "))
     })?;
     let p = &setup.cfg.list[k];
-    let m = setup.measured(p);
     let seeds = match &args.seeds {
         Some(s) => parse_seeds(s)?,
         None => setup.held_out_seeds(),
@@ -247,9 +246,7 @@ pub fn persona_play(args: &PersonaPlayArgs) -> Result<()> {
     outln!("{:>20}  {:>8}  {:>11}  {:>10}", "seed", "score", "legal moves", p.measure)?;
     let mut all: Vec<GameResult> = Vec::new();
     for (j, &seed) in seeds.iter().enumerate() {
-        let (a, b, c, d) = player(j as u64);
-        let mut rng = crate::rng::stream(a, b, c, d);
-        let r = play_game(&m, seed, setup.score, &agent, &setup.search, &mut rng).map_err(|e| anyhow!("{}", e.render(&setup.program)))?;
+        let r = setup.play(k, &agent, seed, player(j as u64))?;
         outln!("{seed:>20}  {:>8.0}  {:>11.2}  {:>10.3}", r.score, r.legal_moves, r.measure)?;
         all.push(r);
     }

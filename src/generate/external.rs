@@ -140,6 +140,6 @@ fn seat(p: &PlayerConfig, hello: &Hello, at: &dyn Fn(&str) -> String) -> Result<
     };
     let c = p.c.unwrap_or(std::f64::consts::SQRT_2);
     let width = p.scale.map_or(1.0, |[lo, hi]| hi - lo);
-    let tree_cfg = TreeConfig { uct: c * width, cut_off: true, save_best_path: true, workers: 1, measure, formula };
+    let tree_cfg = TreeConfig { uct: c * width, cut_off: true, save_best_path: true, workers: 1, measure, formula, reward: None };
     Ok(ExternalSeat { style, variant, search: Some((tree_cfg, p.iterations)) })
 }

@@ -27,6 +27,11 @@ pub struct PersonaConfig {
     pub gp: GpConfig,
     #[serde(rename = "persona")]
     pub list: Vec<Persona>,
+    /// A game that runs in its own process (docs/bridge.md): `game` is then its source; each
+    /// agent is the prefix-tree search of `iterations` whole episodes (its formula selecting),
+    /// the random player the game's own default policy.
+    #[serde(default)]
+    pub external: Option<crate::bridge::config::External>,
 }
 
 /// `[personas]`: what every persona shares.
@@ -46,7 +51,8 @@ pub struct Settings {
     /// baselines (the paper: 50).
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 1_000_000>")]
     pub games: u64,
-    /// MCTS iterations per move (the paper: 250).
+    /// MCTS iterations per move (the paper: 250); on an external game, whole episodes per
+    /// prefix-tree search (`rollout_horizon` and `final_choice` do not apply there).
     #[serde(default = "iterations")]
     #[serde(deserialize_with = "crate::config::count::<_, _, 1, 100_000_000>")]
     pub iterations: u64,
@@ -152,6 +158,9 @@ impl PersonaConfig {
         let mut cfg = Self::parse(path, &text)?;
         // Paths in a config are relative to the config file.
         cfg.personas.game = crate::config::resolve_path(path, &cfg.personas.game);
+        if let Some(e) = &mut cfg.external {
+            e.resolve(path, &cfg.personas.game);
+        }
         Ok((cfg, text))
     }
 
@@ -182,6 +191,23 @@ impl PersonaConfig {
             bail!("{}: vanilla_c = {}; expected a constant ≥ 0", at("personas", 0, "vanilla_c"), s.vanilla_c);
         }
         cfg.gp.validate().map_err(|e| anyhow!("{}: {e}", at("gp", 0, "")))?;
+        if let Some(e) = &cfg.external {
+            e.check(|k| at("external", 0, k))?;
+            // The tree keeps raw outcomes: a persona's range maps them onto [0, 1].
+            if s.reward != "continuous" {
+                bail!(
+                    "{}: reward = \"{}\" on an external game; expected \"continuous\" with each persona's `range` (the prefix tree maps an outcome's measure onto [0, 1])",
+                    at("personas", 0, "reward"),
+                    s.reward
+                );
+            }
+            if s.chance.is_some() {
+                bail!(
+                    "{}: chance on an external game; expected none (the game draws its own chance from the episode's seed)",
+                    at("personas", 0, "chance")
+                );
+            }
+        }
         if cfg.list.is_empty() {
             bail!("{}: no [[persona]] table; expected at least one persona (name, measure, direction)", path.display());
         }
@@ -199,6 +225,13 @@ impl PersonaConfig {
             }
             if !matches!(p.direction.as_str(), "max" | "min") {
                 bail!("{}: direction = \"{}\"; expected \"max\" or \"min\"", at("persona", k, "direction"), p.direction);
+            }
+            if cfg.external.is_some() && p.aggregate != "final" {
+                bail!(
+                    "{}: aggregate = \"{}\" on an external game; expected \"final\" (a measure of the episode's outcome)",
+                    at("persona", k, "aggregate"),
+                    p.aggregate
+                );
             }
             if !matches!(p.aggregate.as_str(), "final" | "mean") {
                 bail!("{}: aggregate = \"{}\"; expected \"final\" or \"mean\"", at("persona", k, "aggregate"), p.aggregate);

@@ -96,7 +96,7 @@ pub fn read_traces(setup: &Setup, dir: &Path) -> Result<(Vec<HumanGame>, Vec<(Pa
 }
 
 fn replay_score(setup: &Setup, rep: &Replay) -> Result<HumanGame> {
-    let p = &setup.program;
+    let (p, score) = setup.wgdl()?;
     let game = WgdlGame::new(p.clone()).with_seed(rep.chance_seed);
     let render = |e: crate::wgdl::RuntimeError| anyhow!("{}", e.render(p));
     let mut st = game.initial().map_err(render)?;
@@ -108,9 +108,9 @@ fn replay_score(setup: &Setup, rep: &Replay) -> Result<HumanGame> {
             bail!("move {} `{name}` is not legal on this game and seed", i + 1);
         };
         legal_sum += legal.len();
-        let before = p.read(&st, setup.score);
+        let before = p.read(&st, score);
         game.apply(&mut st, m).map_err(render)?;
-        points.push(p.read(&st, setup.score) - before);
+        points.push(p.read(&st, score) - before);
     }
     game.legal(&st, &mut legal).map_err(render)?;
     if game.status(&st, &legal) == Status::Running {
@@ -120,7 +120,7 @@ fn replay_score(setup: &Setup, rep: &Replay) -> Result<HumanGame> {
     Ok(HumanGame {
         file: PathBuf::new(),
         seed: rep.chance_seed,
-        score: p.read(&st, setup.score),
+        score: p.read(&st, score),
         legal_moves: legal_sum as f64 / n,
         move_points: points,
     })
@@ -129,12 +129,12 @@ fn replay_score(setup: &Setup, rep: &Replay) -> Result<HumanGame> {
 /// The points of each move an agent makes, by playing its game again with a recording
 /// (the same stream, so the same game as `play_game`'s).
 fn with_points(setup: &Setup, m: &Measured, seed: u64, agent: &Agent, rng_seed: (u64, u64, u64, u64)) -> Result<(GameResult, Vec<f64>)> {
-    let p = &setup.program;
+    let (p, score) = setup.wgdl()?;
     let mut points = Vec::new();
     let mut last = None;
     let (a, b, c, d) = rng_seed;
-    let r = crate::players::persona::play_game_observed(m, seed, setup.score, agent, &setup.search, &mut stream(a, b, c, d), &mut |s| {
-        let now = p.read(s, setup.score);
+    let r = crate::players::persona::play_game_observed(m, seed, score, agent, &setup.search, &mut stream(a, b, c, d), &mut |s| {
+        let now = p.read(s, score);
         if let Some(prev) = last {
             points.push(now - prev);
         }
@@ -238,14 +238,14 @@ pub fn compare(setup: &Setup, traces: &Path, from: &Path, games: u64, done: &Ato
         let hs: Vec<HumanGame> = humans.iter().filter(|h| h.seed == seed).cloned().collect();
         let mut rows = Vec::new();
         for (ai, (name, k, agent)) in agents.iter().enumerate() {
-            let m = setup.measured(&setup.cfg.list[*k]);
+            let m = setup.measured(&setup.cfg.list[*k])?;
             let games: Result<Vec<_>> =
                 (0..games).map(|j| with_points(setup, &m, seed, agent, (derive(s.seed, 7, b as u64, ai as u64), j, 0, 0))).collect();
             rows.push(AgentRow { name: name.clone(), persona: name.clone(), games: games? });
         }
         // Vanilla held to beating random on this board (as persona-play does), and random.
         let p: &Persona = &setup.cfg.list[vanilla_k];
-        let m = setup.measured(p);
+        let m = setup.measured(p)?;
         let random: Vec<(GameResult, Vec<f64>)> = (0..games)
             .map(|j| with_points(setup, &m, seed, &Agent::Random, (derive(s.seed, 7, b as u64, 1000), j, 0, 0)))
             .collect::<Result<_>>()?;

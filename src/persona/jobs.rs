@@ -10,7 +10,6 @@ use crate::exec::Executor;
 use crate::exec::JobKind;
 use crate::game::WgdlGame;
 use crate::rng::derive;
-use crate::rng::stream;
 use crate::search::formula::Formula;
 use crate::wgdl::probe::ValueRef;
 use crate::wgdl::{CompileOptions, Program};
@@ -31,8 +30,11 @@ pub struct Setup {
     pub cfg: PersonaConfig,
     pub text: String,
     pub config_path: PathBuf,
-    pub program: Arc<Program>,
-    pub score: ValueRef,
+    /// The compiled game and its score (`None` for a game in its own process).
+    pub program: Option<Arc<Program>>,
+    pub score: Option<ValueRef>,
+    /// A game in its own process (`[external]`).
+    pub external: Option<super::external::ExternalGames>,
     pub search: Search,
     pub out_dir: PathBuf,
     /// Stop after this many generations in one call (tests; the checkpoint stays resumable).
@@ -45,6 +47,29 @@ impl Setup {
     /// Compiles the game with the config's parameters and chance override; resolves the score.
     pub fn new(cfg: PersonaConfig, text: String, config_path: &Path, out_root: &Path) -> Result<Setup> {
         let s = &cfg.personas;
+        let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
+        // One folder per (config name, seed): runs with another seed never overwrite it.
+        let out_dir = out_root.join(&s.name).join(format!("seed-{}", s.seed));
+        if let Some(ext) = &cfg.external {
+            // A config parsed without `load` (a test, a fuzzed input) runs the game in its folder.
+            let mut ext = ext.clone();
+            if ext.dir.is_none() {
+                ext.resolve(config_path, &s.game);
+            }
+            let external = super::external::ExternalGames::new(&cfg, &ext, config_path, &text)?;
+            return Ok(Setup {
+                cfg,
+                text,
+                config_path: config_path.to_path_buf(),
+                program: None,
+                score: None,
+                external: Some(external),
+                search,
+                out_dir,
+                max_generations: None,
+                exec: Executor::Local,
+            });
+        }
         let opts = CompileOptions {
             base_dir: s.game.parent().map(Path::to_path_buf),
             overrides: cfg.parameters.iter().map(|(k, v)| (k.clone(), *v)).collect(),
@@ -66,15 +91,13 @@ impl Setup {
                 })?;
             }
         }
-        let search = Search { iterations: s.iterations, rollout_horizon: s.rollout_horizon, final_choice: s.final_choice() };
-        // One folder per (config name, seed): runs with another seed never overwrite it.
-        let out_dir = out_root.join(&s.name).join(format!("seed-{}", s.seed));
         Ok(Setup {
             cfg,
             text,
             config_path: config_path.to_path_buf(),
-            program,
-            score,
+            program: Some(program),
+            score: Some(score),
+            external: None,
             search,
             out_dir,
             max_generations: None,
@@ -97,14 +120,40 @@ impl Setup {
         Setup::new(cfg, text, config, out.unwrap_or(Path::new("outputs")))
     }
 
+    /// The compiled game and its score, for what reads a WGDL game's states.
+    pub fn wgdl(&self) -> Result<(&Arc<Program>, ValueRef)> {
+        match (&self.program, self.score) {
+            (Some(p), Some(s)) => Ok((p, s)),
+            _ => Err(anyhow!(
+                "{}: a game in its own process; expected a WGDL game (this reads the game's states)",
+                self.cfg.personas.game.display()
+            )),
+        }
+    }
+
     /// The measured game of persona `p` (chance seed 0; games reseed it).
-    pub fn measured(&self, p: &Persona) -> Measured {
+    pub fn measured(&self, p: &Persona) -> Result<Measured> {
+        let (program, _) = self.wgdl()?;
         let measure = if p.measure == "legal_moves" {
             Measure::LegalMoves
         } else {
-            Measure::Value(self.program.value_ref(&p.measure).expect("checked in Setup::new"))
+            Measure::Value(program.value_ref(&p.measure).map_err(|e| anyhow!("{e}"))?)
         };
-        Measured { game: WgdlGame::new(self.program.clone()), measure, mean: p.mean() }
+        Ok(Measured { game: WgdlGame::new(program.clone()), measure, mean: p.mean() })
+    }
+
+    /// One game of persona `k` by `agent` on chance seed `seed`, the agent's stream `stream`
+    /// (seed, generation, individual, game): MCTS on the WGDL game, or the prefix-tree search
+    /// on a game in its own process.
+    pub fn play(&self, k: usize, agent: &Agent, seed: u64, stream: (u64, u64, u64, u64)) -> Result<GameResult> {
+        let p = self.cfg.list.get(k).ok_or_else(|| anyhow!("a game for persona {k}, which the config lacks"))?;
+        if let Some(ext) = &self.external {
+            return ext.play(p, agent, self.search.iterations, seed, stream);
+        }
+        let (program, score) = self.wgdl()?;
+        let (a, b, c, d) = stream;
+        play_game(&self.measured(p)?, seed, score, agent, &self.search, &mut crate::rng::stream(a, b, c, d))
+            .map_err(|e| anyhow!("{}", e.render(program)))
     }
 
     /// The reward of an MCTS agent of persona `p` held to `goal`.
@@ -150,7 +199,11 @@ pub type PersonaContext = crate::drive::game::Context<PersonaConfig>;
 
 /// A hash of a run's compiled game: its source text and map (the one rule, [`crate::drive::game::game_hash`]).
 pub fn game_hash(setup: &Setup) -> u64 {
-    crate::drive::game::game_hash(&setup.program.source.text, &setup.program)
+    match (&setup.program, &setup.external) {
+        (Some(p), _) => crate::drive::game::game_hash(&p.source.text, p),
+        (None, Some(e)) => e.hash,
+        (None, None) => 0,
+    }
 }
 
 impl PersonaContext {
@@ -213,9 +266,6 @@ impl JobKind for PersonaGame {
     }
 
     fn run(setup: &Setup, job: &GameJob) -> Result<GameResult> {
-        let p = setup.cfg.list.get(job.persona).ok_or_else(|| anyhow!("a job for persona {}, which the config lacks", job.persona))?;
-        let (a, b, c, d) = job.stream;
-        play_game(&setup.measured(p), job.seed, setup.score, &job.agent.agent()?, &setup.search, &mut stream(a, b, c, d))
-            .map_err(|e| anyhow!("{}", e.render(&setup.program)))
+        setup.play(job.persona, &job.agent.agent()?, job.seed, job.stream)
     }
 }

@@ -3,10 +3,12 @@
 //! legal moves, any game value. [`config`] reads the TOML, [`play`] (in
 //! [`crate::players::persona`]) plays one game as a persona, a vanilla MCTS or a random player,
 //! and [`run`] evolves each persona generation by generation with checkpoints, charts and a
-//! held-out comparison.
+//! held-out comparison; on a game in its own process [`external`] plays instead, the formula
+//! driving Monster Carlo's prefix tree.
 
 pub mod asktell;
 pub mod config;
+pub mod external;
 pub mod jobs;
 /// Playing one game as a persona: it lives with the other players ([`crate::players::persona`]),
 /// where every driver can reach it; this name keeps the old paths working.

@@ -14,7 +14,7 @@
 
 use super::config::{Persona, PersonaConfig};
 use super::jobs::{AgentSpec, GameJob, PersonaContext, PersonaGame, Setup, TAG_GP, TAG_HELD_OUT, TAG_RANDOM, TAG_VANILLA};
-use super::play::{Agent, GameResult, play_game};
+use super::play::{Agent, GameResult};
 use crate::evolve::gp::{self, Origin};
 use crate::exec::Executor;
 use crate::report::{chart, csv_bytes, write_atomic};
@@ -128,16 +128,14 @@ pub type Job<'a> = (&'a Agent, u64, (u64, u64, u64, u64));
 /// Plays every job of persona `k` (whose measure is read) on the setup's executor (results in
 /// job order); counts finished games in `done`.
 pub fn play_jobs(setup: &Setup, k: usize, jobs: &[Job], done: &AtomicU64) -> Result<Vec<GameResult>> {
-    let m = setup.measured(&setup.cfg.list[k]);
     let wire: Vec<GameJob> =
         jobs.iter().map(|&(agent, seed, stream)| GameJob { persona: k, agent: AgentSpec::of(agent), seed, stream }).collect();
     let results = setup.exec.map::<PersonaGame>(
         || PersonaContext::new(setup),
         &wire,
         |i, _| {
-            let (agent, seed, (a, b, c, d)) = jobs[i];
-            let r = play_game(&m, seed, setup.score, agent, &setup.search, &mut stream(a, b, c, d))
-                .map_err(|e| anyhow!("{}", e.render(&setup.program)));
+            let (agent, seed, stream) = jobs[i];
+            let r = setup.play(k, agent, seed, stream);
             done.fetch_add(1, Ordering::Relaxed);
             r
         },
@@ -176,7 +174,12 @@ fn checkpoint_key(setup: &Setup, p: &Persona) -> String {
 /// The key older versions wrote: the game's whole text in place of its hash (a changed map went
 /// unseen).
 fn legacy_key(setup: &Setup, p: &Persona) -> String {
-    format!("{}\n--- persona {}\n--- game\n{}", setup.text, p.name, setup.program.source.text)
+    let game = match (&setup.program, &setup.external) {
+        (Some(program), _) => program.source.text.as_str(),
+        (None, Some(e)) => e.text.as_str(),
+        (None, None) => "",
+    };
+    format!("{}\n--- persona {}\n--- game\n{game}", setup.text, p.name)
 }
 
 /// Whether persona `k` has a checkpoint in this run's folder.
@@ -574,8 +577,13 @@ pub fn held_out(setup: &Setup, outcomes: &[(usize, PersonaOutcome)], done: &Atom
 
 pub fn held_out_markdown(setup: &Setup, rows: &[HeldOutRow]) -> String {
     let s = &setup.cfg.personas;
+    let (search, legal) = match setup.external {
+        // A game in its own process: the prefix-tree search, the episode's options.
+        Some(_) => ("whole episodes per prefix-tree search (the best kept)", "mean options per decision of the game's episode"),
+        None => ("MCTS iterations per move", "mean number of legal moves before each move"),
+    };
     let mut md = format!(
-        "# {} — held-out games\n\n{} held-out seeds (never used in evolution), {} MCTS iterations per move. Score = `{}`; legal moves = mean number of legal moves before each move.\n\n| agent | score (mean ± sd) | min – max | legal moves | formula |\n|---|---:|---:|---:|---|\n",
+        "# {} — held-out games\n\n{} held-out seeds (never used in evolution), {} {search}. Score = `{}`; legal moves = {legal}.\n\n| agent | score (mean ± sd) | min – max | legal moves | formula |\n|---|---:|---:|---:|---|\n",
         s.name, s.held_out, s.iterations, s.score
     );
     for r in rows {

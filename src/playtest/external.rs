@@ -77,6 +77,7 @@ pub fn setup(cfg: PlaytestConfig, text: &str, config_path: &Path, out_root: &Pat
             workers: ext.workers,
             measure: measure.clone(),
             formula: formula.as_ref().map(|(f, _)| f.clone()),
+            reward: None,
         };
         let selection = match &formula_text {
             Some(text) => format!("formula {text}"),

@@ -294,7 +294,8 @@ impl Server {
         files.sort();
         for f in files {
             let Ok(text) = crate::input::read_text(&f) else { continue };
-            if !text.contains("[personas]") {
+            // A persona of a game in its own process plays no WGDL game here (and is not started).
+            if !text.contains("[personas]") || text.contains("[external]") {
                 continue;
             }
             let Ok(setup) = crate::persona::jobs::Setup::load(&f, None, None, Some(&self.outputs)) else { continue };
@@ -326,7 +327,7 @@ impl Server {
         let goal = goal.ok_or_else(|| anyhow!("{}: no `# goal:` line", file.display()))?;
         let p = &setup.cfg.list[k];
         Ok(super::play::PersonaSeat {
-            measured: setup.measured(p),
+            measured: setup.measured(p)?,
             cfg: crate::search::mcts::MctsConfig { formula, full_expansion: true, ..Default::default() },
             reward: setup.reward(p, goal),
             search: setup.search,
