@@ -1,5 +1,7 @@
-"""The bridge's clients (docs/bridge.md) — Python's (playforge.bridge) and JavaScript's
-(games/external/bridge.js, where Node is installed) — against one stand-in for playforge's side:
+"""The bridge's clients (docs/bridge.md) — Python's (playforge.bridge), JavaScript's
+(games/external/bridge.js, where Node is installed) and C#'s (games/external/Bridge.cs,
+compiled by Mono's mcs where tests/csharp-setup.sh could install it) — against one stand-in for
+playforge's side:
 the handshake with the nonce, a prefix replayed then the default policy (SplitMix64: the same
 numbers in every client), the trace, a prefix the game cannot follow, stop, stdin/stdout, and
 a process not started by playforge."""
@@ -12,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -44,17 +47,94 @@ const bridge = require(%s);
 """ % json.dumps(str(ROOT / "games/external/bridge.js"))
 
 
+# The toy in C#; with `--rng SEED N` it prints the default policy's draws instead (uniform over
+# 3 and over N options, softmax of three weights), for the cross-check with Python's.
+CS_GAME = r"""
+using System;
+using System.Collections.Generic;
+using Playforge;
+
+static class Toy
+{
+    static int Main(string[] args)
+    {
+        if (args.Length == 3 && args[0] == "--rng")
+        {
+            var g = new SplitMix64(ulong.Parse(args[1]));
+            int n = int.Parse(args[2]);
+            for (int i = 0; i < 4; i++)
+                Console.WriteLine(g.Uniform(3) + " " + g.Uniform(n) + " " + g.Softmax(new[] { 0.5, 1.5, -2.0 }));
+            return 0;
+        }
+        var game = Bridge.Connect("toy", measures: new[] { "turns" }, styles: new[] { "plain" }, variants: new[] { "a" });
+        foreach (var ep in game.Episodes())
+        {
+            var w = Json.Get(ep.Settings, "weights") as List<object>;
+            List<double> weights = null;
+            if (w != null)
+            {
+                weights = new List<double>();
+                foreach (object x in w) weights.Add(Json.ToDouble(x));
+            }
+            int a = ep.Select(3), b = ep.Select(2), c = ep.Select(4, weights);
+            Console.WriteLine("noise on stdout [" + a + ", " + b + ", " + c + "]");
+            ep.Outcome(a + b + c, new Dictionary<string, double> { { "turns", 3 } });
+        }
+        return 0;
+    }
+}
+"""
+
+_cs_exe = None
+
+
+def csharp_toy():
+    """The C# toy compiled with games/external/Bridge.cs (once), or a skip where Mono is not
+    installed (a failure when PLAYFORGE_REQUIRE_CSHARP is set: tests/run installed it)."""
+    global _cs_exe
+    mcs, mono = shutil.which("mcs"), shutil.which("mono")
+    if mcs is None or mono is None:
+        if os.environ.get("PLAYFORGE_REQUIRE_CSHARP"):
+            pytest.fail("PLAYFORGE_REQUIRE_CSHARP is set but Mono's mcs and mono are missing")
+        pytest.skip("Mono (mcs, mono) is not installed: the C# client is not tested here")
+    if _cs_exe is None:
+        d = tempfile.mkdtemp(prefix="playforge-csharp-")
+        src = os.path.join(d, "Toy.cs")
+        with open(src, "w") as f:
+            f.write(CS_GAME)
+        exe = os.path.join(d, "toy.exe")
+        r = subprocess.run([mcs, "-langversion:7", "-warnaserror+", f"-out:{exe}", str(ROOT / "games/external/Bridge.cs"), src], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        _cs_exe = exe
+    return [mono, _cs_exe]
+
+
 def game_command(language):
-    """The toy game's command line in `language`, or a skip where Node is not installed."""
+    """The toy game's command line in `language`, or a skip where Node or Mono is not installed."""
     if language == "python":
         return [sys.executable, "-c", GAME]
+    if language == "csharp":
+        return csharp_toy()
     node = shutil.which("node")
     if node is None:
         pytest.skip("Node.js is not installed: the JavaScript client is not tested here")
     return [node, "-e", JS_GAME]
 
 
-LANGUAGES = ["python", "javascript"]
+LANGUAGES = ["python", "javascript", "csharp"]
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
+def test_the_csharp_default_policy_draws_what_pythons_does(seed):
+    # n = 2^31 - 1: the product (next >> 11) · n needs 84 bits; C# splits it.
+    n = 2**31 - 1
+    out = subprocess.run(csharp_toy() + ["--rng", str(seed), str(n)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    g = bridge.SplitMix64(seed)
+    want = []
+    for _ in range(4):
+        want.append(f"{g.uniform(3)} {g.uniform(n)} {g.softmax([0.5, 1.5, -2.0])}")
+    assert out.stdout.split("\n")[:4] == want
 
 
 def test_splitmix64_is_the_specified_generator():
