@@ -1,8 +1,9 @@
 //! `generate` on a game that runs in its own process (the Python roguelike floor over the
 //! bridge): the shipped config meets its designer target and passes `verify` on fresh seeds;
-//! 1 or 2 threads and the executor's serialized path write the same files; a game process that
-//! dies now and then is restarted and changes nothing; a game that never starts is a clear
-//! error; the config's names are checked against the game's hello, each error at its line.
+//! 1 or 2 threads and the executor's serialized path write the same files, and so does a resumed
+//! run; a game process that dies now and then is restarted and changes nothing; a game that
+//! never starts is a clear error; the config's names are checked against the game's hello,
+//! each error at its line.
 
 use playforge::exec::Executor;
 use playforge::generate::config::GenerateConfig;
@@ -147,4 +148,14 @@ fn an_external_config_is_checked_against_the_games_hello() {
             assert!(err.contains(w), "{from} → {to}: {err}\n(wanted {w})");
         }
     }
+}
+
+#[test]
+fn a_resumed_run_on_an_external_game_equals_a_straight_one() {
+    let (a, b) = (tmp("straight"), tmp("resumed"));
+    let straight = go(&small(&a), &RunOptions { max_iterations: Some(4), ..RunOptions::default() });
+    go(&small(&b), &RunOptions { max_iterations: Some(2), ..RunOptions::default() });
+    let resumed = go(&small(&b), &RunOptions { resume: true, max_iterations: Some(2), ..RunOptions::default() });
+    assert_eq!(straight.history.len(), 4);
+    assert_eq!(files(&straight.dir), files(&resumed.dir));
 }

@@ -53,7 +53,7 @@ impl Codec {
         let at = |table: &str, nth: usize, key: &str| locate(cfg_path, cfg_text, table, nth, key);
         let game = cfg.generate.game.clone();
         let (mut codec, all_names) = match hello {
-            Some(hello) => external(cfg, hello, overlay_sets, &at)?,
+            Some(hello) => external(cfg, hello, &at)?,
             None => {
                 let options = CompileOptions {
                     base_dir: game.parent().map(Path::to_path_buf),
@@ -127,12 +127,7 @@ impl Codec {
 /// names (genes by `params`, held ones by `[parameters]`; the others keep the game's own
 /// values, never sent), and every play style or variant the players name checked against it.
 /// Returns the codec and every declared name (for the errors).
-fn external(
-    cfg: &GenerateConfig,
-    hello: &Hello,
-    overlay_sets: &[Vec<String>],
-    at: &dyn Fn(&str, usize, &str) -> String,
-) -> Result<(crate::genes::Codec, Vec<String>)> {
+fn external(cfg: &GenerateConfig, hello: &Hello, at: &dyn Fn(&str, usize, &str) -> String) -> Result<(crate::genes::Codec, Vec<String>)> {
     let game = &cfg.generate.game;
     let text = crate::input::read_text(game).map_err(|e| anyhow::anyhow!("{}: {e}", at("generate", 0, "game")))?;
     if hello.params.is_empty() {
@@ -159,7 +154,6 @@ fn external(
             bail!("{}: {:?}; expected at most one play style and one design variant", at("player", k, "overlays"), p.overlays);
         }
     }
-    debug_assert!(overlay_sets.first().is_some_and(Vec::is_empty));
     let used = |n: &str| cfg.generate.params.iter().any(|p| glob(p, n)) || cfg.parameters.contains_key(n);
     let declared = hello
         .params
