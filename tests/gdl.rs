@@ -764,3 +764,29 @@ fn the_nonground_game_plays_through_the_same_contract() {
     let (m, _) = t.final_choice(&cfg.formula.compile(), playforge::search::mcts::FinalChoice::MostVisited).unwrap();
     assert!(ttt.action_text(m, 0).starts_with("(mark "));
 }
+
+/// `playforge bench` on a `.kif`: random joint moves through the chosen reasoner, one row per
+/// game whose mean playout length is a possible length of the game; `--mcts` says it measures
+/// WGDL games only.
+#[test]
+fn bench_measures_random_play_of_gdl_games() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = env!("CARGO_BIN_EXE_playforge");
+    let o = std::process::Command::new(bin)
+        .args(["bench", "games/gdl/tictactoe.kif", "games/gdl/connect_four.kif", "--seconds", "0.3"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (game, lo, hi) in [("tictactoe.kif", 5.0, 9.0), ("connect_four.kif", 7.0, 42.0)] {
+        let row = out.lines().find(|l| l.contains(game)).unwrap_or_else(|| panic!("no row for {game}:\n{out}"));
+        let cells: Vec<f64> = row.split('|').skip(2).filter_map(|c| c.trim().parse().ok()).collect();
+        let [playouts, moves, per] = cells[..] else { panic!("{row}") };
+        assert!(playouts > 0.0 && moves > playouts, "{row}");
+        assert!((lo..=hi).contains(&per), "{game}: {per} moves a playout");
+    }
+    let o = std::process::Command::new(bin).args(["bench", "games/gdl/tictactoe.kif", "--mcts"]).current_dir(root).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("it measures WGDL games"), "{err}");
+}

@@ -391,3 +391,33 @@ pub fn ggp(cmd: &GgpCommand) -> Result<()> {
         }
     }
 }
+
+/// Random playouts of a GDL game on one thread for `seconds` (the `bench` row of a `.kif`):
+/// every role picks uniformly among its legal actions (ggp-base's random depth charge), through
+/// the reasoner `check` chooses. Returns (whole playouts, joint moves, seconds).
+pub fn bench_random(path: &Path, seconds: f64, seed: u64) -> Result<(u64, u64, f64)> {
+    let g = crate::gdl::load(path)?;
+    let start = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut rng = crate::rng::stream(seed, 0, 0, 0);
+    let mut legal = Vec::new();
+    let (mut playouts, mut moves) = (0u64, 0u64);
+    let t0 = std::time::Instant::now();
+    // A playout cut by the clock counts its moves, not itself (a chess game may outlast it).
+    'clock: while t0.elapsed().as_secs_f64() < seconds {
+        let mut st = start.clone();
+        loop {
+            g.legal(&st, &mut legal).map_err(|e| anyhow::anyhow!("{e}"))?;
+            if g.status(&st, &legal) != crate::wgdl::Status::Running {
+                break;
+            }
+            let mv: JointMove = legal[rng.random_range(0..legal.len())];
+            g.apply(&mut st, mv).map_err(|e| anyhow::anyhow!("{e}"))?;
+            moves += 1;
+            if t0.elapsed().as_secs_f64() >= seconds {
+                break 'clock;
+            }
+        }
+        playouts += 1;
+    }
+    Ok((playouts, moves, t0.elapsed().as_secs_f64()))
+}

@@ -71,7 +71,8 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// The game descriptions (.wgdl) to measure.
+    /// The game descriptions to measure: `.wgdl`, or `.kif` (GDL: random joint moves through
+    /// the reasoner `check` names).
     #[arg(required_unless_present = "external")]
     pub games: Vec<PathBuf>,
     /// Measure a game in its own process instead: the rollouts per second of the prefix-tree
@@ -397,12 +398,21 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
 pub fn bench(args: &BenchArgs) -> Result<()> {
     if args.mcts {
+        if let Some(k) = args.games.iter().find(|p| p.extension().is_some_and(|x| x == "kif")) {
+            anyhow::bail!("--mcts with {}: it measures WGDL games; expected .wgdl files (a .kif measures random playouts)", k.display());
+        }
         return bench_mcts(args);
     }
     let mut out = std::io::stdout().lock();
     writeln!(out, "| game | playouts/s | moves/s | mean moves per playout |")?;
     writeln!(out, "|---|---:|---:|---:|")?;
     for path in &args.games {
+        if path.extension().is_some_and(|x| x == "kif") {
+            let (playouts, moves, secs) = super::gdl::bench_random(path, args.seconds, args.seed)?;
+            let per = if playouts > 0 { moves as f64 / playouts as f64 } else { f64::NAN };
+            writeln!(out, "| {} | {:.1} | {:.1} | {per:.1} |", path.display(), playouts as f64 / secs, moves as f64 / secs)?;
+            continue;
+        }
         let c = load(path)?;
         let p = &c.program;
         let rt = |e: wgdl::RuntimeError| anyhow::anyhow!(e.render(p));
