@@ -365,9 +365,15 @@ namespace Playforge
             return o != null && o.TryGetValue(key, out v) ? v : null;
         }
 
+        /// <summary>A number's text, or a string's (seeds come as decimal strings).</summary>
+        static string Text(object v)
+        {
+            return v is Number ? ((Number)v).Text : v as string;
+        }
+
         public static ulong ToULong(object v)
         {
-            string s = v is Number ? ((Number)v).Text : v as string;
+            string s = Text(v);
             ulong x;
             if (s == null || !ulong.TryParse(s, NumberStyles.None, CultureInfo.InvariantCulture, out x))
                 throw new ProtocolError("`" + Write(v) + "`; expected a whole number from 0 to 2^64 - 1");
@@ -376,7 +382,7 @@ namespace Playforge
 
         public static long ToLong(object v)
         {
-            string s = v is Number ? ((Number)v).Text : v as string;
+            string s = Text(v);
             long x;
             if (s == null || !long.TryParse(s, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out x))
                 throw new ProtocolError("`" + Write(v) + "`; expected a whole number");
@@ -385,7 +391,7 @@ namespace Playforge
 
         public static double ToDouble(object v)
         {
-            string s = v is Number ? ((Number)v).Text : v as string;
+            string s = Text(v);
             double x;
             if (s == null || !double.TryParse(s, NumberStyles.Float, CultureInfo.InvariantCulture, out x))
                 throw new ProtocolError("`" + Write(v) + "`; expected a number");
