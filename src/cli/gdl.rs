@@ -246,7 +246,7 @@ pub fn gdl_match(a: &GdlMatchArgs) -> Result<()> {
 }
 
 /// `playforge check` on a .kif file: roles, sizes, the initial state's legal moves.
-pub fn check(path: &Path) -> Result<()> {
+pub fn check(path: &Path, trace: Option<&Path>) -> Result<()> {
     let (g, report) = crate::gdl::load_reported(path, Default::default())?;
     eprint!("{}", report.render_warnings());
     let st = g.initial().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -266,6 +266,12 @@ pub fn check(path: &Path) -> Result<()> {
     let per_role = g.legal_actions(&st);
     for (r, acts) in per_role.iter().enumerate() {
         outln!("  legal        {}: {}", g.role_name(r), acts.iter().map(|&i| g.action_name(r, i)).collect::<Vec<_>>().join(" "))?;
+    }
+    if let Some(trace) = trace {
+        let text = crate::input::read_text(trace)?;
+        let t = std::time::Instant::now();
+        let done = crate::gdl::trace::replay(&g, &text).map_err(|e| anyhow::anyhow!("{}:{e}", trace.display()))?;
+        outln!("  trace        {}: agrees, {} games, {} states ({:.1} s)", trace.display(), done.games, done.states, t.elapsed().as_secs_f64())?;
     }
     Ok(())
 }

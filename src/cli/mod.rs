@@ -56,6 +56,10 @@ enum Command {
     Check {
         /// The game description (.wgdl, or .kif for GDL).
         game: PathBuf,
+        /// For a .kif: replay a reference reasoner's trace of games (benches/ggp/ProverTrace.java
+        /// writes ggp-base's) and compare every state, legal move, terminal test and goal.
+        #[arg(long)]
+        trace: Option<PathBuf>,
     },
     /// Play random or scripted moves and print each move with the values it changed.
     Run(run::RunArgs),
@@ -353,8 +357,9 @@ where
         crate::wgdl::Tier::Interpreted
     });
     let result = match cli.command {
-        Command::Check { game } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game),
-        Command::Check { game } => run::check(&game),
+        Command::Check { game, trace } if game.extension().is_some_and(|e| e == "kif") => gdl::check(&game, trace.as_deref()),
+        Command::Check { trace: Some(_), .. } => Err(anyhow::anyhow!("--trace replays a GDL reasoner's trace; expected a .kif game")),
+        Command::Check { game, .. } => run::check(&game),
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => match &args.external {
             Some(config) => playtest::bench_external(&args, config),

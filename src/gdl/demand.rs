@@ -77,17 +77,35 @@ fn unstratified(rules: &[Rule]) -> Vec<Sym> {
 
 /// Whether the literal at body position `j` may bind the use at position `i` (see the module
 /// doc).
-fn binds_use(l: &Literal, j: usize, i: usize, restricted: &FxHashMap<Sym, Vec<bool>>) -> bool {
-    matches!(l, Literal::Pos(b) if j != i && (j < i || !restricted.contains_key(&b.pred)))
+fn binds_use(l: &Literal, j: usize, i: usize, restricted: &FxHashMap<Sym, Vec<bool>>, moves: &FxHashSet<Sym>) -> bool {
+    matches!(l, Literal::Pos(b) if j != i && !moves.contains(&b.pred) && (j < i || !restricted.contains_key(&b.pred)))
+}
+
+/// The relations that depend on `does` (and `does` itself): a demand never rests on them, so
+/// that what a state asks never waits on a joint move (chess's `next` asks `rook_threatens`
+/// with the square its move leaves, which `legal` asks too).
+fn on_moves(rules: &[Rule], does: Sym) -> FxHashSet<Sym> {
+    let mut out: FxHashSet<Sym> = std::iter::once(does).collect();
+    loop {
+        let before = out.len();
+        for r in rules {
+            if !out.contains(&r.head.pred) && r.body.iter().any(|l| matches!(l, Literal::Pos(a) | Literal::Not(a) if out.contains(&a.pred))) {
+                out.insert(r.head.pred);
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 /// The positions of use `a` (in `r`, at body position `i`) its rule binds (see the module
 /// doc), given the patterns chosen so far.
-fn bound_at(r: &Rule, i: usize, a: &Atom, restricted: &FxHashMap<Sym, Vec<bool>>) -> Vec<bool> {
+fn bound_at(r: &Rule, i: usize, a: &Atom, restricted: &FxHashMap<Sym, Vec<bool>>, moves: &FxHashSet<Sym>) -> Vec<bool> {
     let mut have = Vec::new();
     for (j, l) in r.body.iter().enumerate() {
         if let Literal::Pos(b) = l
-            && binds_use(l, j, i, restricted)
+            && binds_use(l, j, i, restricted, moves)
         {
             have.extend(atom_vars(b));
         }
@@ -109,6 +127,7 @@ pub(super) fn restrict(rules: &mut Vec<Rule>, syms: &mut Symbols, kw: &Keywords,
     let eligible = |p: Sym, syms: &Symbols| !keywords.contains(&p) && !syms.name(p).contains(' ');
     let arity: FxHashMap<Sym, usize> = rules.iter().map(|r| (r.head.pred, r.head.args.len())).collect();
     let mut dropped: FxHashSet<Sym> = FxHashSet::default();
+    let moves = on_moves(rules, kw.does);
     for _round in 0..8 {
         // The relations to restrict and their patterns, grown until every one has a use-bound
         // position or is dropped.
@@ -124,7 +143,7 @@ pub(super) fn restrict(rules: &mut Vec<Rule>, syms: &mut Symbols, kw: &Keywords,
                     for (i, l) in r.body.iter().enumerate() {
                         let (Literal::Pos(a) | Literal::Not(a)) = l else { continue };
                         let Some(pat) = restricted.get(&a.pred) else { continue };
-                        let b = bound_at(r, i, a, &restricted);
+                        let b = bound_at(r, i, a, &restricted, &moves);
                         let new: Vec<bool> = pat.iter().zip(&b).map(|(x, y)| *x && *y).collect();
                         if &new != pat {
                             restricted.insert(a.pred, new);
@@ -196,7 +215,7 @@ pub(super) fn restrict(rules: &mut Vec<Rule>, syms: &mut Symbols, kw: &Keywords,
             return Vec::new();
         }
         let mut out = rules.clone();
-        transform(&mut out, syms, &restricted);
+        transform(&mut out, syms, &restricted, &moves);
         // A demand that closes a cycle through negation: drop the relations in it.
         let bad: Vec<Sym> = unstratified(&out).into_iter().filter(|p| restricted.contains_key(p)).collect();
         if bad.is_empty() {
@@ -212,7 +231,7 @@ pub(super) fn restrict(rules: &mut Vec<Rule>, syms: &mut Symbols, kw: &Keywords,
 
 /// Rewrites `rules` so that each relation of `restricted` is computed at its pattern's
 /// positions only where some use asks.
-fn transform(rules: &mut Vec<Rule>, syms: &mut Symbols, restricted: &FxHashMap<Sym, Vec<bool>>) {
+fn transform(rules: &mut Vec<Rule>, syms: &mut Symbols, restricted: &FxHashMap<Sym, Vec<bool>>, moves: &FxHashSet<Sym>) {
     let need: FxHashMap<Sym, Sym> = restricted.keys().map(|&p| (p, syms.intern(&format!("need {}", syms.name(p))))).collect();
     let at_pattern =
         |args: &[Term], pat: &[bool]| -> Vec<Term> { args.iter().zip(pat).filter(|(_, b)| **b).map(|(t, _)| t.clone()).collect() };
@@ -227,7 +246,7 @@ fn transform(rules: &mut Vec<Rule>, syms: &mut Symbols, restricted: &FxHashMap<S
                 body.push(Literal::Pos(Atom { pred: need[&r.head.pred], args: at_pattern(&r.head.args, hp), span: r.head.span }));
             }
             for (j, o) in r.body.iter().enumerate() {
-                if binds_use(o, j, i, restricted) {
+                if binds_use(o, j, i, restricted, moves) {
                     body.push(o.clone());
                 }
             }
@@ -241,4 +260,27 @@ fn transform(rules: &mut Vec<Rule>, syms: &mut Symbols, restricted: &FxHashMap<S
         }
     }
     rules.extend(demands);
+}
+
+/// `wanted` and every relation that asks one of them, directly or through others, up to the
+/// keywords (and not past a relation that depends on `does`): the candidates whose demand
+/// may bind what `wanted`'s own callers leave open.
+pub(super) fn with_callers(rules: &[Rule], kw: &Keywords, syms: &Symbols, wanted: &[Sym]) -> Vec<Sym> {
+    let keywords = [kw.role, kw.init, kw.true_, kw.next, kw.legal, kw.does, kw.goal, kw.terminal];
+    let moves = on_moves(rules, kw.does);
+    let mut out: Vec<Sym> = wanted.to_vec();
+    let mut frontier: Vec<Sym> = wanted.to_vec();
+    while let Some(q) = frontier.pop() {
+        for r in rules {
+            let h = r.head.pred;
+            if keywords.contains(&h) || moves.contains(&h) || syms.name(h).contains(' ') || out.contains(&h) {
+                continue;
+            }
+            if r.body.iter().any(|l| matches!(l, Literal::Pos(a) | Literal::Not(a) if a.pred == q)) {
+                out.push(h);
+                frontier.push(h);
+            }
+        }
+    }
+    out
 }

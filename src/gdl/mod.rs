@@ -32,6 +32,7 @@ pub mod nonground;
 pub mod parse;
 pub mod propnet;
 pub mod safety;
+pub mod trace;
 mod scc;
 
 pub use any::{Gdl, GdlAnyState};
@@ -281,14 +282,25 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                     if large.is_empty() {
                         break;
                     }
-                    let mut s2 = parsed_syms.clone();
-                    let wanted = [checked.restricted.clone(), large].concat();
-                    match check::check_with(rules.clone(), &mut s2, &file, &wanted) {
-                        Ok(c2) if c2.restricted.len() > checked.restricted.len() => match nonground::NonGround::try_new(&c2, &s2) {
-                            Ok(ng2) if ng2.sample.0 < ng.sample.0 => (ng, checked, syms) = (ng2, c2, s2),
-                            _ => break,
-                        },
-                        _ => break,
+                    // With the relations that ask them (up to the keywords), whose demand is
+                    // what binds theirs, else alone.
+                    let alone = [checked.restricted.clone(), large].concat();
+                    let with_callers = demand::with_callers(&checked.rules, &kw, &syms, &alone);
+                    let mut better = false;
+                    for wanted in [with_callers, alone] {
+                        let mut s2 = parsed_syms.clone();
+                        if let Ok(c2) = check::check_with(rules.clone(), &mut s2, &file, &wanted)
+                            && c2.restricted.len() > checked.restricted.len()
+                            && let Ok(ng2) = nonground::NonGround::try_new(&c2, &s2)
+                            && ng2.sample.0 < ng.sample.0
+                        {
+                            (ng, checked, syms) = (ng2, c2, s2);
+                            better = true;
+                            break;
+                        }
+                    }
+                    if !better {
+                        break;
                     }
                 }
                 let restricted = checked.restricted.iter().map(|&p| syms.name(p).to_string()).collect();
