@@ -185,6 +185,10 @@ pub fn compile_nonground(name: &str, text: &str) -> Result<nonground::NonGround,
 /// computing it only where it is asked ([`compile_reported`]).
 const LARGE_RELATION: usize = 20_000;
 
+/// Facts of one dynamic stratum in the initial state past which loading tries computing the
+/// stratum's relations only where asked before it computes them in full ([`compile_reported`]).
+const PROBE_FACTS: usize = 25_000;
+
 /// What loading a description found besides the game: its warnings, and which reasoner plays
 /// it and why.
 #[derive(Debug)]
@@ -262,6 +266,27 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
     // The non-ground evaluator; a relation too large to compute in full is computed where its
     // uses ask, and the description checked again with it restricted (a few rounds at most).
     let mut on_demand: Vec<parse::Sym> = Vec::new();
+    // A probe first: a dynamic stratum past PROBE_FACTS facts in the initial state has its
+    // relations, and those that ask them, computed where asked, when that loads within the
+    // probe (cheaper than computing a million facts to learn the same; a server has a start
+    // clock of a second or two). Otherwise the rounds below decide at the full budget.
+    for _ in 0..3 {
+        let Err(o) = nonground::NonGround::try_new_within(&checked, &syms, PROBE_FACTS) else { break };
+        let over: Vec<parse::Sym> = o.relations.iter().filter_map(|&p| own_relation(&syms, p)).collect();
+        if o.deep.is_some() || over.is_empty() {
+            break;
+        }
+        let kw = parse::Keywords::new(&mut syms);
+        let wanted = demand::with_callers(&checked.rules, &kw, &syms, &[checked.restricted.clone(), over].concat());
+        let mut s2 = parsed_syms.clone();
+        match check::check_with(rules.clone(), &mut s2, &file, &wanted) {
+            Ok(c2) if c2.restricted.len() > checked.restricted.len() => {
+                on_demand = c2.restricted.iter().map(|&p| s2.name(p)).filter_map(|n| parsed_syms.get(n)).collect();
+                (checked, syms) = (c2, s2);
+            }
+            _ => break,
+        }
+    }
     for _ in 0..6 {
         match nonground::NonGround::try_new(&checked, &syms) {
             Ok(mut ng) => {
@@ -307,12 +332,7 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
                 return Ok((Gdl::NonGround(nonground::NonGroundGame::new(ng)), report(Some(why), restricted)));
             }
             Err(o) => {
-                // The relations of the stratum that overflowed (a demand's, its relation's).
-                let own = |p: parse::Sym| match syms.name(p).strip_prefix("need ") {
-                    Some(base) => syms.get(base),
-                    None => (!syms.name(p).contains(' ')).then_some(p),
-                };
-                let over: Vec<parse::Sym> = o.relations.iter().filter_map(|&p| own(p)).collect();
+                let over: Vec<parse::Sym> = o.relations.iter().filter_map(|&p| own_relation(&syms, p)).collect();
                 let mut new: Vec<parse::Sym> = over.iter().copied().filter(|p| !on_demand.contains(p)).collect();
                 if new.is_empty() {
                     // Restricted already and still too large: restrict the relations that
@@ -376,6 +396,15 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
             expected: "a smaller game".into(),
         },
     )]))
+}
+
+/// The relation a relation of an overflowing stratum stands for: a demand's relation, or itself
+/// (none for the other relations the checker adds).
+fn own_relation(syms: &parse::Symbols, p: parse::Sym) -> Option<parse::Sym> {
+    match syms.name(p).strip_prefix("need ") {
+        Some(base) => syms.get(base),
+        None => (!syms.name(p).contains(' ')).then_some(p),
+    }
 }
 
 /// Reads a grounded description from a file (an error past the grounding limits).

@@ -202,10 +202,13 @@ fn clock_secs(s: &Sexp) -> Result<Duration> {
 }
 
 /// The joint move of a list of action terms in role order.
-fn joint_of(game: &Gdl, moves: &[Sexp]) -> Result<JointMove> {
+fn joint_of(game: &Gdl, state: &GdlAnyState, moves: &[Sexp]) -> Result<JointMove> {
     if moves.len() != game.roles() {
         bail!("{} moves for {} roles", moves.len(), game.roles());
     }
+    // The state's legal actions first: the non-ground reasoner numbers an action when it first
+    // sees it legal (the moves replayed after a late load come from states it never asked).
+    game.legal_actions(state);
     let mut j = 0;
     for (r, m) in moves.iter().enumerate() {
         let t = text(m);
@@ -264,7 +267,7 @@ impl Player {
                 self.install(p.id, &p.role, game, p.playclock, None)?;
                 let m = self.current.as_mut().expect("installed");
                 for ms in &p.moves {
-                    let j = joint_of(&m.game, ms)?;
+                    let j = joint_of(&m.game, &m.state, ms)?;
                     m.game.apply(&mut m.state, j).map_err(|e| anyhow!("{e}"))?;
                 }
                 return Ok(());
@@ -355,7 +358,7 @@ impl Player {
                 self.settle(&text(id), ms)?;
                 let m = self.current.as_mut().filter(|m| m.id == text(id)).ok_or_else(|| anyhow!("no match `{}`", text(id)))?;
                 if let Sexp::List(ms, _) = moves {
-                    let j = joint_of(&m.game, ms)?;
+                    let j = joint_of(&m.game, &m.state, ms)?;
                     m.game.apply(&mut m.state, j).map_err(|e| anyhow!("{e}"))?;
                 }
                 let deadline = arrived + within(m.playclock);
@@ -562,4 +565,27 @@ pub fn serve(port: u16, kind: PlayerKind, seed: u64, max_requests: Option<u64>, 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After a late load, a server replays the moves played meanwhile from states its reasoner
+    /// never asked: the non-ground reasoner must still know their actions.
+    #[test]
+    fn moves_replayed_after_a_late_load_are_found_on_the_non_ground_reasoner() {
+        let text = include_str!("../../../games/gdl/tictactoe.kif");
+        let limits = super::super::ground::GroundLimits { atoms: 2, ..Default::default() };
+        let g = super::super::compile_any("tictactoe.kif", text, limits).expect("loads");
+        assert!(matches!(g, Gdl::NonGround(_)));
+        let mut st = g.initial().expect("initial");
+        for moves in ["(mark 1 1) noop", "noop (mark 2 2)", "(mark 3 3) noop"] {
+            let forms = sexps(moves).expect("moves");
+            let j = joint_of(&g, &st, &forms).expect("every move is an action of its role");
+            g.apply(&mut st, j).expect("applies");
+        }
+        let forms = sexps("noop (mark 9 9)").expect("moves");
+        assert!(joint_of(&g, &st, &forms).is_err(), "a move that is not legal is still refused");
+    }
 }

@@ -226,6 +226,12 @@ impl NonGround {
     /// planned; an overflow when a stratum passes [`LOAD_FACTS`] facts (statically, or in the
     /// initial state).
     pub fn try_new(c: &Checked, syms: &Symbols) -> Result<NonGround, Overflow> {
+        Self::try_new_within(c, syms, LOAD_FACTS)
+    }
+
+    /// As [`NonGround::try_new`], with at most `cap` facts a dynamic stratum in the sample
+    /// state (the static strata keep [`LOAD_FACTS`]).
+    pub fn try_new_within(c: &Checked, syms: &Symbols, cap: usize) -> Result<NonGround, Overflow> {
         let mut syms = syms.clone();
         let kw = Keywords::new(&mut syms);
         let layer_of: FxHashMap<Sym, Layer> = c
@@ -299,7 +305,7 @@ impl NonGround {
             state.reindex(&ng.reg);
             if layer == Layer::State {
                 let mut no_moves = Facts::default();
-                run(&ng.reg, &stratum, Stat::Shared(&ng.statics), &mut state, &mut no_moves, LOAD_FACTS)?;
+                run(&ng.reg, &stratum, Stat::Shared(&ng.statics), &mut state, &mut no_moves, cap)?;
             }
             strata.push(stratum);
         }
@@ -307,10 +313,10 @@ impl NonGround {
         let does: Vec<(Flat, Flat)> = (0..ng.roles.len())
             .filter_map(|r| ng.second_args_in(&state, ng.kw.legal, &ng.role(r)).into_iter().next().map(|a| (ng.role(r), a)))
             .collect();
-        let moves = if does.len() == ng.roles.len() { ng.move_facts_within(&state, &does, LOAD_FACTS)? } else { Facts::default() };
+        let moves = if does.len() == ng.roles.len() { ng.move_facts_within(&state, &does, cap)? } else { Facts::default() };
         plan_all(&mut ng, &state, &moves);
         let t = std::time::Instant::now();
-        let state = ng.state_facts_within(&truths, LOAD_FACTS)?;
+        let state = ng.state_facts_within(&truths, cap)?;
         let mut sizes: Vec<(Sym, usize)> = state.rels.iter().map(|(&p, r)| (p, r.list.len())).collect();
         sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         ng.sample = (t.elapsed(), sizes);
