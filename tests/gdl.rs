@@ -790,3 +790,59 @@ fn bench_measures_random_play_of_gdl_games() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("it measures WGDL games"), "{err}");
 }
+
+/// A trace written from the grounded reasoner (in the format benches/ggp/ProverTrace.java writes
+/// for ggp-base's prover) replays through the non-ground one; a trace that differs is refused
+/// at the line where it does.
+#[test]
+fn a_reasoners_trace_replays_through_the_other_and_a_wrong_line_is_named() {
+    let text = std::fs::read_to_string("games/gdl/tictactoe.kif").unwrap();
+    let ground = gdl::compile_any("tictactoe.kif", &text, Default::default()).unwrap();
+    let tiny = gdl::ground::GroundLimits { atoms: 2, ..Default::default() };
+    let non_ground = gdl::compile_any("tictactoe.kif", &text, tiny).unwrap();
+    assert!(matches!(ground, gdl::Gdl::Ground(_)) && matches!(non_ground, gdl::Gdl::NonGround(_)));
+    let mut rng = playforge::rng::stream(5, 0, 0, 0);
+    let mut trace = String::new();
+    let mut legal = Vec::new();
+    for game in 0..3 {
+        trace += &format!("game {game}\n");
+        let mut st = ground.initial().unwrap();
+        loop {
+            for t in ground.show_state(&st) {
+                trace += &format!("true {t}\n");
+            }
+            ground.legal(&st, &mut legal).unwrap();
+            if ground.status(&st, &legal) != Status::Running {
+                trace += "terminal yes\n";
+                for (r, v) in ground.goal_values(&st).iter().enumerate() {
+                    trace += &format!("goal {r} {v}\n");
+                }
+                break;
+            }
+            trace += "terminal no\n";
+            for (r, acts) in ground.legal_actions(&st).iter().enumerate() {
+                for &a in acts {
+                    trace += &format!("legal {r} {}\n", ground.action_name(r, a));
+                }
+            }
+            let mv = legal[rng.random_range(0..legal.len())];
+            for r in 0..ground.roles() {
+                trace += &format!("does {r} {}\n", ground.action_name(r, gdl::Gdl::action_of(mv, r)));
+            }
+            ground.apply(&mut st, mv).unwrap();
+        }
+    }
+    let done = gdl::trace::replay(&non_ground, &trace).expect("the reasoners agree");
+    assert_eq!(done.games, 3);
+    assert!(done.states >= 3 * 6, "{done:?}");
+    // One legal move dropped: the replay names its state's line.
+    let at = trace.lines().position(|l| l.starts_with("legal 0 ")).unwrap();
+    let wrong: String = trace.lines().enumerate().filter(|&(k, _)| k != at).map(|(_, l)| format!("{l}\n")).collect();
+    let err = gdl::trace::replay(&ground, &wrong).unwrap_err();
+    assert!(err.contains("role 0's legal moves differ"), "{err}");
+    // A goal that differs, and a line the format does not know.
+    let wrong = trace.replacen("goal 0 ", "goal 0 7", 1);
+    assert!(gdl::trace::replay(&ground, &wrong).unwrap_err().contains("goal"));
+    let err = gdl::trace::replay(&ground, "game 0\nmaybe so\n").unwrap_err();
+    assert!(err.starts_with("2: expected"), "{err}");
+}

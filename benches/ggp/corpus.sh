@@ -35,7 +35,9 @@ for f in "$out"/kif/*.kif; do
     reasoner=$(grep -o 'reasoner *[a-z-]*' "$out/match/$name.check" | awk '{print $2}' || true)
     match=- steps=- t2=$t1
     if [ $check = ok ]; then
-        if timeout 600 "$pf" gdl-match "$f" --players random,random --matches 1 --max-steps 300 \
+        # One random player per role (the check's `roles` line lists them).
+        players=$(grep -m1 '^  roles' "$out/match/$name.check" | sed 's/^  roles *//; s/[^,][^,]*/random/g; s/ //g')
+        if timeout 600 "$pf" gdl-match "$f" --players "$players" --matches 1 --max-steps 300 \
             --out "$out/match/$name" >"$out/match/$name.log" 2>&1; then
             row=$(sed -n 2p "$out/match/$name/matches.csv")
             match=$(echo "$row" | cut -d, -f2)

@@ -271,7 +271,13 @@ pub fn check(path: &Path, trace: Option<&Path>) -> Result<()> {
         let text = crate::input::read_text(trace)?;
         let t = std::time::Instant::now();
         let done = crate::gdl::trace::replay(&g, &text).map_err(|e| anyhow::anyhow!("{}:{e}", trace.display()))?;
-        outln!("  trace        {}: agrees, {} games, {} states ({:.1} s)", trace.display(), done.games, done.states, t.elapsed().as_secs_f64())?;
+        outln!(
+            "  trace        {}: agrees, {} games, {} states ({:.1} s)",
+            trace.display(),
+            done.games,
+            done.states,
+            t.elapsed().as_secs_f64()
+        )?;
     }
     Ok(())
 }

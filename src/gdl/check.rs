@@ -597,4 +597,33 @@ mod tests {
             vec![]
         );
     }
+
+    /// A relation `legal` asks and `next` asks with the square its move leaves (chess's
+    /// `threatened` and `rook_threatens`): restricted with its callee, its demand rests on the
+    /// state's literals only, so `legal` never comes to depend on `does`.
+    #[test]
+    fn a_demand_never_rests_on_does() {
+        let text = "(role a) (role b) (sq 1) (sq 2) (sq 3) (init (at 1)) (init (control a))
+            (<= (legal ?r (go ?x ?y)) (true (control ?r)) (true (at ?x)) (sq ?y) (not (threat ?r ?y ?x)))
+            (<= (legal b noop) (true (control a)))
+            (<= (threat ?r ?y ?ig) (role ?r) (sq ?y) (sq ?ig) (clear ?y ?ig))
+            (<= (clear ?y ?ig) (sq ?y) (sq ?ig) (distinct ?y ?ig) (true (at ?y)))
+            (<= (next (seen ?y)) (does ?r (go ?x ?y)) (true (control ?r)) (true (at ?x)) (sq ?y) (threat ?r ?y ?x))
+            (<= (next (at ?y)) (does ?r (go ?x ?y)))
+            (<= terminal (true (seen 3)))
+            (<= (goal ?r 0) (role ?r))";
+        let mut syms = Symbols::default();
+        let rules = super::super::parse::parse(text, &mut syms).unwrap();
+        // The callers of `clear`, up to the keywords: `threat` (`legal` and `next` stop it).
+        let kw = Keywords::new(&mut syms);
+        let callers = super::super::demand::with_callers(&rules, &kw, &syms, &[syms.get("clear").unwrap()]);
+        assert_eq!(callers.iter().map(|&p| syms.name(p)).collect::<Vec<_>>(), ["clear", "threat"]);
+        let wanted = [syms.get("threat").unwrap(), syms.get("clear").unwrap()];
+        let c = check_with(rules, &mut syms, &SourceFile::new("t.kif", text), &wanted).expect("checks with both restricted");
+        let mut names: Vec<&str> = c.restricted.iter().map(|&p| syms.name(p)).collect();
+        names.sort();
+        assert_eq!(names, ["clear", "threat"]);
+        let legal = syms.get("legal").unwrap();
+        assert!(!c.on_does.contains(&legal), "`legal` must not depend on `does`");
+    }
 }

@@ -89,7 +89,8 @@ fn on_moves(rules: &[Rule], does: Sym) -> FxHashSet<Sym> {
     loop {
         let before = out.len();
         for r in rules {
-            if !out.contains(&r.head.pred) && r.body.iter().any(|l| matches!(l, Literal::Pos(a) | Literal::Not(a) if out.contains(&a.pred))) {
+            if !out.contains(&r.head.pred) && r.body.iter().any(|l| matches!(l, Literal::Pos(a) | Literal::Not(a) if out.contains(&a.pred)))
+            {
                 out.insert(r.head.pred);
             }
         }

@@ -32,8 +32,8 @@ pub mod nonground;
 pub mod parse;
 pub mod propnet;
 pub mod safety;
-pub mod trace;
 mod scc;
+pub mod trace;
 
 pub use any::{Gdl, GdlAnyState};
 pub use game::{GdlGame, GdlState, GoalEval, JointMove, Reasoner};

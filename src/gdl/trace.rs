@@ -61,7 +61,11 @@ fn parse(text: &str, roles: usize) -> Result<Vec<Vec<Step>>, String> {
         let step = game.last_mut().expect("pushed above");
         let role = |rest: &str| -> Result<(usize, String), String> {
             let (r, m) = rest.split_once(' ').ok_or_else(|| format!("{line}: expected `{word} ROLE TERM`"))?;
-            let r: usize = r.parse().ok().filter(|&r| r < roles).ok_or_else(|| format!("{line}: expected a role number below {roles}, found `{r}`"))?;
+            let r: usize = r
+                .parse()
+                .ok()
+                .filter(|&r| r < roles)
+                .ok_or_else(|| format!("{line}: expected a role number below {roles}, found `{r}`"))?;
             Ok((r, norm(m)))
         };
         match word {
@@ -79,8 +83,14 @@ fn parse(text: &str, roles: usize) -> Result<Vec<Vec<Step>>, String> {
             }
             "goal" => {
                 let mut words = rest.split_whitespace();
-                let r: usize = words.next().and_then(|r| r.parse().ok()).filter(|&r| r < roles).ok_or_else(|| format!("{line}: expected `goal ROLE VALUE…`"))?;
-                let values = words.map(|v| v.parse::<u8>().map_err(|_| format!("{line}: expected goal values from 0 to 255, found `{v}`"))).collect::<Result<_, _>>()?;
+                let r: usize = words
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .filter(|&r| r < roles)
+                    .ok_or_else(|| format!("{line}: expected `goal ROLE VALUE…`"))?;
+                let values = words
+                    .map(|v| v.parse::<u8>().map_err(|_| format!("{line}: expected goal values from 0 to 255, found `{v}`")))
+                    .collect::<Result<_, _>>()?;
                 step.goals.push((r, values));
             }
             "does" => {
@@ -136,14 +146,17 @@ pub fn replay(g: &Gdl, text: &str) -> Result<Agreement, String> {
                 for (r, values) in &step.goals {
                     let want = values.iter().copied().max().unwrap_or(0);
                     if goals.get(*r) != Some(&want) {
-                        return Err(format!("{line}: role {r}'s goal: the trace {values:?} (the largest {want}), ours {:?}", goals.get(*r)));
+                        return Err(format!(
+                            "{line}: role {r}'s goal: the trace {values:?} (the largest {want}), ours {:?}",
+                            goals.get(*r)
+                        ));
                     }
                 }
                 break;
             }
             let legal = g.legal_actions(&st);
-            for r in 0..roles {
-                let ours = sorted(legal[r].iter().map(|&i| norm(&g.action_name(r, i))).collect());
+            for (r, acts) in legal.iter().enumerate() {
+                let ours = sorted(acts.iter().map(|&i| norm(&g.action_name(r, i))).collect());
                 let theirs = sorted(step.legal[r].clone());
                 if ours != theirs {
                     return Err(format!("{line}: role {r}'s legal moves differ: the trace {theirs:?}, ours {ours:?}"));
