@@ -267,9 +267,10 @@ pub fn compile_reported(name: &str, text: &str, limits: ground::GroundLimits) ->
     // uses ask, and the description checked again with it restricted (a few rounds at most).
     let mut on_demand: Vec<parse::Sym> = Vec::new();
     // A probe first: a dynamic stratum past PROBE_FACTS facts in the initial state has its
-    // relations, and those that ask them, computed where asked, when that loads within the
-    // probe (cheaper than computing a million facts to learn the same; a server has a start
-    // clock of a second or two). Otherwise the rounds below decide at the full budget.
+    // relations, and those that ask them, computed where asked (a few rounds, while the
+    // checker accepts the restriction); cheaper than computing a million facts to learn the
+    // same, for a server has a start clock of a second or two. The rounds below then load at
+    // the full budget. The answers are the same whatever is restricted.
     for _ in 0..3 {
         let Err(o) = nonground::NonGround::try_new_within(&checked, &syms, PROBE_FACTS) else { break };
         let over: Vec<parse::Sym> = o.relations.iter().filter_map(|&p| own_relation(&syms, p)).collect();
